@@ -1,0 +1,39 @@
+// Command strand is Strand's single binary: the server, the CLI and the
+// store's schema tool.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/strandhq/strand/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "strand:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitCode is 2 for bad input (flags, arguments, configuration), 1 for
+// everything else.
+func exitCode(err error) int {
+	var usage *usageError
+	if errors.As(err, &usage) || errors.Is(err, store.ErrInvalidArgument) {
+		return 2
+	}
+	return 1
+}
+
+// usageError marks an error in how the command was called.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/postgres"
+	"github.com/strandhq/strand/store/sqlite"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "strand",
+		Short:         "Strand: durable workflows on SQLite, PostgreSQL or Cassandra",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(newVersionCommand(), newMigrateCommand())
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this binary",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := version
+			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+				v = info.Main.Version
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "strand %s\n", v)
+			return nil
+		},
+	}
+}
+
+func newMigrateCommand() *cobra.Command {
+	var storeURL string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the store's schema (safe to run again)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore(cmd.Context(), storeURL)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			from, to, err := st.Migrate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if from == to {
+				fmt.Fprintf(cmd.OutOrStdout(), "schema is at version %d; nothing to do\n", to)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "schema migrated from version %d to %d\n", from, to)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeURL, "store", "sqlite://"+sqlite.DefaultPath,
+		"store URL: sqlite://PATH (a file) or postgres://USER@HOST:PORT/DB")
+	return cmd
+}
+
+// openStore opens the store a URL names.
+func openStore(ctx context.Context, raw string) (store.Store, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, &usageError{fmt.Errorf("--store %q: want sqlite://PATH or postgres://...", raw)}
+	}
+	switch scheme {
+	case "sqlite", "file":
+		path, query, _ := strings.Cut(rest, "?")
+		if path == "" {
+			return nil, &usageError{fmt.Errorf("--store %q: no file path", raw)}
+		}
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--store %q: %v", raw, err)}
+		}
+		for k := range q {
+			if k != "synchronous" {
+				return nil, &usageError{fmt.Errorf("--store %q: unknown parameter %q (known: synchronous)", raw, k)}
+			}
+		}
+		return sqlite.Open(ctx, sqlite.Options{Path: path, Synchronous: strings.ToUpper(q.Get("synchronous"))})
+	case "postgres", "postgresql":
+		return postgres.Open(ctx, postgres.Options{URL: raw})
+	}
+	return nil, &usageError{fmt.Errorf("--store %q: unknown scheme %q (want sqlite or postgres)", raw, scheme)}
+}

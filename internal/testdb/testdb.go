@@ -1,0 +1,122 @@
+// Package testdb opens real stores for tests: an SQLite file in a temporary
+// directory, or a schema of its own in the PostgreSQL server named by
+// STRAND_TEST_POSTGRES (scripts/test.sh starts one and sets it).
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/postgres"
+	"github.com/strandhq/strand/store/sqlite"
+)
+
+// PostgresEnv names the variable holding the test server's URL. Setting it
+// to "skip" skips PostgreSQL tests, saying so; leaving it unset uses
+// DefaultPostgresURL.
+const PostgresEnv = "STRAND_TEST_POSTGRES"
+
+// DefaultPostgresURL is where scripts/postgres.sh starts the test server.
+const DefaultPostgresURL = "postgres://postgres@127.0.0.1:54329/postgres?sslmode=disable"
+
+// SQLite opens a migrated store on a new file; it is closed when the test ends.
+func SQLite(t testing.TB) store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "strand.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrated(t, st)
+}
+
+// PostgresURL returns the test server's URL, skipping the test if the
+// environment says so.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(PostgresEnv)
+	switch u {
+	case "skip":
+		t.Skipf("PostgreSQL tests skipped: %s=skip", PostgresEnv)
+	case "":
+		u = DefaultPostgresURL
+	}
+	return u
+}
+
+// Postgres opens a migrated store in a new schema that is dropped when the
+// test ends, so test runs never see each other's rows.
+func Postgres(t testing.TB) store.Store {
+	t.Helper()
+	base := PostgresURL(t)
+	schema := NewSchema(t, base)
+	st, err := postgres.Open(context.Background(), postgres.Options{URL: WithSearchPath(t, base, schema)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrated(t, st)
+}
+
+// NewSchema creates a uniquely named schema and drops it when the test ends.
+func NewSchema(t testing.TB, baseURL string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatalf("PostgreSQL at %s is not reachable (run the tests with `make test`, which starts it, or set %s): %v", baseURL, PostgresEnv, err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "strand_test_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, baseURL)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// WithSearchPath returns baseURL with its search_path set to schema.
+func WithSearchPath(t testing.TB, baseURL, schema string) string {
+	t.Helper()
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func migrated(t testing.TB, st store.Store) store.Store {
+	t.Helper()
+	if _, _, err := st.Migrate(context.Background()); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}

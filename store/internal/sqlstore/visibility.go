@@ -1,0 +1,202 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/internal/codec"
+)
+
+// UpsertVisibility implements store.VisibilityStore.
+func (s *Store) UpsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility
+			(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
+			workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
+			close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
+			version = excluded.version
+			WHERE visibility.version <= excluded.version`),
+			r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
+			r.BusinessKey, codec.Marshal(r.Attributes), r.Version)
+		if err != nil {
+			return fmt.Errorf("%s: upsert visibility %s/%s: %w", s.d.Name, r.Namespace, r.RunID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // a newer record is stored
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM visibility_attributes WHERE namespace = ? AND run_id = ?`), r.Namespace, r.RunID); err != nil {
+			return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
+		}
+		if len(r.Attributes) == 0 {
+			return nil
+		}
+		args := make([]any, 0, 4*len(r.Attributes))
+		for k, v := range r.Attributes {
+			args = append(args, r.Namespace, r.RunID, k, v)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value) VALUES `+
+			placeholders(4, len(r.Attributes))), args...); err != nil {
+			return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
+		}
+		return nil
+	})
+}
+
+// DeleteVisibility implements store.VisibilityStore.
+func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
+	if namespace == "" || runID == "" {
+		return store.InvalidArgument("run", "namespace and run id must be set")
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, table := range []string{"visibility", "visibility_attributes"} {
+			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE namespace = ? AND run_id = ?`), namespace, runID); err != nil {
+				return fmt.Errorf("%s: delete visibility: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+const visibilityColumns = `namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version`
+
+func scanVisibility(sc interface{ Scan(...any) error }) (store.VisibilityRecord, error) {
+	var r store.VisibilityRecord
+	var start, closed int64
+	var attrs []byte
+	if err := sc.Scan(&r.Namespace, &r.RunID, &r.WorkflowID, &r.Type, &r.Status, &start, &closed, &r.BusinessKey, &attrs, &r.Version); err != nil {
+		return r, err
+	}
+	r.StartTime, r.CloseTime = store.FromUnixMilli(start), store.FromUnixMilli(closed)
+	return r, codec.Unmarshal(attrs, &r.Attributes)
+}
+
+// GetVisibility implements store.VisibilityStore.
+func (s *Store) GetVisibility(ctx context.Context, namespace, runID string) (store.VisibilityRecord, error) {
+	if namespace == "" || runID == "" {
+		return store.VisibilityRecord{}, store.InvalidArgument("run", "namespace and run id must be set")
+	}
+	r, err := scanVisibility(s.read.QueryRowContext(ctx, s.q(`SELECT `+visibilityColumns+` FROM visibility WHERE namespace = ? AND run_id = ?`), namespace, runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w: visibility of %s/%s", store.ErrNotFound, namespace, runID)
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s: read visibility: %w", s.d.Name, err)
+	}
+	return r, nil
+}
+
+// filterWhere builds the WHERE clause of a filter.
+func filterWhere(f store.RunFilter) (string, []any) {
+	conds := []string{"v.namespace = ?"}
+	args := []any{f.Namespace}
+	if f.WorkflowID != "" {
+		conds, args = append(conds, "v.workflow_id = ?"), append(args, f.WorkflowID)
+	}
+	if f.Type != "" {
+		conds, args = append(conds, "v.type = ?"), append(args, f.Type)
+	}
+	if len(f.Statuses) > 0 {
+		conds = append(conds, "v.status IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(f.Statuses)), ", ")+")")
+		for _, st := range f.Statuses {
+			args = append(args, st)
+		}
+	}
+	if !f.StartedAfter.IsZero() {
+		conds, args = append(conds, "v.start_time >= ?"), append(args, store.UnixMilli(f.StartedAfter))
+	}
+	if !f.StartedBefore.IsZero() {
+		conds, args = append(conds, "v.start_time < ?"), append(args, store.UnixMilli(f.StartedBefore))
+	}
+	if f.BusinessKey != "" {
+		conds, args = append(conds, "v.business_key = ?"), append(args, f.BusinessKey)
+	}
+	names := make([]string, 0, len(f.Attributes))
+	for k := range f.Attributes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		conds = append(conds, `EXISTS (SELECT 1 FROM visibility_attributes a WHERE a.namespace = v.namespace AND a.run_id = v.run_id
+			AND a.name = ? AND a.value = ?)`)
+		args = append(args, k, f.Attributes[k])
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+type runCursor struct {
+	Start int64  `json:"start"`
+	RunID string `json:"run"`
+}
+
+// ListRuns implements store.VisibilityStore.
+func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.RunPage, error) {
+	var page store.RunPage
+	if err := req.Validate(); err != nil {
+		return page, err
+	}
+	if _, err := s.GetNamespace(ctx, req.Namespace); err != nil {
+		return page, err
+	}
+	where, args := filterWhere(req.RunFilter)
+	if len(req.PageToken) > 0 {
+		var c runCursor
+		if err := codec.DecodeToken(req.PageToken, "runs", &c); err != nil {
+			return page, err
+		}
+		where += ` AND (v.start_time, v.run_id) < (?, ?)`
+		args = append(args, c.Start, c.RunID)
+	}
+	size := store.PageSize(req.PageSize, 100)
+	rows, err := s.read.QueryContext(ctx, s.q(`SELECT `+prefixed("v.", visibilityColumns)+` FROM visibility v WHERE `+where+`
+		ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?`), append(args, size+1)...)
+	if err != nil {
+		return page, fmt.Errorf("%s: list runs: %w", s.d.Name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanVisibility(rows)
+		if err != nil {
+			return page, fmt.Errorf("%s: list runs: %w", s.d.Name, err)
+		}
+		if len(page.Runs) == size {
+			last := page.Runs[size-1]
+			page.NextPageToken = codec.EncodeToken("runs", runCursor{Start: store.UnixMilli(last.StartTime), RunID: last.RunID})
+			break
+		}
+		page.Runs = append(page.Runs, r)
+	}
+	return page, rows.Err()
+}
+
+// CountRuns implements store.VisibilityStore.
+func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if err := f.Validate(); err != nil {
+		return 0, err
+	}
+	if _, err := s.GetNamespace(ctx, f.Namespace); err != nil {
+		return 0, err
+	}
+	where, args := filterWhere(f)
+	var n int64
+	if err := s.read.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM visibility v WHERE `+where), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: count runs: %w", s.d.Name, err)
+	}
+	return n, nil
+}
+
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i, p := range parts {
+		parts[i] = prefix + p
+	}
+	return strings.Join(parts, ", ")
+}

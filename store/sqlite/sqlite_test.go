@@ -1,0 +1,13 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return testdb.SQLite(t) })
+}

@@ -1,0 +1,317 @@
+// Package store is the contract between Strand's engine and its storage
+// backends, and the types both sides share.
+//
+// A backend implements Store: an ExecutionStore (everything scoped to a shard:
+// the shard row, runs, history, task queues, request dedup rows, documents), a
+// MetadataStore (namespaces, nodes, definitions) and a VisibilityStore
+// (listing and counting runs). The contract is written so that it fits SQL
+// transactions and Cassandra's lightweight-transaction batches alike:
+//
+//   - every write of a shard is one Batch, applied atomically and only while
+//     the shard's range_id equals Batch.RangeID and each run's db version is
+//     the one the write expects; otherwise nothing is written and a typed error
+//     is returned;
+//   - no write spans two shards;
+//   - range reads stay inside one shard.
+//
+// Package storetest holds the conformance suite every backend runs.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store is a whole backend.
+type Store interface {
+	ExecutionStore
+	MetadataStore
+	VisibilityStore
+
+	// Migrate creates or upgrades the schema; it is idempotent and returns
+	// the schema versions before and after.
+	Migrate(ctx context.Context) (from, to int, err error)
+	// Limits returns the payload limits this store enforces.
+	Limits() Limits
+	// Close releases the backend's connections.
+	Close() error
+}
+
+// ExecutionStore holds everything that belongs to a shard.
+type ExecutionStore interface {
+	// AcquireShard raises the shard's range_id by one and records owner,
+	// creating the shard at range_id 1 if it does not exist. With
+	// PrevRangeID set, it succeeds only while the shard still has that
+	// range_id (an owner renewing its block of task ids); otherwise it takes
+	// the shard from whoever holds it. Every write conditioned on the old
+	// range_id fails from then on.
+	AcquireShard(ctx context.Context, req AcquireShardRequest) (Shard, error)
+	// GetShard reads a shard row.
+	GetShard(ctx context.Context, shardID int32) (Shard, error)
+
+	// Commit applies a batch atomically, or nothing of it.
+	Commit(ctx context.Context, b *Batch) error
+
+	// GetCurrentExecution returns the latest run of a workflow id.
+	GetCurrentExecution(ctx context.Context, shardID int32, namespace, workflowID string) (CurrentExecution, error)
+	// GetExecution returns a run's mutable state, verified against its
+	// checksum.
+	GetExecution(ctx context.Context, shardID int32, run RunKey) (*Execution, error)
+	// ReadHistory returns a run's history blocks in event order, in pages,
+	// never past the run's committed next_event_id.
+	ReadHistory(ctx context.Context, req ReadHistoryRequest) (HistoryPage, error)
+
+	// ReadTasks returns the tasks of one queue of a shard within a range, in
+	// key order, in pages.
+	ReadTasks(ctx context.Context, req ReadTasksRequest) (TaskPage, error)
+
+	// GetRequest returns an unexpired dedup row, or ErrNotFound.
+	GetRequest(ctx context.Context, shardID int32, key RequestKey) (Request, error)
+	// PurgeExpiredRequests deletes dedup rows that expired before now and
+	// returns how many it deleted. It needs no fencing: expired rows are
+	// invisible to every reader already.
+	PurgeExpiredRequests(ctx context.Context, shardID int32, now time.Time) (int, error)
+
+	// GetDocument returns a document's bytes and metadata.
+	GetDocument(ctx context.Context, shardID int32, run RunKey, id string) ([]byte, DocumentInfo, error)
+}
+
+// MetadataStore holds what is not scoped to a shard.
+type MetadataStore interface {
+	// CreateNamespace creates a namespace; ErrNamespaceExists if the name is
+	// taken.
+	CreateNamespace(ctx context.Context, ns Namespace) (Namespace, error)
+	// GetNamespace returns a namespace or ErrNamespaceNotFound.
+	GetNamespace(ctx context.Context, name string) (Namespace, error)
+	// UpdateNamespace replaces a namespace's settings if its Version is still
+	// the stored one (ErrConditionFailed otherwise) and returns it with the
+	// new version.
+	UpdateNamespace(ctx context.Context, ns Namespace) (Namespace, error)
+	// ListNamespaces returns every namespace by name.
+	ListNamespaces(ctx context.Context) ([]Namespace, error)
+
+	// UpsertNode registers a node or records its heartbeat.
+	UpsertNode(ctx context.Context, n Node) error
+	// ListNodes returns the nodes whose heartbeat expires after aliveAt, or
+	// every node when aliveAt is zero.
+	ListNodes(ctx context.Context, aliveAt time.Time) ([]Node, error)
+	// DeleteNode removes a node (on graceful shutdown).
+	DeleteNode(ctx context.Context, id string) error
+
+	// PutDefinition stores a workflow definition. With Version 0 it stores a
+	// new version unless the latest version has the same SHA-1, which it
+	// returns unchanged. With a Version set it is idempotent for the same
+	// content and fails with ErrDefinitionExists for different content.
+	PutDefinition(ctx context.Context, d Definition) (Definition, error)
+	// GetDefinition returns one version of a definition, the latest for
+	// version 0, or ErrNotFound.
+	GetDefinition(ctx context.Context, typ string, version int32) (Definition, error)
+	// ListDefinitions returns every version of a type, or of all types when
+	// typ is empty, by type and version.
+	ListDefinitions(ctx context.Context, typ string) ([]Definition, error)
+}
+
+// VisibilityStore lists and counts runs.
+type VisibilityStore interface {
+	// UpsertVisibility writes a run's record unless a record with a higher
+	// Version is stored already (updates arrive at least once, in any order).
+	UpsertVisibility(ctx context.Context, r VisibilityRecord) error
+	// DeleteVisibility removes a run's record.
+	DeleteVisibility(ctx context.Context, namespace, runID string) error
+	// GetVisibility returns a run's record or ErrNotFound.
+	GetVisibility(ctx context.Context, namespace, runID string) (VisibilityRecord, error)
+	// ListRuns returns the records that match the filter, newest start first,
+	// in stable pages.
+	ListRuns(ctx context.Context, req ListRunsRequest) (RunPage, error)
+	// CountRuns counts the records that match the filter.
+	CountRuns(ctx context.Context, f RunFilter) (int64, error)
+}
+
+// AcquireShardRequest is the argument of AcquireShard.
+type AcquireShardRequest struct {
+	ShardID     int32
+	Owner       string
+	PrevRangeID int64
+}
+
+// CurrentMode says what a run write does to the workflow id's current row.
+type CurrentMode int8
+
+// Current modes.
+const (
+	// CurrentNone leaves the current row alone (a run that is not current).
+	CurrentNone CurrentMode = iota
+	// CurrentCreate inserts the current row; it fails with a
+	// WorkflowExistsError if the workflow id has one.
+	CurrentCreate
+	// CurrentReplace points the current row at this run if it still points
+	// at PrevRunID (id reuse, continue-as-new).
+	CurrentReplace
+	// CurrentUpdate updates the current row's state; the row must point at
+	// this run.
+	CurrentUpdate
+)
+
+// RunWrite is one run's part of a batch.
+type RunWrite struct {
+	// Execution is the run's new state. Its DBVersion must be above
+	// ExpectedDBVersion.
+	Execution *Execution
+	// ExpectedDBVersion is the version the stored state must have; 0 creates
+	// the run, which must not exist.
+	ExpectedDBVersion int64
+	Current           CurrentMode
+	// PrevRunID is the current run that CurrentReplace expects.
+	PrevRunID string
+	// History is appended; the blocks must be contiguous and end at
+	// Execution.NextEventID-1.
+	History []HistoryBlock
+}
+
+// Batch is one atomic write of a shard.
+type Batch struct {
+	ShardID int32
+	RangeID int64
+
+	Runs      []RunWrite
+	Tasks     []Task
+	Requests  []Request
+	Documents []Document
+	// CompleteTasks deletes the tasks in each range (processed tasks).
+	CompleteTasks []TaskRange
+	// AckLevels, when set, replaces the shard's ack levels.
+	AckLevels *AckLevels
+	// DeleteRuns removes runs with their history and documents (retention).
+	// A run's current row is removed too if it points at the run.
+	DeleteRuns []RunKey
+}
+
+// ReadHistoryRequest is the argument of ReadHistory.
+type ReadHistoryRequest struct {
+	ShardID int32
+	Run     RunKey
+	// FromEventID is the first event wanted; blocks that end before it are
+	// skipped. 0 means 1.
+	FromEventID int64
+	// PageSize is the most blocks a page holds; 0 means 100.
+	PageSize  int
+	PageToken []byte
+}
+
+// HistoryPage is a page of history.
+type HistoryPage struct {
+	Blocks        []HistoryBlock
+	NextPageToken []byte
+}
+
+// ReadTasksRequest is the argument of ReadTasks.
+type ReadTasksRequest struct {
+	ShardID int32
+	Range   TaskRange
+	// PageSize is the most tasks a page holds; 0 means 100.
+	PageSize  int
+	PageToken []byte
+}
+
+// TaskPage is a page of tasks.
+type TaskPage struct {
+	Tasks         []Task
+	NextPageToken []byte
+}
+
+// Namespace isolates workflows and carries their retention.
+type Namespace struct {
+	Name        string
+	Description string
+	// Retention is how long closed runs are kept.
+	Retention time.Duration
+	Data      map[string]string
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Node is a live Strand process (nFlow's executor).
+type Node struct {
+	ID          string
+	Host        string
+	PID         int32
+	Group       string
+	Address     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	ExpiresAt   time.Time
+}
+
+// Definition is a stored workflow definition (a DAG, a state machine).
+type Definition struct {
+	Type       string
+	Version    int32
+	SHA1       string
+	Body       []byte
+	Group      string
+	CreatedAt  time.Time
+	ModifiedAt time.Time
+	ModifiedBy string
+}
+
+// VisibilityRecord is what listing shows of a run.
+type VisibilityRecord struct {
+	Namespace   string
+	WorkflowID  string
+	RunID       string
+	Type        string
+	Status      RunStatus
+	StartTime   time.Time
+	CloseTime   time.Time
+	BusinessKey string
+	Attributes  map[string]string
+	// Version orders updates of one run; a lower one never overwrites.
+	Version int64
+}
+
+// RunFilter selects visibility records. Namespace is required; every other
+// field left empty matches everything.
+type RunFilter struct {
+	Namespace     string
+	WorkflowID    string
+	Type          string
+	Statuses      []RunStatus
+	StartedAfter  time.Time // inclusive
+	StartedBefore time.Time // exclusive
+	BusinessKey   string
+	// Attributes must all be equal.
+	Attributes map[string]string
+}
+
+// ListRunsRequest is the argument of ListRuns.
+type ListRunsRequest struct {
+	RunFilter
+	// PageSize is the most records a page holds; 0 means 100.
+	PageSize  int
+	PageToken []byte
+}
+
+// RunPage is a page of visibility records.
+type RunPage struct {
+	Runs          []VisibilityRecord
+	NextPageToken []byte
+}
+
+// Limits are the payload sizes a store accepts.
+type Limits struct {
+	// DocumentThreshold is the size above which Batch.AddPayload stores a
+	// payload as a document.
+	DocumentThreshold int
+	// MaxPayload is the hard limit on any single value: a document, a
+	// history block, a run's encoded state, a task's data.
+	MaxPayload int
+}
+
+// DefaultLimits returns the limits a store uses unless told otherwise.
+func DefaultLimits() Limits {
+	return Limits{DocumentThreshold: 256 << 10, MaxPayload: 16 << 20}
+}
+
+// MaxPageSize bounds every PageSize.
+const MaxPageSize = 10000

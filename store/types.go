@@ -1,0 +1,445 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// Precision is the resolution at which every backend stores times. It is the
+// resolution of Cassandra's timestamp type; backends truncate to it and tests
+// compare at it.
+const Precision = time.Millisecond
+
+// Time returns t in UTC truncated to Precision: the value a store gives back.
+func Time(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Truncate(Precision)
+}
+
+// UnixMilli converts t to the integer form SQL backends store; the zero time
+// maps to 0.
+func UnixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// FromUnixMilli is the inverse of UnixMilli.
+func FromUnixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// RunKey names one run of a workflow.
+type RunKey struct {
+	Namespace  string `json:"ns"`
+	WorkflowID string `json:"wf"`
+	RunID      string `json:"run"`
+}
+
+func (k RunKey) String() string { return k.Namespace + "/" + k.WorkflowID + "/" + k.RunID }
+
+// Validate reports an empty part of the key.
+func (k RunKey) Validate(field string) error {
+	switch {
+	case k.Namespace == "":
+		return invalid(field+".namespace", "empty")
+	case k.WorkflowID == "":
+		return invalid(field+".workflow_id", "empty")
+	case k.RunID == "":
+		return invalid(field+".run_id", "empty")
+	}
+	return nil
+}
+
+// TaskIDBlockBits is the width of the block of task ids an owner may allocate
+// for one range_id: ids of range r lie in [r<<TaskIDBlockBits, (r+1)<<TaskIDBlockBits).
+// Because every acquisition raises range_id, ids only grow across owners.
+const TaskIDBlockBits = 20
+
+// Shard is the row that fences all writes of one shard.
+type Shard struct {
+	ID        int32
+	RangeID   int64
+	Owner     string
+	AckLevels AckLevels
+	UpdatedAt time.Time
+}
+
+// TaskIDBlock returns the task ids the shard's current owner may allocate:
+// [first, limit). When they run out the owner raises range_id again.
+func (s Shard) TaskIDBlock() (first, limit int64) {
+	return s.RangeID << TaskIDBlockBits, (s.RangeID + 1) << TaskIDBlockBits
+}
+
+// AckLevels records how far each task queue of a shard has been processed.
+type AckLevels struct {
+	Transfer    int64   `json:"transfer,omitempty"`
+	Timer       TaskKey `json:"timer,omitzero"`
+	Replication int64   `json:"replication,omitempty"`
+}
+
+// RunState is the engine's lifecycle state of a run.
+type RunState int8
+
+// Run states.
+const (
+	StateCreated RunState = iota + 1
+	StateRunning
+	StateClosed
+)
+
+func (s RunState) String() string {
+	switch s {
+	case StateCreated:
+		return "created"
+	case StateRunning:
+		return "running"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("state(%d)", int8(s))
+}
+
+// RunStatus is what a user sees of a run: running, or how it closed.
+type RunStatus int8
+
+// Run statuses.
+const (
+	StatusRunning RunStatus = iota + 1
+	StatusCompleted
+	StatusFailed
+	StatusCanceled
+	StatusTerminated
+	StatusContinuedAsNew
+	StatusTimedOut
+)
+
+var statusNames = map[RunStatus]string{
+	StatusRunning:        "running",
+	StatusCompleted:      "completed",
+	StatusFailed:         "failed",
+	StatusCanceled:       "canceled",
+	StatusTerminated:     "terminated",
+	StatusContinuedAsNew: "continued_as_new",
+	StatusTimedOut:       "timed_out",
+}
+
+func (s RunStatus) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status(%d)", int8(s))
+}
+
+// Valid reports whether s is one of the defined statuses.
+func (s RunStatus) Valid() bool { _, ok := statusNames[s]; return ok }
+
+// ParseRunStatus maps a status name back to its value.
+func ParseRunStatus(name string) (RunStatus, error) {
+	for s, n := range statusNames {
+		if n == name {
+			return s, nil
+		}
+	}
+	return 0, invalid("status", "unknown status %q", name)
+}
+
+// CurrentExecution maps a workflow id to its latest run.
+type CurrentExecution struct {
+	Namespace        string
+	WorkflowID       string
+	RunID            string
+	CreateRequestID  string
+	State            RunState
+	Status           RunStatus
+	LastWriteVersion int64
+	StartTime        time.Time
+}
+
+// Payload is a value that is either inline or, above the document threshold,
+// a reference to a document stored once apart from the state that holds it.
+type Payload struct {
+	Data []byte       `json:"d,omitempty"`
+	Doc  *DocumentRef `json:"doc,omitempty"`
+}
+
+// Size is the payload's size in bytes, wherever its bytes are.
+func (p Payload) Size() int64 {
+	if p.Doc != nil {
+		return p.Doc.Size
+	}
+	return int64(len(p.Data))
+}
+
+// DocumentRef points at a document of the same run.
+type DocumentRef struct {
+	ID   string `json:"id"`
+	Size int64  `json:"size"`
+}
+
+// Document is a large payload stored apart: its metadata in one row, its
+// (compressed) bytes in another, written once. ID is the hex SHA-256 of Data,
+// so writing the same bytes twice for a run stores them once.
+type Document struct {
+	Run  RunKey
+	ID   string
+	Data []byte
+}
+
+// DocumentInfo is a document's metadata row.
+type DocumentInfo struct {
+	Run        RunKey
+	ID         string
+	Size       int64
+	StoredSize int64
+	CreatedAt  time.Time
+}
+
+// RetryPolicy is a step's retry policy as the engine persists it.
+type RetryPolicy struct {
+	InitialInterval    time.Duration `json:"initial,omitempty"`
+	BackoffCoefficient float64       `json:"coef,omitempty"`
+	MaximumInterval    time.Duration `json:"max_interval,omitempty"`
+	MaximumAttempts    int32         `json:"max_attempts,omitempty"`
+	NonRetryableTypes  []string      `json:"non_retryable,omitempty"`
+}
+
+// StepInfo is a pending step (activity) of a run, keyed by the event id that
+// scheduled it.
+type StepInfo struct {
+	ScheduledEventID int64         `json:"scheduled_id"`
+	StartedEventID   int64         `json:"started_id,omitempty"`
+	Name             string        `json:"name"`
+	Queue            string        `json:"queue,omitempty"`
+	Priority         int8          `json:"priority,omitempty"`
+	Attempt          int32         `json:"attempt"`
+	IdempotencyKey   string        `json:"key"`
+	ScheduledTime    time.Time     `json:"scheduled,omitzero"`
+	StartedTime      time.Time     `json:"started,omitzero"`
+	LastHeartbeat    time.Time     `json:"heartbeat,omitzero"`
+	HeartbeatDetails Payload       `json:"details,omitzero"`
+	ScheduleToStart  time.Duration `json:"s2s,omitempty"`
+	StartToClose     time.Duration `json:"s2c,omitempty"`
+	ScheduleToClose  time.Duration `json:"sc2c,omitempty"`
+	Heartbeat        time.Duration `json:"hb,omitempty"`
+	Retry            *RetryPolicy  `json:"retry,omitempty"`
+	LastFailure      string        `json:"last_failure,omitempty"`
+	Worker           string        `json:"worker,omitempty"`
+	TimerTasks       int32         `json:"timer_bits,omitempty"`
+}
+
+// TimerInfo is a pending user timer.
+type TimerInfo struct {
+	TimerID        string    `json:"id"`
+	StartedEventID int64     `json:"started_id"`
+	FireTime       time.Time `json:"fire"`
+	TaskID         int64     `json:"task_id,omitempty"`
+}
+
+// ChildInfo is a pending child workflow, keyed by the event that initiated it.
+type ChildInfo struct {
+	InitiatedEventID  int64  `json:"initiated_id"`
+	StartedEventID    int64  `json:"started_id,omitempty"`
+	Namespace         string `json:"ns"`
+	WorkflowID        string `json:"wf"`
+	RunID             string `json:"run,omitempty"`
+	Type              string `json:"type"`
+	ParentClosePolicy int8   `json:"close_policy,omitempty"`
+	CreateRequestID   string `json:"request_id"`
+}
+
+// RequestCancelInfo is a pending request to cancel another run.
+type RequestCancelInfo struct {
+	InitiatedEventID int64  `json:"initiated_id"`
+	Target           RunKey `json:"target"`
+	RequestID        string `json:"request_id"`
+}
+
+// SignalInfo is a pending signal this run sends to another run.
+type SignalInfo struct {
+	InitiatedEventID int64   `json:"initiated_id"`
+	Target           RunKey  `json:"target"`
+	Name             string  `json:"name"`
+	Input            Payload `json:"input,omitzero"`
+	RequestID        string  `json:"request_id"`
+}
+
+// RunInfo is the descriptive part of a run's state: what started it and
+// where it sits in a hierarchy (nFlow's parent/root, BPEL's conversation).
+type RunInfo struct {
+	Type             string            `json:"type"`
+	Queue            string            `json:"queue,omitempty"`
+	Priority         int8              `json:"priority,omitempty"`
+	BusinessKey      string            `json:"business_key,omitempty"`
+	ExternalID       string            `json:"external_id,omitempty"`
+	Group            string            `json:"group,omitempty"`
+	Parent           *RunKey           `json:"parent,omitempty"`
+	ParentInitiated  int64             `json:"parent_initiated,omitempty"`
+	Root             *RunKey           `json:"root,omitempty"`
+	CreateRequestID  string            `json:"request_id,omitempty"`
+	StartTime        time.Time         `json:"start,omitzero"`
+	CloseTime        time.Time         `json:"close,omitzero"`
+	RunTimeout       time.Duration     `json:"run_timeout,omitempty"`
+	Attempt          int32             `json:"attempt,omitempty"`
+	ContinuedFrom    string            `json:"continued_from,omitempty"`
+	Memo             map[string][]byte `json:"memo,omitempty"`
+	SearchAttributes map[string]string `json:"attrs,omitempty"`
+}
+
+// Execution is the mutable state of one run (Cadence's concrete execution).
+// Pending steps, timers, children, cancel requests, signals, requested signal
+// ids, buffered events and variables live inside the run's state, not as rows:
+// they are read and written with the run, always as a whole.
+type Execution struct {
+	RunKey
+	State            RunState `json:"state"`
+	Status           RunStatus `json:"status"`
+	NextEventID      int64    `json:"next_event_id"`
+	DBVersion        int64    `json:"db_version"`
+	LastWriteVersion int64    `json:"last_write_version,omitempty"`
+	Info             RunInfo  `json:"info"`
+
+	Steps              map[int64]StepInfo          `json:"steps,omitempty"`
+	Timers             map[string]TimerInfo        `json:"timers,omitempty"`
+	Children           map[int64]ChildInfo         `json:"children,omitempty"`
+	CancelRequests     map[int64]RequestCancelInfo `json:"cancels,omitempty"`
+	Signals            map[int64]SignalInfo        `json:"signals,omitempty"`
+	SignalRequestedIDs []string                    `json:"signal_requested,omitempty"`
+	BufferedEvents     [][]byte                    `json:"buffered,omitempty"`
+	Variables          map[string]Payload          `json:"vars,omitempty"`
+	VersionHistories   []byte                      `json:"version_histories,omitempty"`
+}
+
+// HistoryBlock is the events of one committed transition, encoded by the
+// engine; the store compresses it. Event ids are contiguous across blocks.
+type HistoryBlock struct {
+	FirstEventID int64
+	LastEventID  int64
+	// TxnID identifies the write that produced the block (a task id of the
+	// writer's range), so a block left by a failed write is told apart.
+	TxnID  int64
+	Events []byte
+}
+
+// TaskCategory is the queue a task belongs to.
+type TaskCategory int8
+
+// Task categories. The values are stable: they are stored.
+const (
+	CategoryTransfer       TaskCategory = 1
+	CategoryTimer          TaskCategory = 2
+	CategoryReplication    TaskCategory = 3
+	CategoryReplicationDLQ TaskCategory = 4
+	CategoryCrossCluster   TaskCategory = 5
+)
+
+func (c TaskCategory) String() string {
+	switch c {
+	case CategoryTransfer:
+		return "transfer"
+	case CategoryTimer:
+		return "timer"
+	case CategoryReplication:
+		return "replication"
+	case CategoryReplicationDLQ:
+		return "replication_dlq"
+	case CategoryCrossCluster:
+		return "cross_cluster"
+	}
+	return fmt.Sprintf("category(%d)", int8(c))
+}
+
+// Valid reports whether c is a defined category.
+func (c TaskCategory) Valid() bool { return c >= CategoryTransfer && c <= CategoryCrossCluster }
+
+// TaskKey orders the tasks of one queue: by fire time (timer tasks only; zero
+// for the others), then task id.
+type TaskKey struct {
+	FireTime time.Time `json:"fire,omitzero"`
+	TaskID   int64     `json:"id"`
+}
+
+// Less orders keys.
+func (k TaskKey) Less(o TaskKey) bool {
+	if !k.FireTime.Equal(o.FireTime) {
+		return k.FireTime.Before(o.FireTime)
+	}
+	return k.TaskID < o.TaskID
+}
+
+// Task is a row of a shard's task queue: an effect leaving a run (transfer),
+// a timer, or a replication task. Partition is the source cluster for the
+// replication DLQ and the target cluster for cross-cluster tasks, empty
+// otherwise.
+type Task struct {
+	Category  TaskCategory
+	Partition string
+	Key       TaskKey
+	Type      int16
+	Run       RunKey
+	Data      []byte
+}
+
+// TaskRange selects the tasks of one queue with Min <= key < Max; a zero Max
+// has no upper bound.
+type TaskRange struct {
+	Category  TaskCategory
+	Partition string
+	Min, Max  TaskKey
+}
+
+// RequestKind is the kind of a deduplicated request (seed 000 types 7–10).
+type RequestKind int8
+
+// Request kinds.
+const (
+	RequestStart  RequestKind = 1
+	RequestSignal RequestKind = 2
+	RequestCancel RequestKind = 3
+	RequestReset  RequestKind = 4
+)
+
+func (k RequestKind) String() string {
+	switch k {
+	case RequestStart:
+		return "start"
+	case RequestSignal:
+		return "signal"
+	case RequestCancel:
+		return "cancel"
+	case RequestReset:
+		return "reset"
+	}
+	return fmt.Sprintf("request(%d)", int8(k))
+}
+
+// Request records that a request id was applied to a workflow, so a retried
+// request is recognized until ExpiresAt.
+type Request struct {
+	Kind       RequestKind
+	Namespace  string
+	WorkflowID string
+	RequestID  string
+	RunID      string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+}
+
+// RequestKey names a dedup row.
+type RequestKey struct {
+	Kind       RequestKind
+	Namespace  string
+	WorkflowID string
+	RequestID  string
+}
+
+// Key returns the request's key.
+func (r Request) Key() RequestKey {
+	return RequestKey{Kind: r.Kind, Namespace: r.Namespace, WorkflowID: r.WorkflowID, RequestID: r.RequestID}
+}
