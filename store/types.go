@@ -298,12 +298,12 @@ type RunInfo struct {
 // they are read and written with the run, always as a whole.
 type Execution struct {
 	RunKey
-	State            RunState `json:"state"`
+	State            RunState  `json:"state"`
 	Status           RunStatus `json:"status"`
-	NextEventID      int64    `json:"next_event_id"`
-	DBVersion        int64    `json:"db_version"`
-	LastWriteVersion int64    `json:"last_write_version,omitempty"`
-	Info             RunInfo  `json:"info"`
+	NextEventID      int64     `json:"next_event_id"`
+	DBVersion        int64     `json:"db_version"`
+	LastWriteVersion int64     `json:"last_write_version,omitempty"`
+	Info             RunInfo   `json:"info"`
 
 	Steps              map[int64]StepInfo          `json:"steps,omitempty"`
 	Timers             map[string]TimerInfo        `json:"timers,omitempty"`

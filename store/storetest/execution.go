@@ -96,8 +96,8 @@ func testFencing(t *testing.T, s *suite) {
 	_, err := s.updateRun(old, e, "stale")
 	s.wantErr(err, store.ErrShardOwnershipLost)
 	err = s.st.Commit(s.ctx, &store.Batch{ShardID: 7, RangeID: old.RangeID,
-		Runs:  []store.RunWrite{{Execution: newExecution(key("wf2", "r2")), Current: store.CurrentCreate, History: []store.HistoryBlock{block(1, 2, "x")}}},
-		Tasks: []store.Task{transfer(5, k)},
+		Runs:      []store.RunWrite{{Execution: newExecution(key("wf2", "r2")), Current: store.CurrentCreate, History: []store.HistoryBlock{block(1, 2, "x")}}},
+		Tasks:     []store.Task{transfer(5, k)},
 		AckLevels: &store.AckLevels{Transfer: 99},
 	})
 	s.wantErr(err, store.ErrShardOwnershipLost)
