@@ -79,7 +79,7 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := sqlstore.Dialect{Name: "sqlite", Migrations: sub}
+	d := sqlstore.Dialect{Name: "sqlite", Migrations: sub, Prepare: true}
 	return sqlstore.New(d, write, read, opts.Limits, func() error {
 		return errors.Join(read.Close(), write.Close())
 	}), nil

@@ -11,3 +11,10 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return testdb.SQLite(t) })
 }
+
+func BenchmarkWritePath(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) (store.Store, storetest.RawCommitter) {
+		st := testdb.SQLite(b)
+		return st, testdb.Raw(st)
+	})
+}

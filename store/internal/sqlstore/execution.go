@@ -26,8 +26,8 @@ func (s *Store) AcquireShard(ctx context.Context, req store.AcquireShardRequest)
 				return &store.ShardOwnershipLostError{ShardID: req.ShardID, ExpectedRangeID: req.PrevRangeID}
 			}
 			sh = store.Shard{ID: req.ShardID, RangeID: 1, Owner: req.Owner, UpdatedAt: now}
-			res, err := tx.ExecContext(ctx, s.q(`INSERT INTO shards (shard_id, range_id, owner, ack_levels, updated_at)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO NOTHING`),
+			res, err := s.exec(ctx, tx, `INSERT INTO shards (shard_id, range_id, owner, ack_levels, updated_at)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO NOTHING`,
 				sh.ID, sh.RangeID, sh.Owner, codec.Marshal(sh.AckLevels), store.UnixMilli(now))
 			if err != nil {
 				return fmt.Errorf("%s: create shard %d: %w", s.d.Name, req.ShardID, err)
@@ -47,7 +47,7 @@ func (s *Store) AcquireShard(ctx context.Context, req store.AcquireShardRequest)
 		sh.RangeID++
 		sh.Owner = req.Owner
 		sh.UpdatedAt = now
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE shards SET range_id = ?, owner = ?, updated_at = ? WHERE shard_id = ?`),
+		_, err = s.exec(ctx, tx, `UPDATE shards SET range_id = ?, owner = ?, updated_at = ? WHERE shard_id = ?`,
 			sh.RangeID, sh.Owner, store.UnixMilli(now), sh.ID)
 		if err != nil {
 			return fmt.Errorf("%s: acquire shard %d: %w", s.d.Name, req.ShardID, err)
@@ -128,12 +128,12 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 		}
 		for _, r := range b.CompleteTasks {
 			where, args := taskRangeWhere(b.ShardID, r)
-			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM tasks WHERE `+where), args...); err != nil {
+			if _, err := s.exec(ctx, tx, `DELETE FROM tasks WHERE `+where, args...); err != nil {
 				return fmt.Errorf("%s: complete tasks: %w", s.d.Name, err)
 			}
 		}
 		if b.AckLevels != nil {
-			if _, err := tx.ExecContext(ctx, s.q(`UPDATE shards SET ack_levels = ?, updated_at = ? WHERE shard_id = ?`),
+			if _, err := s.exec(ctx, tx, `UPDATE shards SET ack_levels = ?, updated_at = ? WHERE shard_id = ?`,
 				codec.Marshal(b.AckLevels), store.UnixMilli(now), b.ShardID); err != nil {
 				return fmt.Errorf("%s: update ack levels: %w", s.d.Name, err)
 			}
@@ -157,9 +157,9 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store
 	}
 	switch w.Current {
 	case store.CurrentCreate:
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO current_executions
+		res, err := s.exec(ctx, tx, `INSERT INTO current_executions
 			(shard_id, namespace, workflow_id, run_id, create_request_id, state, status, last_write_version, start_time)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id) DO NOTHING`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id) DO NOTHING`,
 			shardID, key.Namespace, key.WorkflowID, key.RunID, e.Info.CreateRequestID, e.State, e.Status, e.LastWriteVersion, store.UnixMilli(e.Info.StartTime))
 		if err != nil {
 			return fmt.Errorf("%s: create current %s: %w", s.d.Name, key, err)
@@ -172,8 +172,8 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store
 			return &store.WorkflowExistsError{Current: cur}
 		}
 	case store.CurrentReplace:
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE current_executions SET run_id = ?, create_request_id = ?, state = ?, status = ?,
-			last_write_version = ?, start_time = ? WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`),
+		res, err := s.exec(ctx, tx, `UPDATE current_executions SET run_id = ?, create_request_id = ?, state = ?, status = ?,
+			last_write_version = ?, start_time = ? WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
 			key.RunID, e.Info.CreateRequestID, e.State, e.Status, e.LastWriteVersion, store.UnixMilli(e.Info.StartTime),
 			shardID, key.Namespace, key.WorkflowID, w.PrevRunID)
 		if err != nil {
@@ -183,8 +183,8 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store
 			return &store.ConditionFailedError{Run: key, Reason: fmt.Sprintf("current run is not %s", w.PrevRunID)}
 		}
 	case store.CurrentUpdate:
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE current_executions SET state = ?, status = ?, last_write_version = ?
-			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`),
+		res, err := s.exec(ctx, tx, `UPDATE current_executions SET state = ?, status = ?, last_write_version = ?
+			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
 			e.State, e.Status, e.LastWriteVersion, shardID, key.Namespace, key.WorkflowID, key.RunID)
 		if err != nil {
 			return fmt.Errorf("%s: update current %s: %w", s.d.Name, key, err)
@@ -197,14 +197,14 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store
 	var res sql.Result
 	var err error
 	if w.ExpectedDBVersion == 0 {
-		res, err = tx.ExecContext(ctx, s.q(`INSERT INTO executions
+		res, err = s.exec(ctx, tx, `INSERT INTO executions
 			(shard_id, namespace, workflow_id, run_id, state, status, next_event_id, db_version, last_write_version, data, checksum, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id) DO NOTHING`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id) DO NOTHING`,
 			shardID, key.Namespace, key.WorkflowID, key.RunID, e.State, e.Status, e.NextEventID, e.DBVersion, e.LastWriteVersion, state.Blob, state.Checksum, store.UnixMilli(now))
 	} else {
-		res, err = tx.ExecContext(ctx, s.q(`UPDATE executions SET state = ?, status = ?, next_event_id = ?, db_version = ?,
+		res, err = s.exec(ctx, tx, `UPDATE executions SET state = ?, status = ?, next_event_id = ?, db_version = ?,
 			last_write_version = ?, data = ?, checksum = ?, updated_at = ?
-			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ? AND db_version = ?`),
+			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ? AND db_version = ?`,
 			e.State, e.Status, e.NextEventID, e.DBVersion, e.LastWriteVersion, state.Blob, state.Checksum, store.UnixMilli(now),
 			shardID, key.Namespace, key.WorkflowID, key.RunID, w.ExpectedDBVersion)
 	}
@@ -223,10 +223,10 @@ func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store
 		for _, h := range w.History {
 			args = append(args, shardID, key.Namespace, key.WorkflowID, key.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, true))
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO history
+		if _, err := s.exec(ctx, tx, `INSERT INTO history
 			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, len(w.History))+`
 			ON CONFLICT (shard_id, namespace, workflow_id, run_id, first_event_id)
-			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`), args...); err != nil {
+			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, args...); err != nil {
 			return fmt.Errorf("%s: append history %s: %w", s.d.Name, key, err)
 		}
 	}
@@ -254,11 +254,11 @@ func (s *Store) insertTasks(ctx context.Context, tx *sql.Tx, shardID int32, task
 		args = append(args, shardID, t.Category, t.Partition, store.UnixMilli(t.Key.FireTime), t.Key.TaskID, t.Type,
 			t.Run.Namespace, t.Run.WorkflowID, t.Run.RunID, nonNil(t.Data))
 	}
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO tasks
+	_, err := s.exec(ctx, tx, `INSERT INTO tasks
 		(shard_id, category, partition, fire_time, task_id, type, namespace, workflow_id, run_id, data) VALUES `+placeholders(10, len(tasks))+`
 		ON CONFLICT (shard_id, category, partition, fire_time, task_id)
 		DO UPDATE SET type = excluded.type, namespace = excluded.namespace, workflow_id = excluded.workflow_id,
-		run_id = excluded.run_id, data = excluded.data`), args...)
+		run_id = excluded.run_id, data = excluded.data`, args...)
 	if err != nil {
 		return fmt.Errorf("%s: insert tasks: %w", s.d.Name, err)
 	}
@@ -267,11 +267,11 @@ func (s *Store) insertTasks(ctx context.Context, tx *sql.Tx, shardID int32, task
 
 func (s *Store) insertRequest(ctx context.Context, tx *sql.Tx, shardID int32, r store.Request) error {
 	// An expired row is replaced; an unexpired one blocks the batch.
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO requests
+	res, err := s.exec(ctx, tx, `INSERT INTO requests
 		(shard_id, namespace, workflow_id, kind, request_id, run_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (shard_id, namespace, workflow_id, kind, request_id)
 		DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at, expires_at = excluded.expires_at
-		WHERE requests.expires_at <= ?`),
+		WHERE requests.expires_at <= ?`,
 		shardID, r.Namespace, r.WorkflowID, r.Kind, r.RequestID, r.RunID, store.UnixMilli(r.CreatedAt), store.UnixMilli(r.ExpiresAt),
 		store.UnixMilli(store.Now()))
 	if err != nil {
@@ -290,8 +290,8 @@ func (s *Store) insertRequest(ctx context.Context, tx *sql.Tx, shardID int32, r 
 func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, shardID int32, d store.Document, now time.Time) error {
 	blob := codec.Compress(d.Data, false)
 	k := d.Run
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (shard_id, namespace, workflow_id, run_id, id, size, stored_size, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id, id) DO NOTHING`),
+	res, err := s.exec(ctx, tx, `INSERT INTO documents (shard_id, namespace, workflow_id, run_id, id, size, stored_size, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id, id) DO NOTHING`,
 		shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, len(d.Data), len(blob), store.UnixMilli(now))
 	if err != nil {
 		return fmt.Errorf("%s: insert document: %w", s.d.Name, err)
@@ -299,8 +299,8 @@ func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, shardID int32, d
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil // stored already: its id is its content hash
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO document_blobs (shard_id, namespace, workflow_id, run_id, id, data)
-		VALUES (?, ?, ?, ?, ?, ?)`), shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, blob); err != nil {
+	if _, err := s.exec(ctx, tx, `INSERT INTO document_blobs (shard_id, namespace, workflow_id, run_id, id, data)
+		VALUES (?, ?, ?, ?, ?, ?)`, shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, blob); err != nil {
 		return fmt.Errorf("%s: insert document bytes: %w", s.d.Name, err)
 	}
 	return nil
@@ -308,7 +308,7 @@ func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, shardID int32, d
 
 func (s *Store) deleteRun(ctx context.Context, tx *sql.Tx, shardID int32, k store.RunKey) error {
 	for _, table := range []string{"executions", "history", "documents", "document_blobs", "current_executions"} {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`),
+		if _, err := s.exec(ctx, tx, `DELETE FROM `+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
 			shardID, k.Namespace, k.WorkflowID, k.RunID); err != nil {
 			return fmt.Errorf("%s: delete run %s from %s: %w", s.d.Name, k, table, err)
 		}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/test.sh — strand's test command (`make test`, and CI via .ci/run).
+#
+# Does its own set-up: starts the private PostgreSQL test server
+# (scripts/postgres.sh, installing PostgreSQL if needed) unless
+# STRAND_TEST_POSTGRES is already set, then runs go vet and the Go tests with
+# the race detector. Extra arguments go to `go test`, e.g.
+#   scripts/test.sh -run TestPostgres -v
+# STRAND_TEST_POSTGRES=skip skips the PostgreSQL tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# -race needs cgo, hence a C compiler.
+if ! command -v "$(go env CC)" >/dev/null 2>&1; then
+	[[ $EUID -eq 0 ]] || { echo "test.sh: go test -race needs a C compiler: apt-get install gcc" >&2; exit 1; }
+	echo "test.sh: no C compiler (needed by go test -race); installing gcc with apt-get..." >&2
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
+fi
+
+if [[ -z ${STRAND_TEST_POSTGRES:-} ]]; then
+	scripts/postgres.sh start
+	STRAND_TEST_POSTGRES=$(scripts/postgres.sh url)
+fi
+export STRAND_TEST_POSTGRES
+echo "test.sh: PostgreSQL for tests: STRAND_TEST_POSTGRES=$STRAND_TEST_POSTGRES"
+
+echo "test.sh: go vet ./..."
+go vet ./...
+echo "test.sh: go test -race -count=1 ./... $*"
+go test -race -count=1 ./... "$@"
