@@ -36,4 +36,3 @@ func (r rawSQL) Commit(ctx context.Context, rows int) error {
 	}
 	return tx.Commit()
 }
-
