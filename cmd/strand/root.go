@@ -26,7 +26,28 @@ func newRootCommand() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newVersionCommand(), newMigrateCommand())
+	// Runnable so that cobra checks its arguments: an unknown command is
+	// bad input (status 2), not a reason to print help and succeed.
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	markArgErrors(root)
 	return root
+}
+
+// markArgErrors makes every command's argument errors usage errors, so bad
+// arguments exit with status 2 like bad flags do.
+func markArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return &usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markArgErrors(sub)
+	}
 }
 
 func newVersionCommand() *cobra.Command {

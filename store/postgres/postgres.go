@@ -5,9 +5,7 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -15,9 +13,6 @@ import (
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/store/internal/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Options configure the backend.
 type Options struct {
@@ -48,16 +43,12 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: connect %s@%s:%d/%s: %w", cfg.User, cfg.Host, cfg.Port, cfg.Database, err)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, err
-	}
 	d := sqlstore.Dialect{
 		Name:          "postgres",
 		Numbered:      true,
 		ForUpdate:     " FOR UPDATE",
 		MigrationLock: "SELECT pg_advisory_xact_lock(738773)",
-		Migrations:    sub,
+		Blob:          "BYTEA",
 	}
 	return sqlstore.New(d, db, db, opts.Limits, db.Close), nil
 }

@@ -6,10 +6,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -17,9 +15,6 @@ import (
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/store/internal/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // DefaultPath is the database file used when none is given.
 const DefaultPath = "strand.db"
@@ -75,11 +70,7 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		read.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", opts.Path, err)
 	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	d := sqlstore.Dialect{Name: "sqlite", Migrations: sub, Prepare: true}
+	d := sqlstore.Dialect{Name: "sqlite", Prepare: true}
 	return sqlstore.New(d, write, read, opts.Limits, func() error {
 		return errors.Join(read.Close(), write.Close())
 	}), nil

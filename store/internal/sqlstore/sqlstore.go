@@ -7,10 +7,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,8 +34,9 @@ type Dialect struct {
 	// MigrationLock, when set, runs first in the migration transaction to
 	// serialize concurrent migrations.
 	MigrationLock string
-	// Migrations holds NNNN_name.sql files applied in order.
-	Migrations fs.FS
+	// Blob is the column type for bytes where it is not BLOB (PostgreSQL:
+	// BYTEA). The shared migrations say BLOB.
+	Blob string
 	// Prepare keeps prepared statements for the write path, for drivers
 	// that do not cache them themselves (pgx does; modernc's SQLite does
 	// not, and parsing costs it a third of a commit's CPU).
@@ -172,9 +175,25 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// migrations are the schema of both SQL backends, NNNN_name.sql applied in
+// order. They are written for SQLite's types; dialectSQL adapts them.
+//
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var blobType = regexp.MustCompile(`\bBLOB\b`)
+
+// dialectSQL rewrites a migration's column types for the dialect.
+func (s *Store) dialectSQL(ddl string) string {
+	if s.d.Blob != "" {
+		ddl = blobType.ReplaceAllString(ddl, s.d.Blob)
+	}
+	return ddl
+}
+
 // Migrate implements store.Store.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
-	names, err := fs.Glob(s.d.Migrations, "*.sql")
+	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -201,11 +220,11 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 			if v <= to {
 				continue
 			}
-			body, err := fs.ReadFile(s.d.Migrations, name)
+			body, err := fs.ReadFile(migrations, name)
 			if err != nil {
 				return err
 			}
-			for _, stmt := range splitStatements(string(body)) {
+			for _, stmt := range splitStatements(s.dialectSQL(string(body))) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("%s: migration %s: %w\n%s", s.d.Name, name, err, stmt)
 				}

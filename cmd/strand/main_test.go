@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns its output and exit code.
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		return out.String() + err.Error(), exitCode(err)
+	}
+	return out.String(), 0
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "strand.db")
+	out, code := run(t, "migrate", "--store", "sqlite://"+path)
+	if code != 0 || !strings.Contains(out, "migrated from version 0 to 1") {
+		t.Fatalf("first migrate: code %d, output %q", code, out)
+	}
+	out, code = run(t, "migrate", "--store", "sqlite://"+path)
+	if code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Fatalf("second migrate: code %d, output %q", code, out)
+	}
+}
+
+func TestMigrateDefaultsToStrandDB(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if out, code := run(t, "migrate"); code != 0 {
+		t.Fatalf("migrate: code %d, output %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "strand.db")); err != nil {
+		t.Fatalf("default store file: %v", err)
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, args := range [][]string{
+		{"migrate", "--store", "nonsense"},
+		{"migrate", "--store", "mysql://x"},
+		{"migrate", "--store", "sqlite://"},
+		{"migrate", "--store", "sqlite://x.db?journal=off"},
+		{"migrate", "--store", "sqlite://x.db?synchronous=sometimes"},
+		{"migrate", "--no-such-flag"},
+		{"version", "extra"},
+		{"no-such-command"},
+	} {
+		out, code := run(t, args...)
+		if code != 2 {
+			t.Errorf("%v: exit code %d, want 2 (output %q)", args, code, out)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, code := run(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "strand ") {
+		t.Fatalf("version: code %d, output %q", code, out)
+	}
+}
