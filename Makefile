@@ -2,7 +2,7 @@
 
 BENCHTIME ?= 2s
 
-.PHONY: test build bench pg-start pg-stop
+.PHONY: test build bench pg-start pg-stop cassandra-start cassandra-stop
 
 test:
 	scripts/test.sh
@@ -10,10 +10,13 @@ test:
 build:
 	go build -o bin/strand ./cmd/strand
 
-# Store benchmarks against SQLite and the private PostgreSQL server.
+# Store benchmarks against SQLite, the private PostgreSQL server and the
+# private Cassandra node.
 bench:
 	@if [ -z "$$STRAND_TEST_POSTGRES" ]; then scripts/postgres.sh start; fi
+	@if [ -z "$$STRAND_TEST_CASSANDRA" ]; then scripts/cassandra.sh start; fi
 	STRAND_TEST_POSTGRES="$${STRAND_TEST_POSTGRES:-$$(scripts/postgres.sh url)}" \
+	STRAND_TEST_CASSANDRA="$${STRAND_TEST_CASSANDRA:-$$(scripts/cassandra.sh url)}" \
 		go test -run '^$$' -bench . -benchtime $(BENCHTIME) ./store/...
 
 pg-start:
@@ -21,3 +24,9 @@ pg-start:
 
 pg-stop:
 	scripts/postgres.sh stop
+
+cassandra-start:
+	scripts/cassandra.sh start
+
+cassandra-stop:
+	scripts/cassandra.sh stop

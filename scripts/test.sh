@@ -3,10 +3,13 @@
 #
 # Does its own set-up: starts the private PostgreSQL test server
 # (scripts/postgres.sh, installing PostgreSQL if needed) unless
-# STRAND_TEST_POSTGRES is already set, then runs go vet and the Go tests with
-# the race detector. Extra arguments go to `go test`, e.g.
-#   scripts/test.sh -run TestPostgres -v
-# STRAND_TEST_POSTGRES=skip skips the PostgreSQL tests.
+# STRAND_TEST_POSTGRES is already set, and the private Cassandra node
+# (scripts/cassandra.sh, fetching Apache Cassandra with Maven if needed)
+# unless STRAND_TEST_CASSANDRA is already set; then runs go vet and the Go
+# tests with the race detector. Extra arguments go to `go test`, e.g.
+#   scripts/test.sh -run TestConformance -v
+# STRAND_TEST_POSTGRES=skip and STRAND_TEST_CASSANDRA=skip skip those tests
+# (the tests say so in their output); CI sets neither.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +27,13 @@ if [[ -z ${STRAND_TEST_POSTGRES:-} ]]; then
 fi
 export STRAND_TEST_POSTGRES
 echo "test.sh: PostgreSQL for tests: STRAND_TEST_POSTGRES=$STRAND_TEST_POSTGRES"
+
+if [[ -z ${STRAND_TEST_CASSANDRA:-} ]]; then
+	scripts/cassandra.sh start
+	STRAND_TEST_CASSANDRA=$(scripts/cassandra.sh url)
+fi
+export STRAND_TEST_CASSANDRA
+echo "test.sh: Cassandra for tests: STRAND_TEST_CASSANDRA=$STRAND_TEST_CASSANDRA"
 
 echo "test.sh: go vet ./..."
 go vet ./...

@@ -40,6 +40,10 @@ var (
 	ErrPayloadTooLarge = errors.New("store: payload too large")
 	// ErrInvalidPageToken means a page token was not produced by this query.
 	ErrInvalidPageToken = errors.New("store: invalid page token")
+	// ErrOutcomeUnknown means a write may or may not have been applied (a
+	// timeout the backend could not resolve by reading). The caller must
+	// reload what it wrote before deciding anything from it.
+	ErrOutcomeUnknown = errors.New("store: outcome unknown")
 )
 
 // InvalidArgumentError names the field at fault in a malformed request. It

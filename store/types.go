@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Precision is the resolution at which every backend stores times. It is the
@@ -53,6 +55,29 @@ func (k RunKey) Validate(field string) error {
 		return invalid(field+".workflow_id", "empty")
 	case k.RunID == "":
 		return invalid(field+".run_id", "empty")
+	}
+	for _, f := range []struct{ name, v string }{{"namespace", k.Namespace}, {"workflow_id", k.WorkflowID}, {"run_id", k.RunID}} {
+		if err := validID(field+"."+f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MaxIDLength bounds every id (namespace, workflow, run, request): ids are
+// index keys on every backend.
+const MaxIDLength = 1000
+
+// validID checks what every id must be besides non-empty: valid UTF-8
+// without NUL (every backend's text type), at most MaxIDLength bytes.
+func validID(field, v string) error {
+	switch {
+	case len(v) > MaxIDLength:
+		return invalid(field, "longer than %d bytes", MaxIDLength)
+	case !utf8.ValidString(v):
+		return invalid(field, "not valid UTF-8")
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "contains NUL")
 	}
 	return nil
 }
@@ -321,8 +346,12 @@ type Execution struct {
 type HistoryBlock struct {
 	FirstEventID int64
 	LastEventID  int64
-	// TxnID identifies the write that produced the block (a task id of the
-	// writer's range), so a block left by a failed write is told apart.
+	// TxnID identifies the write attempt that produced the block: a task id
+	// of the writer's range, new for every attempt, so it grows across a
+	// run's attempts. A backend that writes blocks ahead of the conditional
+	// batch (Cassandra) keeps, for one first event id, the block with the
+	// highest TxnID; the engine therefore serializes the writes of a run and
+	// reloads the run after a failed write, as Cadence does.
 	TxnID  int64
 	Events []byte
 }

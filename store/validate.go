@@ -163,6 +163,11 @@ func (t Task) validate(f string, l Limits) error {
 	if t.Key.TaskID <= 0 {
 		return invalid(f+".task_id", "must be positive")
 	}
+	if t.Partition != "" {
+		if err := validID(f+".partition", t.Partition); err != nil {
+			return err
+		}
+	}
 	if (t.Category == CategoryTimer) == t.Key.FireTime.IsZero() {
 		return invalid(f+".fire_time", "set for timer tasks and only for them")
 	}
@@ -183,7 +188,10 @@ func (k RequestKey) validate(f string) error {
 	case k.RequestID == "":
 		return invalid(f+".request_id", "empty")
 	}
-	return nil
+	if err := validID(f+".request_id", k.RequestID); err != nil {
+		return err
+	}
+	return (RunKey{k.Namespace, k.WorkflowID, "-"}).Validate(f)
 }
 
 // Validate checks a dedup row's key.

@@ -58,6 +58,11 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"migrate", "--no-such-flag"},
 		{"version", "extra"},
 		{"no-such-command"},
+		{"migrate", "--store", "cassandra://"},
+		{"migrate", "--store", "cassandra://127.0.0.1:1/ks?consistency=SOMETIMES"},
+		{"migrate", "--store", "cassandra://127.0.0.1:1/ks?replication_factor=0"},
+		{"migrate", "--store", "cassandra://127.0.0.1:1/bad-keyspace"},
+		{"migrate", "--store", "cassandra://127.0.0.1:1/ks?color=blue"},
 	} {
 		out, code := run(t, args...)
 		if code != 2 {

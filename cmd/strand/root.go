@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/cassandra"
 	"github.com/strandhq/strand/store/postgres"
 	"github.com/strandhq/strand/store/sqlite"
 )
@@ -91,7 +93,7 @@ func newMigrateCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "sqlite://"+sqlite.DefaultPath,
-		"store URL: sqlite://PATH (a file) or postgres://USER@HOST:PORT/DB")
+		"store URL: sqlite://PATH (a file), postgres://USER@HOST:PORT/DB or cassandra://HOST:PORT,.../KEYSPACE")
 	return cmd
 }
 
@@ -119,6 +121,45 @@ func openStore(ctx context.Context, raw string) (store.Store, error) {
 		return sqlite.Open(ctx, sqlite.Options{Path: path, Synchronous: strings.ToUpper(q.Get("synchronous"))})
 	case "postgres", "postgresql":
 		return postgres.Open(ctx, postgres.Options{URL: raw})
+	case "cassandra":
+		opts, err := cassandraOptions(rest)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--store %q: %v", raw, err)}
+		}
+		return cassandra.Open(ctx, opts)
 	}
-	return nil, &usageError{fmt.Errorf("--store %q: unknown scheme %q (want sqlite or postgres)", raw, scheme)}
+	return nil, &usageError{fmt.Errorf("--store %q: unknown scheme %q (want sqlite, postgres or cassandra)", raw, scheme)}
+}
+
+// cassandraOptions parses HOST[:PORT][,HOST[:PORT]...][/KEYSPACE][?consistency=…&serial_consistency=…&replication_factor=N].
+func cassandraOptions(rest string) (cassandra.Options, error) {
+	var opts cassandra.Options
+	rest, query, _ := strings.Cut(rest, "?")
+	hosts, keyspace, _ := strings.Cut(rest, "/")
+	if hosts == "" {
+		return opts, fmt.Errorf("no hosts")
+	}
+	opts.Hosts = strings.Split(hosts, ",")
+	opts.Keyspace = keyspace
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return opts, err
+	}
+	for k, v := range q {
+		switch k {
+		case "consistency":
+			opts.Consistency = v[0]
+		case "serial_consistency":
+			opts.SerialConsistency = v[0]
+		case "replication_factor":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 1 {
+				return opts, fmt.Errorf("replication_factor %q: want a positive number", v[0])
+			}
+			opts.ReplicationFactor = n
+		default:
+			return opts, fmt.Errorf("unknown parameter %q (known: consistency, serial_consistency, replication_factor)", k)
+		}
+	}
+	return opts, nil
 }

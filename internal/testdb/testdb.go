@@ -1,6 +1,7 @@
 // Package testdb opens real stores for tests: an SQLite file in a temporary
-// directory, or a schema of its own in the PostgreSQL server named by
-// STRAND_TEST_POSTGRES (scripts/test.sh starts one and sets it).
+// directory, a schema of its own in the PostgreSQL server named by
+// STRAND_TEST_POSTGRES, or a keyspace of its own in the Cassandra node named
+// by STRAND_TEST_CASSANDRA (scripts/test.sh starts both and sets them).
 package testdb
 
 import (
@@ -10,12 +11,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/cassandra"
 	"github.com/strandhq/strand/store/postgres"
 	"github.com/strandhq/strand/store/sqlite"
 )
@@ -109,6 +112,57 @@ func WithSearchPath(t testing.TB, baseURL, schema string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// CassandraEnv names the variable holding the test node's contact points
+// (host:port, comma-separated). Setting it to "skip" skips Cassandra tests,
+// saying so; leaving it unset uses DefaultCassandraHosts.
+const CassandraEnv = "STRAND_TEST_CASSANDRA"
+
+// DefaultCassandraHosts is where scripts/cassandra.sh starts the test node.
+const DefaultCassandraHosts = "127.0.0.1:19042"
+
+// CassandraHosts returns the test node's contact points, skipping the test
+// if the environment says so.
+func CassandraHosts(t testing.TB) []string {
+	t.Helper()
+	h := os.Getenv(CassandraEnv)
+	switch h {
+	case "skip":
+		t.Skipf("Cassandra tests skipped: %s=skip", CassandraEnv)
+	case "":
+		h = DefaultCassandraHosts
+	}
+	return strings.Split(h, ",")
+}
+
+// Cassandra opens a migrated store in a new keyspace that is dropped when
+// the test ends.
+func Cassandra(t testing.TB) store.Store {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	ks := "strand_test_" + hex.EncodeToString(b[:])
+	hosts := CassandraHosts(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, err := cassandra.Open(ctx, cassandra.Options{Hosts: hosts, Keyspace: ks})
+	if err != nil {
+		t.Fatalf("Cassandra at %v is not reachable (run the tests with `make test`, which starts it, or set %s): %v", hosts, CassandraEnv, err)
+	}
+	if _, _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := st.Session().Query("DROP KEYSPACE IF EXISTS " + ks).WithContext(ctx).Exec(); err != nil {
+			t.Errorf("drop keyspace %s: %v", ks, err)
+		}
+		st.Close()
+	})
+	return st
 }
 
 func migrated(t testing.TB, st store.Store) store.Store {

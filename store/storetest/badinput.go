@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,19 @@ func testBadInput(t *testing.T, s *suite) {
 		}, store.ErrInvalidArgument},
 		{"empty run id", func() error {
 			return s.st.Commit(s.ctx, batch(update(run(func(c *store.Execution) { c.RunID = "" }))))
+		}, store.ErrInvalidArgument},
+		{"workflow id with NUL", func() error {
+			return s.st.Commit(s.ctx, batch(update(run(func(c *store.Execution) { c.WorkflowID = "a\x00b" }))))
+		}, store.ErrInvalidArgument},
+		{"run id not UTF-8", func() error {
+			return s.st.Commit(s.ctx, batch(update(run(func(c *store.Execution) { c.RunID = "\xff" }))))
+		}, store.ErrInvalidArgument},
+		{"run id too long", func() error {
+			return s.st.Commit(s.ctx, batch(update(run(func(c *store.Execution) { c.RunID = strings.Repeat("r", store.MaxIDLength+1) }))))
+		}, store.ErrInvalidArgument},
+		{"request id with NUL", func() error {
+			_, err := s.st.GetRequest(s.ctx, 1, store.RequestKey{Kind: store.RequestStart, Namespace: "default", WorkflowID: "wf", RequestID: "\x00"})
+			return err
 		}, store.ErrInvalidArgument},
 		{"db version not raised", func() error {
 			return s.st.Commit(s.ctx, batch(update(run(func(c *store.Execution) { c.DBVersion = e.DBVersion }))))

@@ -36,16 +36,7 @@ type RawCommitter interface {
 // Each reports commits/s and rows/s or transitions/s.
 func Bench(b *testing.B, open func(b *testing.B) (store.Store, RawCommitter)) {
 	ctx := context.Background()
-	raw := func(rows, workers int) func(b *testing.B) {
-		return func(b *testing.B) {
-			_, rc := open(b)
-			if err := rc.Prepare(ctx); err != nil {
-				b.Fatal(err)
-			}
-			parallel(b, workers, func(int) error { return rc.Commit(ctx, rows) })
-			report(b, workers, rows, "rows/s")
-		}
-	}
+	BenchRaw(b, "raw", func(b *testing.B) RawCommitter { _, rc := open(b); return rc })
 	transition := func(runs, workers int) func(b *testing.B) {
 		return func(b *testing.B) {
 			st, _ := open(b)
@@ -57,12 +48,29 @@ func Bench(b *testing.B, open func(b *testing.B) (store.Store, RawCommitter)) {
 			report(b, workers, runs, "transitions/s")
 		}
 	}
-	b.Run("raw/1", raw(1, 1))
-	b.Run("raw/batch16", raw(16, 1))
-	b.Run("raw/parallel8", raw(1, 8))
 	b.Run("transition/1", transition(1, 1))
 	b.Run("transition/group16", transition(16, 1))
 	b.Run("transition/parallel8", transition(1, 8))
+}
+
+// BenchRaw runs the raw commit benchmarks (name/1, name/batch16,
+// name/parallel8) on committers made by open, for backends with more than
+// one notion of a raw commit.
+func BenchRaw(b *testing.B, name string, open func(b *testing.B) RawCommitter) {
+	ctx := context.Background()
+	raw := func(rows, workers int) func(b *testing.B) {
+		return func(b *testing.B) {
+			rc := open(b)
+			if err := rc.Prepare(ctx); err != nil {
+				b.Fatal(err)
+			}
+			parallel(b, workers, func(int) error { return rc.Commit(ctx, rows) })
+			report(b, workers, rows, "rows/s")
+		}
+	}
+	b.Run(name+"/1", raw(1, 1))
+	b.Run(name+"/batch16", raw(16, 1))
+	b.Run(name+"/parallel8", raw(1, 8))
 }
 
 // parallel runs b.N calls of fn spread over workers goroutines.

@@ -1,0 +1,778 @@
+package cassandra
+
+// Visibility on Cassandra, without secondary indexes or ALLOW FILTERING.
+//
+// The record of a run is one row of visibility, partitioned by (namespace,
+// run_id), for point reads and for ordering updates. Listing reads
+// visibility_index, which holds a copy of every record once per term it can
+// be found by (all runs, its status, its type, each attribute, its workflow
+// id, its business key), partitioned by (namespace, kind, term, day) and
+// clustered newest start first, so a filter reads the partitions of one
+// term: of each day that has runs (visibility_days) in the time range for
+// the terms many runs share, or a single partition for workflow ids and
+// business keys. Whatever the chosen term does not decide (the other
+// fields of the filter) is checked here on the copies, so results, order
+// and counts are those of the SQL backends for any filter.
+//
+// Versions. Upserts of one run are serialized by lightweight transactions
+// on its record row, conditioned on the write_id of the record they read:
+// that way an update older than the stored one is dropped exactly as the
+// SQL upsert's WHERE does, and each update knows which index rows the
+// record it replaced had, so it can remove the ones that changed. Writing
+// the record with USING TIMESTAMP = Version would have been cheaper but
+// wrong: a write with an equal version would not replace the stored one
+// (SQL's does), a deleted record could not be written again, and stale
+// index rows could not be found without reading anyway.
+//
+// The index rows of an update are written after its transaction, all with
+// one timestamp, index_ts, which every update of the run raises (the clock,
+// or one more than the last). Inserts of the new rows and deletions of the
+// stale ones therefore resolve in update order whatever order they reach
+// the replicas in. An update whose index writes fail returns the error and
+// is retried by its caller; since the retry may find nothing left to
+// change, the record lists the rows its last updates removed (stale_keys)
+// and the next three updates delete them again.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/internal/codec"
+)
+
+// dayMillis is the width of a visibility_index bucket.
+const dayMillis = int64(24 * time.Hour / time.Millisecond)
+
+// dayOf returns the bucket of a start time in milliseconds.
+func dayOf(ms int64) int64 {
+	d := ms / dayMillis
+	if ms%dayMillis < 0 {
+		d--
+	}
+	return d
+}
+
+// Kinds of index terms.
+const (
+	kindAll         = "all"
+	kindStatus      = "status"
+	kindType        = "type"
+	kindAttr        = "attr"
+	kindWorkflow    = "workflow"
+	kindBusinessKey = "business_key"
+)
+
+// bucketed reports whether a kind's partitions are per day. Workflow ids
+// and business keys name few runs each, so each is one partition; the
+// other terms are shared by many runs.
+func bucketed(kind string) bool { return kind != kindWorkflow && kind != kindBusinessKey }
+
+// maxTerm is the longest value used as a term as it is.
+const maxTerm = 256
+
+// term returns the partition term of a value and whether it is the value
+// itself (rather than its hash, which another value could share).
+func term(v string) (string, bool) {
+	if len(v) <= maxTerm && utf8.ValidString(v) && !strings.HasPrefix(v, "\x00") {
+		return v, true
+	}
+	sum := sha256.Sum256([]byte(v))
+	return "\x00" + hex.EncodeToString(sum[:]), false
+}
+
+func attrTerm(name, value string) (string, bool) {
+	return term(strconv.Itoa(len(name)) + ":" + name + "=" + value)
+}
+
+// indexKey is the key of one visibility_index row of a run, less the
+// namespace and run id.
+type indexKey struct {
+	Kind  string `json:"k"`
+	Term  string `json:"t"`
+	Day   int64  `json:"d"`
+	Start int64  `json:"s"`
+}
+
+// indexKeys returns the index rows of a record.
+func indexKeys(r store.VisibilityRecord) []indexKey {
+	start := store.UnixMilli(r.StartTime)
+	key := func(kind, t string) indexKey {
+		k := indexKey{Kind: kind, Term: t, Start: start}
+		if bucketed(kind) {
+			k.Day = dayOf(start)
+		}
+		return k
+	}
+	keys := []indexKey{key(kindAll, ""), key(kindStatus, r.Status.String())}
+	wf, _ := term(r.WorkflowID)
+	keys = append(keys, key(kindWorkflow, wf))
+	if r.Type != "" {
+		t, _ := term(r.Type)
+		keys = append(keys, key(kindType, t))
+	}
+	if r.BusinessKey != "" {
+		t, _ := term(r.BusinessKey)
+		keys = append(keys, key(kindBusinessKey, t))
+	}
+	for name, value := range r.Attributes {
+		t, _ := attrTerm(name, value)
+		keys = append(keys, key(kindAttr, t))
+	}
+	return keys
+}
+
+// minus returns the keys of a that are not in b, once each.
+func minus(a, b []indexKey) []indexKey {
+	skip := make(map[indexKey]bool, len(a)+len(b))
+	for _, k := range b {
+		skip[k] = true
+	}
+	var out []indexKey
+	for _, k := range a {
+		if !skip[k] {
+			skip[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// staleRetries is how many later updates of a run delete again the index
+// rows an update removed, in case not all of that update's deletions
+// landed (it failed after its transaction, and so may its retries).
+const staleRetries = 3
+
+// staleKey is an index row an earlier update removed, with the number of
+// updates left that delete it again.
+type staleKey struct {
+	indexKey
+	Left int `json:"n"`
+}
+
+// staleAfter returns the index rows an update from a record with keys
+// oldKeys and stale rows oldStale to one with keys deletes, and the stale
+// rows it records.
+func staleAfter(oldKeys []indexKey, oldStale []staleKey, keys []indexKey) (del []indexKey, stale []staleKey) {
+	del = minus(oldKeys, keys)
+	seen := make(map[indexKey]bool, len(keys)+len(del))
+	for _, k := range keys {
+		seen[k] = true
+	}
+	for _, k := range del {
+		seen[k] = true
+		stale = append(stale, staleKey{k, staleRetries})
+	}
+	for _, k := range oldStale {
+		if seen[k.indexKey] {
+			continue
+		}
+		seen[k.indexKey] = true
+		del = append(del, k.indexKey)
+		if k.Left > 1 {
+			stale = append(stale, staleKey{k.indexKey, k.Left - 1})
+		}
+	}
+	return del, stale
+}
+
+// visRow is a run's record row.
+type visRow struct {
+	rec     store.VisibilityRecord
+	writeID gocql.UUID
+	indexTS int64
+	stale   []staleKey
+}
+
+const visibilityColumns = `workflow_id, type, status, start_time, close_time, business_key, attributes, version, write_id, index_ts, stale_keys`
+
+// readVisibility reads a run's record row at the session's consistency or
+// at cons; found is false if there is none.
+func (s *Store) readVisibility(ctx context.Context, namespace, runID string, cons gocql.Consistency) (row visRow, found bool, err error) {
+	q := s.query(ctx, `SELECT `+visibilityColumns+` FROM {ks}.visibility WHERE namespace = ? AND run_id = ?`, namespace, runID)
+	if cons != 0 {
+		q = q.Consistency(cons)
+	}
+	r := &row.rec
+	r.Namespace, r.RunID = namespace, runID
+	var status int
+	var start, closed int64
+	var attrs, stale []byte
+	err = q.Scan(&r.WorkflowID, &r.Type, &status, &start, &closed, &r.BusinessKey, &attrs, &r.Version, &row.writeID, &row.indexTS, &stale)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return row, false, nil
+	}
+	if err != nil {
+		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: %w", namespace, runID, err)
+	}
+	r.Status, r.StartTime, r.CloseTime = store.RunStatus(status), store.FromUnixMilli(start), store.FromUnixMilli(closed)
+	if err := codec.Unmarshal(attrs, &r.Attributes); err != nil {
+		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: attributes: %w", namespace, runID, err)
+	}
+	if err := codec.Unmarshal(stale, &row.stale); err != nil {
+		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: stale keys: %w", namespace, runID, err)
+	}
+	return row, true, nil
+}
+
+// maxVisibilityAttempts bounds the transactions one upsert or delete tries
+// while other writers of the same run keep winning.
+const maxVisibilityAttempts = 10
+
+// UpsertVisibility implements store.VisibilityStore. It replaces the record
+// with a lightweight transaction conditioned on the record it read, unless
+// that has a higher Version, then writes the new index rows and deletes the
+// stale ones.
+func (s *Store) UpsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	r.StartTime, r.CloseTime = store.Time(r.StartTime), store.Time(r.CloseTime)
+	keys := indexKeys(r)
+	attrs := codec.Marshal(r.Attributes)
+	cons := gocql.Consistency(0)
+	for range maxVisibilityAttempts {
+		old, found, err := s.readVisibility(ctx, r.Namespace, r.RunID, cons)
+		if err != nil {
+			return err
+		}
+		// After a lost race, read what won: a serial read sees it.
+		cons = s.serial
+		if found && old.rec.Version > r.Version {
+			return nil // a newer record is stored
+		}
+		ts := time.Now().UnixMicro()
+		var del []indexKey
+		var stale []staleKey
+		if found {
+			ts = max(ts, old.indexTS+1)
+			del, stale = staleAfter(indexKeys(old.rec), old.stale, keys)
+		}
+		writeID := gocql.TimeUUID()
+		args := []any{r.WorkflowID, r.Type, int(r.Status), store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime), r.BusinessKey,
+			attrs, r.Version, writeID, ts, codec.Marshal(stale)}
+		var q *gocql.Query
+		if found {
+			q = s.query(ctx, `UPDATE {ks}.visibility SET workflow_id = ?, type = ?, status = ?, start_time = ?, close_time = ?,
+				business_key = ?, attributes = ?, version = ?, write_id = ?, index_ts = ?, stale_keys = ?
+				WHERE namespace = ? AND run_id = ? IF write_id = ?`, append(args, r.Namespace, r.RunID, old.writeID)...)
+		} else {
+			q = s.query(ctx, `INSERT INTO {ks}.visibility (`+visibilityColumns+`, namespace, run_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`, append(args, r.Namespace, r.RunID)...)
+		}
+		applied, err := q.MapScanCAS(map[string]any{})
+		if err != nil {
+			if !outcomeUnknown(err) {
+				return fmt.Errorf("cassandra: upsert visibility of %s/%s: %w", r.Namespace, r.RunID, err)
+			}
+			if applied, err = s.resolveVisibility(ctx, r.Namespace, r.RunID, writeID, err); err != nil {
+				return fmt.Errorf("cassandra: upsert visibility of %s/%s: %w", r.Namespace, r.RunID, err)
+			}
+		}
+		if !applied {
+			continue
+		}
+		return s.writeIndex(ctx, &r, r.Namespace, r.RunID, ts, keys, del)
+	}
+	return fmt.Errorf("cassandra: upsert visibility of %s/%s: lost %d transactions to other writers", r.Namespace, r.RunID, maxVisibilityAttempts)
+}
+
+// resolveVisibility decides whether a record transaction whose outcome is
+// unknown was applied: a serial read completes or forecloses the
+// transaction in flight; it was applied if the row carries its write_id.
+// A deletion (writeID nil) was applied if the row is gone.
+func (s *Store) resolveVisibility(ctx context.Context, namespace, runID string, writeID gocql.UUID, cause error) (bool, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	row, found, err := s.readVisibility(rctx, namespace, runID, s.serial)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v; resolving it: %v", store.ErrOutcomeUnknown, cause, err)
+	}
+	if writeID == (gocql.UUID{}) {
+		return !found, nil
+	}
+	return found && row.writeID == writeID, nil
+}
+
+// indexConcurrency bounds the index writes of one update in flight.
+const indexConcurrency = 16
+
+// writeIndex writes the index rows keys of r and deletes the rows del of
+// the run, all at timestamp ts, and marks r's start day (r may be nil when
+// only deleting).
+func (s *Store) writeIndex(ctx context.Context, r *store.VisibilityRecord, namespace, runID string, ts int64, keys, del []indexKey) error {
+	type stmt struct {
+		cql  string
+		args []any
+	}
+	var stmts []stmt
+	if r != nil {
+		attrs := codec.Marshal(r.Attributes)
+		for _, k := range keys {
+			stmts = append(stmts, stmt{`INSERT INTO {ks}.visibility_index (namespace, kind, term, day, start_time, run_id,
+				workflow_id, type, status, close_time, business_key, attributes, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				[]any{namespace, k.Kind, k.Term, k.Day, k.Start, runID,
+					r.WorkflowID, r.Type, int(r.Status), store.UnixMilli(r.CloseTime), r.BusinessKey, attrs, r.Version}})
+		}
+		stmts = append(stmts, stmt{`INSERT INTO {ks}.visibility_days (namespace, day, seen) VALUES (?, ?, true)`,
+			[]any{namespace, dayOf(store.UnixMilli(r.StartTime))}})
+	}
+	for _, k := range del {
+		stmts = append(stmts, stmt{`DELETE FROM {ks}.visibility_index
+			WHERE namespace = ? AND kind = ? AND term = ? AND day = ? AND start_time = ? AND run_id = ?`,
+			[]any{namespace, k.Kind, k.Term, k.Day, k.Start, runID}})
+	}
+	errs := make([]error, len(stmts))
+	sem := make(chan struct{}, indexConcurrency)
+	var wg sync.WaitGroup
+	for i, st := range stmts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = s.query(ctx, st.cql, st.args...).WithTimestamp(ts).Exec()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("cassandra: index visibility of %s/%s: %w", namespace, runID, err)
+	}
+	return nil
+}
+
+// DeleteVisibility implements store.VisibilityStore. It deletes the run's
+// index rows first and then the record, conditioned on the record it read,
+// so that a failure leaves a record whose deletion can be retried.
+func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
+	if namespace == "" || runID == "" {
+		return store.InvalidArgument("run", "namespace and run id must be set")
+	}
+	cons := gocql.Consistency(0)
+	for range maxVisibilityAttempts {
+		old, found, err := s.readVisibility(ctx, namespace, runID, cons)
+		if err != nil || !found {
+			return err
+		}
+		cons = s.serial
+		ts := max(time.Now().UnixMicro(), old.indexTS+1)
+		del, _ := staleAfter(indexKeys(old.rec), old.stale, nil)
+		if err := s.writeIndex(ctx, nil, namespace, runID, ts, nil, del); err != nil {
+			return err
+		}
+		applied, err := s.query(ctx, `DELETE FROM {ks}.visibility WHERE namespace = ? AND run_id = ? IF write_id = ?`,
+			namespace, runID, old.writeID).MapScanCAS(map[string]any{})
+		if err != nil {
+			if !outcomeUnknown(err) {
+				return fmt.Errorf("cassandra: delete visibility of %s/%s: %w", namespace, runID, err)
+			}
+			if applied, err = s.resolveVisibility(ctx, namespace, runID, gocql.UUID{}, err); err != nil {
+				return fmt.Errorf("cassandra: delete visibility of %s/%s: %w", namespace, runID, err)
+			}
+		}
+		if applied {
+			return nil
+		}
+		// Updated in between: delete what the update indexed.
+	}
+	return fmt.Errorf("cassandra: delete visibility of %s/%s: lost %d transactions to other writers", namespace, runID, maxVisibilityAttempts)
+}
+
+// GetVisibility implements store.VisibilityStore.
+func (s *Store) GetVisibility(ctx context.Context, namespace, runID string) (store.VisibilityRecord, error) {
+	if namespace == "" || runID == "" {
+		return store.VisibilityRecord{}, store.InvalidArgument("run", "namespace and run id must be set")
+	}
+	row, found, err := s.readVisibility(ctx, namespace, runID, 0)
+	if err != nil {
+		return store.VisibilityRecord{}, err
+	}
+	if !found {
+		return store.VisibilityRecord{}, fmt.Errorf("%w: visibility of %s/%s", store.ErrNotFound, namespace, runID)
+	}
+	return row.rec, nil
+}
+
+// plan is how a filter is served: the index kind and terms whose
+// partitions are read (several terms are merged), and whether those alone
+// decide a match, so counting needs no rows.
+type plan struct {
+	kind  string
+	terms []string
+	exact bool
+}
+
+// planFor picks the index a filter reads: the most selective of its
+// fields, in the order workflow id, business key, an attribute, type,
+// statuses; all runs without any of them.
+func planFor(f store.RunFilter) plan {
+	fields := 0
+	for _, set := range []bool{f.WorkflowID != "", f.BusinessKey != "", f.Type != "", len(f.Statuses) > 0} {
+		if set {
+			fields++
+		}
+	}
+	fields += len(f.Attributes)
+	one := func(kind, t string, raw bool) plan {
+		return plan{kind: kind, terms: []string{t}, exact: raw && fields == 1}
+	}
+	switch {
+	case f.WorkflowID != "":
+		t, raw := term(f.WorkflowID)
+		return one(kindWorkflow, t, raw)
+	case f.BusinessKey != "":
+		t, raw := term(f.BusinessKey)
+		return one(kindBusinessKey, t, raw)
+	case len(f.Attributes) > 0:
+		names := make([]string, 0, len(f.Attributes))
+		for name := range f.Attributes {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		t, raw := attrTerm(names[0], f.Attributes[names[0]])
+		return one(kindAttr, t, raw)
+	case f.Type != "":
+		t, raw := term(f.Type)
+		return one(kindType, t, raw)
+	case len(f.Statuses) > 0:
+		p := plan{kind: kindStatus, exact: fields == 1}
+		for _, st := range f.Statuses {
+			if t := st.String(); !slices.Contains(p.terms, t) {
+				p.terms = append(p.terms, t)
+			}
+		}
+		return p
+	}
+	return plan{kind: kindAll, terms: []string{""}, exact: true}
+}
+
+// matches reports whether a record satisfies a filter, time range aside
+// (the reads bound it).
+func matches(f store.RunFilter, r store.VisibilityRecord) bool {
+	if f.WorkflowID != "" && r.WorkflowID != f.WorkflowID || f.Type != "" && r.Type != f.Type ||
+		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey {
+		return false
+	}
+	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) {
+		return false
+	}
+	for name, value := range f.Attributes {
+		if v, ok := r.Attributes[name]; !ok || v != value {
+			return false
+		}
+	}
+	return true
+}
+
+// bounds is the range of (start_time, run_id) a read covers: below upper
+// (exclusive), from lower (inclusive) on.
+type bounds struct {
+	hasUpper   bool
+	upperStart int64
+	upperRun   string
+	hasLower   bool
+	lowerStart int64
+}
+
+// runCursor is the position after a page: the last run listed. It is the
+// SQL backends' cursor, so tokens have one form.
+type runCursor struct {
+	Start int64  `json:"start"`
+	RunID string `json:"run"`
+}
+
+func boundsFor(f store.RunFilter, c *runCursor) bounds {
+	var b bounds
+	if !f.StartedBefore.IsZero() {
+		// start < before is (start, run) < (before, "").
+		b.hasUpper, b.upperStart = true, store.UnixMilli(f.StartedBefore)
+	}
+	if c != nil && (!b.hasUpper || c.Start < b.upperStart || c.Start == b.upperStart && c.RunID < b.upperRun) {
+		b.hasUpper, b.upperStart, b.upperRun = true, c.Start, c.RunID
+	}
+	if !f.StartedAfter.IsZero() {
+		b.hasLower, b.lowerStart = true, store.UnixMilli(f.StartedAfter)
+	}
+	return b
+}
+
+// empty reports whether no start time is in the bounds.
+func (b bounds) empty() bool {
+	return b.hasUpper && b.hasLower && (b.upperStart < b.lowerStart || b.upperStart == b.lowerStart && b.upperRun == "")
+}
+
+// covers reports whether the bounds hold every start time of a day.
+func (b bounds) covers(day int64) bool {
+	return (!b.hasLower || b.lowerStart <= day*dayMillis) && (!b.hasUpper || b.upperStart >= (day+1)*dayMillis)
+}
+
+// where returns the clustering restrictions of the bounds.
+func (b bounds) where() (string, []any) {
+	var cond string
+	var args []any
+	if b.hasUpper {
+		cond, args = cond+` AND (start_time, run_id) < (?, ?)`, append(args, b.upperStart, b.upperRun)
+	}
+	if b.hasLower {
+		cond, args = cond+` AND (start_time) >= (?)`, append(args, b.lowerStart)
+	}
+	return cond, args
+}
+
+// pruneAfter is how old a day's marker must be before a listing that finds
+// the day empty drops it: older than any index write still in flight.
+const pruneAfter = time.Hour
+
+// forDays calls fn with the days a plan reads within the bounds, newest
+// first, until fn returns false: the days of the namespace that have runs
+// for bucketed kinds, day 0 otherwise. fn reports whether the day's "all"
+// partition was read whole and found empty; such a day is dropped from
+// visibility_days.
+func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds, fn func(day int64) (more, empty bool, err error)) error {
+	if !bucketed(p.kind) {
+		_, _, err := fn(0)
+		return err
+	}
+	stmt := `SELECT day, WRITETIME(seen) FROM {ks}.visibility_days WHERE namespace = ?`
+	args := []any{namespace}
+	if b.hasUpper {
+		stmt, args = stmt+` AND day <= ?`, append(args, dayOf(b.upperStart))
+	}
+	if b.hasLower {
+		stmt, args = stmt+` AND day >= ?`, append(args, dayOf(b.lowerStart))
+	}
+	iter := s.query(ctx, stmt, args...).PageSize(1000).Iter()
+	var day, written int64
+	for iter.Scan(&day, &written) {
+		more, empty, err := fn(day)
+		if err != nil {
+			iter.Close()
+			return err
+		}
+		if empty && p.kind == kindAll && b.covers(day) {
+			s.pruneDay(ctx, namespace, day, written)
+		}
+		if !more {
+			break
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return fmt.Errorf("cassandra: read visibility days of %q: %w", namespace, err)
+	}
+	return nil
+}
+
+// pruneDay drops an empty day from visibility_days, at the timestamp of the
+// marker read, so that a day marked again since is kept. It is best
+// effort: a day left behind costs one empty read.
+func (s *Store) pruneDay(ctx context.Context, namespace string, day, written int64) {
+	if written >= time.Now().Add(-pruneAfter).UnixMicro() {
+		return
+	}
+	err := s.query(ctx, `DELETE FROM {ks}.visibility_days WHERE namespace = ? AND day = ?`, namespace, day).WithTimestamp(written).Exec()
+	if err != nil {
+		slog.WarnContext(ctx, "cassandra: drop empty visibility day", "namespace", namespace, "day", day, "err", err)
+	}
+}
+
+// indexIter reads one visibility_index partition in clustering order.
+type indexIter struct {
+	iter *gocql.Iter
+	cur  store.VisibilityRecord
+	ok   bool
+	err  error
+}
+
+func (s *Store) openIndex(ctx context.Context, namespace, kind, t string, day int64, b bounds, fetch int) *indexIter {
+	cond, args := b.where()
+	it := &indexIter{iter: s.query(ctx, `SELECT run_id, start_time, workflow_id, type, status, close_time, business_key, attributes, version
+		FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
+		append([]any{namespace, kind, t, day}, args...)...).PageSize(fetch).Iter()}
+	it.cur.Namespace = namespace
+	it.next()
+	return it
+}
+
+// next moves to the next row; ok is false at the end or on an error.
+func (it *indexIter) next() {
+	r := store.VisibilityRecord{Namespace: it.cur.Namespace}
+	var status int
+	var start, closed int64
+	var attrs []byte
+	it.ok = it.iter.Scan(&r.RunID, &start, &r.WorkflowID, &r.Type, &status, &closed, &r.BusinessKey, &attrs, &r.Version)
+	if !it.ok {
+		return
+	}
+	r.Status, r.StartTime, r.CloseTime = store.RunStatus(status), store.FromUnixMilli(start), store.FromUnixMilli(closed)
+	if err := codec.Unmarshal(attrs, &r.Attributes); err != nil {
+		it.ok, it.err = false, fmt.Errorf("attributes of %s: %w", r.RunID, err)
+		return
+	}
+	it.cur = r
+}
+
+func (it *indexIter) close() error {
+	if err := it.iter.Close(); err != nil {
+		return err
+	}
+	return it.err
+}
+
+// newer reports whether a lists before b: later start, then higher run id.
+func newer(a, b store.VisibilityRecord) bool {
+	if !a.StartTime.Equal(b.StartTime) {
+		return a.StartTime.After(b.StartTime)
+	}
+	return a.RunID > b.RunID
+}
+
+// scan calls fn with the records that match f within b, newest start
+// first, until fn returns false. fetch is the driver's page size.
+func (s *Store) scan(ctx context.Context, f store.RunFilter, p plan, b bounds, fetch int, fn func(store.VisibilityRecord) bool) error {
+	if b.empty() {
+		return nil
+	}
+	err := s.forDays(ctx, f.Namespace, p, b, func(day int64) (more, empty bool, err error) {
+		iters := make([]*indexIter, len(p.terms))
+		for i, t := range p.terms {
+			iters[i] = s.openIndex(ctx, f.Namespace, p.kind, t, day, b, fetch)
+		}
+		defer func() {
+			for _, it := range iters {
+				if cerr := it.close(); cerr != nil && err == nil {
+					err = cerr
+				}
+			}
+		}()
+		empty, more = true, true
+		for more {
+			// Merge the partitions: take the newest of their heads.
+			var best *indexIter
+			for _, it := range iters {
+				if it.ok && (best == nil || newer(it.cur, best.cur)) {
+					best = it
+				}
+			}
+			if best == nil {
+				break
+			}
+			// While an update moves a run from one status to another, both
+			// partitions may hold it for a moment: list it once, as the
+			// newer version.
+			r := best.cur
+			for _, it := range iters {
+				if it.ok && it.cur.RunID == r.RunID && it.cur.StartTime.Equal(r.StartTime) {
+					if it.cur.Version > r.Version {
+						r = it.cur
+					}
+					it.next()
+				}
+			}
+			empty = false
+			if matches(f, r) {
+				more = fn(r)
+			}
+		}
+		return more, empty, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cassandra: list runs of %q: %w", f.Namespace, err)
+	}
+	return nil
+}
+
+// countExact counts the rows of the plan's partitions within b without
+// reading them, for a plan whose terms decide a match alone.
+func (s *Store) countExact(ctx context.Context, namespace string, p plan, b bounds) (int64, error) {
+	if b.empty() {
+		return 0, nil
+	}
+	cond, args := b.where()
+	var total int64
+	err := s.forDays(ctx, namespace, p, b, func(day int64) (bool, bool, error) {
+		var inDay int64
+		for _, t := range p.terms {
+			var n int64
+			err := s.query(ctx, `SELECT COUNT(*) FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
+				append([]any{namespace, p.kind, t, day}, args...)...).Scan(&n)
+			if err != nil {
+				return false, false, err
+			}
+			inDay += n
+		}
+		total += inDay
+		return true, inDay == 0, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cassandra: count runs of %q: %w", namespace, err)
+	}
+	return total, nil
+}
+
+// ListRuns implements store.VisibilityStore: it reads the plan's
+// partitions newest first, keeps the records that match the whole filter
+// and stops one past the page, whose last record is the cursor.
+func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.RunPage, error) {
+	var page store.RunPage
+	if err := req.Validate(); err != nil {
+		return page, err
+	}
+	if err := s.namespaceExists(ctx, req.Namespace); err != nil {
+		return page, err
+	}
+	var cursor *runCursor
+	if len(req.PageToken) > 0 {
+		cursor = new(runCursor)
+		if err := codec.DecodeToken(req.PageToken, "runs", cursor); err != nil {
+			return page, err
+		}
+	}
+	size := store.PageSize(req.PageSize, 100)
+	err := s.scan(ctx, req.RunFilter, planFor(req.RunFilter), boundsFor(req.RunFilter, cursor), min(max(size+1, 100), 5000),
+		func(r store.VisibilityRecord) bool {
+			page.Runs = append(page.Runs, r)
+			return len(page.Runs) <= size
+		})
+	if err != nil {
+		return store.RunPage{}, err
+	}
+	if len(page.Runs) > size {
+		page.Runs = page.Runs[:size]
+		last := page.Runs[size-1]
+		page.NextPageToken = codec.EncodeToken("runs", runCursor{Start: store.UnixMilli(last.StartTime), RunID: last.RunID})
+	}
+	return page, nil
+}
+
+// CountRuns implements store.VisibilityStore. A filter that one index term
+// decides (namespace and time range only, one status set, one type, ...)
+// is counted by Cassandra; any other reads the rows and checks them.
+func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if err := f.Validate(); err != nil {
+		return 0, err
+	}
+	if err := s.namespaceExists(ctx, f.Namespace); err != nil {
+		return 0, err
+	}
+	p, b := planFor(f), boundsFor(f, nil)
+	if p.exact {
+		return s.countExact(ctx, f.Namespace, p, b)
+	}
+	var n int64
+	err := s.scan(ctx, f, p, b, 5000, func(store.VisibilityRecord) bool {
+		n++
+		return true
+	})
+	return n, err
+}
