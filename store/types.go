@@ -346,12 +346,9 @@ type Execution struct {
 type HistoryBlock struct {
 	FirstEventID int64
 	LastEventID  int64
-	// TxnID identifies the write attempt that produced the block: a task id
-	// of the writer's range, new for every attempt, so it grows across a
-	// run's attempts. A backend that writes blocks ahead of the conditional
-	// batch (Cassandra) keeps, for one first event id, the block with the
-	// highest TxnID; the engine therefore serializes the writes of a run and
-	// reloads the run after a failed write, as Cadence does.
+	// TxnID identifies the write that produced the block (a task id of the
+	// writer's range); the store keeps it with the block. Which block of a
+	// first event id is the committed one the store decides itself.
 	TxnID  int64
 	Events []byte
 }
