@@ -11,13 +11,14 @@ build:
 	go build -o bin/strand ./cmd/strand
 
 # Store benchmarks against SQLite, the private PostgreSQL server and the
-# private Cassandra node.
+# private Cassandra node, one package at a time (-p 1) so they do not share
+# the CPU.
 bench:
 	@if [ -z "$$STRAND_TEST_POSTGRES" ]; then scripts/postgres.sh start; fi
 	@if [ -z "$$STRAND_TEST_CASSANDRA" ]; then scripts/cassandra.sh start; fi
 	STRAND_TEST_POSTGRES="$${STRAND_TEST_POSTGRES:-$$(scripts/postgres.sh url)}" \
 	STRAND_TEST_CASSANDRA="$${STRAND_TEST_CASSANDRA:-$$(scripts/cassandra.sh url)}" \
-		go test -run '^$$' -bench . -benchtime $(BENCHTIME) ./store/...
+		go test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) ./store/...
 
 pg-start:
 	scripts/postgres.sh start
