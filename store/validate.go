@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -345,3 +346,10 @@ func InvalidPageToken(cause error) error {
 
 // Now is the store's clock reading: UTC at Precision.
 func Now() time.Time { return Time(time.Now()) }
+
+// BodySHA1 is the hex SHA-1 of the definition's body, the hash stored in
+// its SHA1 field (nFlow's definition_sha1).
+func (d Definition) BodySHA1() string {
+	sum := sha1.Sum(d.Body)
+	return hex.EncodeToString(sum[:])
+}

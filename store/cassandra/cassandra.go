@@ -16,7 +16,6 @@ package cassandra
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -267,12 +266,4 @@ func statements(body string) []string {
 		}
 	}
 	return out
-}
-
-// notFound maps the driver's not-found to the store's.
-func notFound(err error, what error, format string, args ...any) error {
-	if errors.Is(err, gocql.ErrNotFound) {
-		return fmt.Errorf("%w: %s", what, fmt.Sprintf(format, args...))
-	}
-	return err
 }

@@ -212,6 +212,11 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	if err != nil {
 		return err
 	}
+	// Document bytes as stored: written ahead, their size in the batch.
+	docs := make([][]byte, len(b.Documents))
+	for i, d := range b.Documents {
+		docs[i] = codec.Compress(d.Data, false)
+	}
 	for _, w := range b.Runs {
 		if w.Current == store.CurrentCreate || w.Current == store.CurrentReplace {
 			if err := s.namespaceExists(ctx, w.Execution.Namespace); err != nil {
@@ -226,7 +231,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	// Rows a request may replace because they expired: request id → expires_at.
 	expired := map[store.RequestKey]int64{}
 	for attempt := 0; ; attempt++ {
-		p, deleted, err := s.buildBatch(ctx, b, states, expired, now, commitID)
+		p, deleted, err := s.buildBatch(ctx, b, states, docs, expired, now, commitID)
 		if err != nil {
 			return err
 		}
@@ -234,7 +239,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 			return store.PayloadTooLarge("batch", p.bytes, s.maxBatch)
 		}
 		if attempt == 0 {
-			if err := s.writeAhead(ctx, b, commitID); err != nil {
+			if err := s.writeAhead(ctx, b, docs, commitID); err != nil {
 				return err
 			}
 		}
@@ -258,7 +263,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 
 // buildBatch turns a store batch into the statements of one conditional
 // batch and the conditions to explain a failure with.
-func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.EncodedExecution, expired map[store.RequestKey]int64, now time.Time, commitID gocql.UUID) (*pendingBatch, []store.RunKey, error) {
+func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.EncodedExecution, docs [][]byte, expired map[store.RequestKey]int64, now time.Time, commitID gocql.UUID) (*pendingBatch, []store.RunKey, error) {
 	p := &pendingBatch{}
 	shard := shardRow()
 	set, setArgs := "", []any{}
@@ -294,11 +299,11 @@ func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.E
 			append(k.args(b.ShardID), r.RunID, store.UnixMilli(r.CreatedAt), store.UnixMilli(r.ExpiresAt), ttl)...)
 		p.checks = append(p.checks, check{key: k, kind: checkRequest, req: r})
 	}
-	for _, d := range b.Documents {
+	for i, d := range b.Documents {
 		k := documentRow(d.Run, d.ID)
 		p.add(`INSERT INTO {ks}.executions (shard_id, type, namespace, workflow_id, run_id, visibility_ts, task_id,
 			size, stored_size, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			append(k.args(b.ShardID), int64(len(d.Data)), int64(len(codec.Compress(d.Data, false))), store.UnixMilli(now))...)
+			append(k.args(b.ShardID), int64(len(d.Data)), int64(len(docs[i])), store.UnixMilli(now))...)
 	}
 	for _, r := range b.CompleteTasks {
 		where, args := taskRangeWhere(b.ShardID, r)
@@ -371,7 +376,7 @@ func (s *Store) addRun(p *pendingBatch, shardID int32, w store.RunWrite, state c
 // batch that makes it visible: history blocks (invisible until the run's
 // next_event_id passes them) and document bytes (invisible until their
 // metadata row is committed).
-func (s *Store) writeAhead(ctx context.Context, b *store.Batch, commitID gocql.UUID) error {
+func (s *Store) writeAhead(ctx context.Context, b *store.Batch, docs [][]byte, commitID gocql.UUID) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(b.Runs)+len(b.Documents))
 	for i, w := range b.Runs {
@@ -398,7 +403,7 @@ func (s *Store) writeAhead(ctx context.Context, b *store.Batch, commitID gocql.U
 			defer wg.Done()
 			k := d.Run
 			err := s.query(ctx, `INSERT INTO {ks}.document_blobs (shard_id, namespace, workflow_id, run_id, id, data) VALUES (?, ?, ?, ?, ?, ?)`,
-				b.ShardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, codec.Compress(d.Data, false)).Exec()
+				b.ShardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, docs[i]).Exec()
 			if err != nil {
 				errs[len(b.Runs)+i] = fmt.Errorf("cassandra: write document %s of %s: %w", d.ID, k, err)
 			}
@@ -428,13 +433,13 @@ func (s *Store) execBatch(ctx context.Context, shardID int32, p *pendingBatch, c
 		// Not applied: read the conditions' rows to explain why.
 		return false, nil, nil
 	}
-	rows := map[string]map[string]any{}
 	if applied {
 		if iter != nil {
 			_ = iter.Close()
 		}
 		return true, nil, nil
 	}
+	rows := map[string]map[string]any{}
 	addRow := func(m map[string]any) {
 		if len(m) == 0 {
 			return
@@ -496,7 +501,7 @@ func (s *Store) explain(ctx context.Context, b *store.Batch, checks []check, row
 				return false, &store.ConditionFailedError{Run: c.run, Reason: fmt.Sprintf("current run is not %s", c.runID)}
 			}
 		case checkRunCreate:
-			if exists && row["db_version"] != nil && toInt64(row["db_version"]) != 0 {
+			if exists {
 				return false, &store.ConditionFailedError{Run: c.run, Reason: "run exists"}
 			}
 		case checkRunVersion:
@@ -629,10 +634,6 @@ func (s *Store) readRun(ctx context.Context, shardID int32, run store.RunKey) (n
 	return next, version, data, sum, nil
 }
 
-type historyCursor struct {
-	Next int64 `json:"next"`
-}
-
 // ReadHistory implements store.ExecutionStore. The run's row names the
 // committed block of each first event id (its history map, written by the
 // same conditional batch that advanced next_event_id); only those blocks
@@ -644,16 +645,14 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 		return page, err
 	}
 	from := max(req.FromEventID, 1)
-	var cur historyCursor
-	if len(req.PageToken) > 0 {
-		if err := codec.DecodeToken(req.PageToken, "history", &cur); err != nil {
-			return page, err
-		}
+	curNext, err := codec.DecodeHistoryToken(req.PageToken)
+	if err != nil {
+		return page, err
 	}
 	k := req.Run
 	var next, version int64
 	var committed map[int64]gocql.UUID
-	err := s.query(ctx, `SELECT next_event_id, db_version, history FROM {ks}.executions WHERE `+keyWhere, runRow(k).args(req.ShardID)...).
+	err = s.query(ctx, `SELECT next_event_id, db_version, history FROM {ks}.executions WHERE `+keyWhere, runRow(k).args(req.ShardID)...).
 		Scan(&next, &version, &committed)
 	if errors.Is(err, gocql.ErrNotFound) || (err == nil && version == 0) {
 		return page, fmt.Errorf("%w: run %s", store.ErrNotFound, k)
@@ -671,8 +670,8 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 	// The first block wanted: the cursor's, or the one holding from (the
 	// last starting at or before it).
 	i := 0
-	if cur.Next != 0 {
-		i, _ = slices.BinarySearch(firsts, cur.Next)
+	if curNext != 0 {
+		i, _ = slices.BinarySearch(firsts, curNext)
 	} else if j, found := slices.BinarySearch(firsts, from); found {
 		i = j
 	} else if j > 0 {
@@ -681,7 +680,7 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 	size := store.PageSize(req.PageSize, 100)
 	want := firsts[i:min(len(firsts), i+size)]
 	if i+size < len(firsts) {
-		page.NextPageToken = codec.EncodeToken("history", historyCursor{Next: firsts[i+size]})
+		page.NextPageToken = codec.EncodeHistoryToken(firsts[i+size])
 	}
 	if len(want) == 0 {
 		return page, nil
@@ -740,10 +739,8 @@ func (s *Store) ReadTasks(ctx context.Context, req store.ReadTasksRequest) (stor
 		return page, err
 	}
 	r := req.Range
-	if len(req.PageToken) > 0 {
-		if err := codec.DecodeToken(req.PageToken, "tasks", &r.Min); err != nil {
-			return page, err
-		}
+	if err := codec.DecodeTaskToken(req.PageToken, &r.Min); err != nil {
+		return page, err
 	}
 	size := store.PageSize(req.PageSize, 100)
 	where, args := taskRangeWhere(req.ShardID, r)
@@ -764,7 +761,7 @@ func (s *Store) ReadTasks(ctx context.Context, req store.ReadTasksRequest) (stor
 			t.Data = nil
 		}
 		if len(page.Tasks) == size {
-			page.NextPageToken = codec.EncodeToken("tasks", t.Key)
+			page.NextPageToken = codec.EncodeTaskToken(t.Key)
 			break
 		}
 		page.Tasks = append(page.Tasks, t)
@@ -808,17 +805,15 @@ func (s *Store) PurgeExpiredRequests(ctx context.Context, shardID int32, now tim
 		iter := s.query(ctx, `SELECT namespace, workflow_id, run_id, expires_at FROM {ks}.executions WHERE shard_id = ? AND type = ?`, shardID, typ).Iter()
 		var k rowKey
 		var expires int64
-		var stale []struct {
+		type staleRow struct {
 			key     rowKey
 			expires int64
 		}
+		var stale []staleRow
 		for iter.Scan(&k.namespace, &k.workflowID, &k.runID, &expires) {
 			if expires <= cutoff {
 				k.typ, k.ts, k.taskID = typ, placeholderTS, 0
-				stale = append(stale, struct {
-					key     rowKey
-					expires int64
-				}{k, expires})
+				stale = append(stale, staleRow{k, expires})
 			}
 		}
 		if err := iter.Close(); err != nil {

@@ -3,8 +3,6 @@ package cassandra
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -247,8 +245,7 @@ func (s *Store) PutDefinition(ctx context.Context, d store.Definition) (store.De
 	if err := d.Validate(s.limits); err != nil {
 		return d, err
 	}
-	sum := sha1.Sum(d.Body)
-	d.SHA1 = hex.EncodeToString(sum[:])
+	d.SHA1 = d.BodySHA1()
 	if err := s.query(ctx, `INSERT INTO {ks}.definition_types (bucket, type) VALUES (?, ?)`, listBucket, d.Type).Exec(); err != nil {
 		return d, fmt.Errorf("cassandra: put definition %q: list type: %w", d.Type, err)
 	}

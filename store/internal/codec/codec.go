@@ -192,3 +192,37 @@ func DecodeToken(token []byte, kind string, cursor any) error {
 	}
 	return nil
 }
+
+// historyCursor is where the next page of history starts.
+type historyCursor struct {
+	Next int64 `json:"next"`
+}
+
+// EncodeHistoryToken returns the token of a history page that starts at the
+// block whose first event id is next.
+func EncodeHistoryToken(next int64) []byte {
+	return EncodeToken("history", historyCursor{Next: next})
+}
+
+// DecodeHistoryToken returns the first event id a history token names; 0
+// for no token.
+func DecodeHistoryToken(token []byte) (int64, error) {
+	var c historyCursor
+	if len(token) == 0 {
+		return 0, nil
+	}
+	err := DecodeToken(token, "history", &c)
+	return c.Next, err
+}
+
+// EncodeTaskToken returns the token of a task page that starts at key k.
+func EncodeTaskToken(k store.TaskKey) []byte { return EncodeToken("tasks", k) }
+
+// DecodeTaskToken sets *k to the key a task token names; with no token it
+// leaves *k as it is (the range's own minimum).
+func DecodeTaskToken(token []byte, k *store.TaskKey) error {
+	if len(token) == 0 {
+		return nil
+	}
+	return DecodeToken(token, "tasks", k)
+}

@@ -363,10 +363,6 @@ func (s *Store) GetExecution(ctx context.Context, shardID int32, run store.RunKe
 	return codec.DecodeExecution(data, sum, run, next, version)
 }
 
-type historyCursor struct {
-	Next int64 `json:"next"`
-}
-
 // ReadHistory implements store.ExecutionStore.
 func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (store.HistoryPage, error) {
 	var page store.HistoryPage
@@ -374,11 +370,9 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 		return page, err
 	}
 	from := max(req.FromEventID, 1)
-	var cur historyCursor
-	if len(req.PageToken) > 0 {
-		if err := codec.DecodeToken(req.PageToken, "history", &cur); err != nil {
-			return page, err
-		}
+	curNext, err := codec.DecodeHistoryToken(req.PageToken)
+	if err != nil {
+		return page, err
 	}
 	size := store.PageSize(req.PageSize, 100)
 	k := req.Run
@@ -388,7 +382,7 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 		WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ? AND last_event_id >= ? AND first_event_id >= ?
 		AND last_event_id < (SELECT next_event_id FROM executions WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?)
 		ORDER BY first_event_id LIMIT ?`),
-		req.ShardID, k.Namespace, k.WorkflowID, k.RunID, from, cur.Next,
+		req.ShardID, k.Namespace, k.WorkflowID, k.RunID, from, curNext,
 		req.ShardID, k.Namespace, k.WorkflowID, k.RunID, size+1)
 	if err != nil {
 		return page, fmt.Errorf("%s: read history %s: %w", s.d.Name, k, err)
@@ -401,7 +395,7 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 			return page, fmt.Errorf("%s: read history %s: %w", s.d.Name, k, err)
 		}
 		if len(page.Blocks) == size {
-			page.NextPageToken = codec.EncodeToken("history", historyCursor{Next: h.FirstEventID})
+			page.NextPageToken = codec.EncodeHistoryToken(h.FirstEventID)
 			break
 		}
 		if h.Events, err = codec.Decompress(data); err != nil {
@@ -444,10 +438,8 @@ func (s *Store) ReadTasks(ctx context.Context, req store.ReadTasksRequest) (stor
 		return page, err
 	}
 	r := req.Range
-	if len(req.PageToken) > 0 {
-		if err := codec.DecodeToken(req.PageToken, "tasks", &r.Min); err != nil {
-			return page, err
-		}
+	if err := codec.DecodeTaskToken(req.PageToken, &r.Min); err != nil {
+		return page, err
 	}
 	size := store.PageSize(req.PageSize, 100)
 	where, args := taskRangeWhere(req.ShardID, r)
@@ -468,7 +460,7 @@ func (s *Store) ReadTasks(ctx context.Context, req store.ReadTasksRequest) (stor
 			t.Data = nil // empty reads back as nil on every backend
 		}
 		if len(page.Tasks) == size {
-			page.NextPageToken = codec.EncodeToken("tasks", t.Key)
+			page.NextPageToken = codec.EncodeTaskToken(t.Key)
 			break
 		}
 		page.Tasks = append(page.Tasks, t)

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/sha1"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -164,8 +162,7 @@ func (s *Store) PutDefinition(ctx context.Context, d store.Definition) (store.De
 	if err := d.Validate(s.limits); err != nil {
 		return d, err
 	}
-	sum := sha1.Sum(d.Body)
-	d.SHA1 = hex.EncodeToString(sum[:])
+	d.SHA1 = d.BodySHA1()
 	// Two writers may pick the same next version; the loser retries.
 	for range 5 {
 		want := d
