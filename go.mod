@@ -3,6 +3,8 @@ module github.com/strandhq/strand
 go 1.26.8
 
 require (
+	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
+	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.3
 	github.com/spf13/cobra v1.10.2
@@ -10,9 +12,7 @@ require (
 )
 
 require (
-	github.com/apache/cassandra-gocql-driver/v2 v2.1.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

@@ -1,0 +1,468 @@
+// Package api is the model shared by Strand's engine and everything that
+// talks to it: the Service interface that the embedded engine implements
+// (and that a remote client implements over HTTP), its requests and
+// responses, history events, workflow commands and the errors callers switch
+// on. Workflow and step code never imports it; package client, worker and
+// workflow wrap it.
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/strandhq/strand/store"
+)
+
+// DefaultNamespace is used when a request names none.
+const DefaultNamespace = "default"
+
+// DefaultQueue is used when a request names none.
+const DefaultQueue = "default"
+
+// Priorities run from PriorityHighest (1) to PriorityLowest (5), as in the
+// seeds' five levels; 0 means PriorityNormal.
+const (
+	PriorityHighest int8 = 1
+	PriorityHigh    int8 = 2
+	PriorityNormal  int8 = 3
+	PriorityLow     int8 = 4
+	PriorityLowest  int8 = 5
+)
+
+// Service is what a client and a worker need from Strand.
+type Service interface {
+	StartWorkflow(ctx context.Context, req StartRequest) (StartResponse, error)
+	SignalWorkflow(ctx context.Context, req SignalRequest) error
+	SignalWithStart(ctx context.Context, req SignalWithStartRequest) (StartResponse, error)
+	CancelWorkflow(ctx context.Context, req CancelRequest) error
+	TerminateWorkflow(ctx context.Context, req TerminateRequest) error
+	QueryWorkflow(ctx context.Context, req QueryRequest) ([]byte, error)
+	DescribeWorkflow(ctx context.Context, req RunRef) (Description, error)
+	// WaitResult blocks until the run closes or ctx ends; with FollowRuns
+	// it follows continue-as-new to the last run.
+	WaitResult(ctx context.Context, req ResultRequest) (Result, error)
+	ListWorkflows(ctx context.Context, req ListRequest) (ListResponse, error)
+	CountWorkflows(ctx context.Context, req ListRequest) (int64, error)
+	GetHistory(ctx context.Context, req HistoryRequest) (HistoryPage, error)
+
+	// PollWorkflowTask waits for a workflow task (or a query) of a queue;
+	// it returns nil when ctx ends first.
+	PollWorkflowTask(ctx context.Context, req PollRequest) (*WorkflowTask, error)
+	CompleteWorkflowTask(ctx context.Context, req CompleteWorkflowTaskRequest) (CompleteWorkflowTaskResponse, error)
+	FailWorkflowTask(ctx context.Context, req FailWorkflowTaskRequest) error
+	AnswerQuery(ctx context.Context, req QueryAnswer) error
+
+	// PollStepTask waits for a step task of a queue; nil when ctx ends first.
+	PollStepTask(ctx context.Context, req PollRequest) (*StepTask, error)
+	CompleteStep(ctx context.Context, req CompleteStepRequest) error
+	FailStep(ctx context.Context, req FailStepRequest) error
+	// HeartbeatStep records progress; it reports whether the step's run
+	// asked for the step to be canceled.
+	HeartbeatStep(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error)
+}
+
+// IDReusePolicy says whether a workflow id whose last run closed may start again.
+type IDReusePolicy int8
+
+// Id reuse policies. A running workflow id is never started twice, except
+// that TerminateIfRunning terminates the running one first.
+const (
+	// AllowDuplicate starts a new run after any closed one (the default).
+	AllowDuplicate IDReusePolicy = iota
+	// AllowDuplicateFailedOnly starts a new run only if the last one did not
+	// complete (failed, canceled, terminated or timed out).
+	AllowDuplicateFailedOnly
+	// RejectDuplicate never starts a second run of a workflow id.
+	RejectDuplicate
+	// TerminateIfRunning terminates a running run and starts the new one.
+	TerminateIfRunning
+)
+
+// StartRequest starts a workflow run.
+type StartRequest struct {
+	Namespace    string `json:"namespace,omitempty"`
+	WorkflowID   string `json:"workflow_id"`
+	WorkflowType string `json:"workflow_type"`
+	Input        []byte `json:"input,omitempty"`
+	Queue        string `json:"queue,omitempty"`
+	Priority     int8   `json:"priority,omitempty"`
+	// RequestID makes a retried start idempotent: the same id returns the
+	// run it started.
+	RequestID   string            `json:"request_id,omitempty"`
+	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
+	StartDelay  time.Duration     `json:"start_delay,omitempty"`
+	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
+	Memo        map[string][]byte `json:"memo,omitempty"`
+	BusinessKey string            `json:"business_key,omitempty"`
+	Attributes  map[string]string `json:"attributes,omitempty"`
+	Identity    string            `json:"identity,omitempty"`
+}
+
+// StartResponse names the run a start created (or found, for a repeated
+// request id).
+type StartResponse struct {
+	RunID   string `json:"run_id"`
+	Started bool   `json:"started"`
+}
+
+// RunRef names a run; an empty RunID means the workflow id's current run.
+type RunRef struct {
+	Namespace  string `json:"namespace,omitempty"`
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id,omitempty"`
+}
+
+// SignalRequest sends a signal to a run.
+type SignalRequest struct {
+	RunRef
+	Name      string `json:"name"`
+	Input     []byte `json:"input,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Identity  string `json:"identity,omitempty"`
+}
+
+// SignalWithStartRequest signals a workflow, starting it first if it is not running.
+type SignalWithStartRequest struct {
+	Start       StartRequest `json:"start"`
+	SignalName  string       `json:"signal_name"`
+	SignalInput []byte       `json:"signal_input,omitempty"`
+}
+
+// CancelRequest asks a run to cancel; the workflow decides how to wind down.
+type CancelRequest struct {
+	RunRef
+	Reason    string `json:"reason,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Identity  string `json:"identity,omitempty"`
+}
+
+// TerminateRequest closes a run at once, without running workflow code.
+type TerminateRequest struct {
+	RunRef
+	Reason   string `json:"reason,omitempty"`
+	Identity string `json:"identity,omitempty"`
+}
+
+// QueryRequest asks a run's query handler for a value.
+type QueryRequest struct {
+	RunRef
+	Name  string `json:"name"`
+	Input []byte `json:"input,omitempty"`
+}
+
+// ResultRequest waits for a run's result.
+type ResultRequest struct {
+	RunRef
+	FollowRuns bool `json:"follow_runs,omitempty"`
+}
+
+// Result is how a run closed.
+type Result struct {
+	RunID  string          `json:"run_id"`
+	Status store.RunStatus `json:"status"`
+	Output []byte          `json:"output,omitempty"`
+	// Failure is set for every status but completed and continued-as-new.
+	Failure *Failure `json:"failure,omitempty"`
+	// NextRunID is set for continued-as-new.
+	NextRunID string `json:"next_run_id,omitempty"`
+}
+
+// Description is what describe shows of a run.
+type Description struct {
+	Namespace    string            `json:"namespace"`
+	WorkflowID   string            `json:"workflow_id"`
+	RunID        string            `json:"run_id"`
+	WorkflowType string            `json:"workflow_type"`
+	Status       store.RunStatus   `json:"status"`
+	Queue        string            `json:"queue"`
+	StartTime    time.Time         `json:"start_time"`
+	CloseTime    time.Time         `json:"close_time,omitzero"`
+	NextEventID  int64             `json:"next_event_id"`
+	BusinessKey  string            `json:"business_key,omitempty"`
+	Attributes   map[string]string `json:"attributes,omitempty"`
+	Memo         map[string][]byte `json:"memo,omitempty"`
+	Parent       *store.RunKey     `json:"parent,omitempty"`
+	Steps        []PendingStep     `json:"pending_steps,omitempty"`
+	Timers       []PendingTimer    `json:"pending_timers,omitempty"`
+	Children     []PendingChild    `json:"pending_children,omitempty"`
+	// WorkflowTaskFailure is set while the run waits for a worker that can
+	// replay it (a non-determinism error, a panic).
+	WorkflowTaskFailure *Failure `json:"workflow_task_failure,omitempty"`
+}
+
+// PendingStep is a step that has not closed.
+type PendingStep struct {
+	Seq           int64     `json:"seq"`
+	Name          string    `json:"name"`
+	State         string    `json:"state"` // scheduled, started, backoff
+	Attempt       int32     `json:"attempt"`
+	ScheduledTime time.Time `json:"scheduled_time"`
+	StartedTime   time.Time `json:"started_time,omitzero"`
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	LastFailure   string    `json:"last_failure,omitempty"`
+}
+
+// PendingTimer is a timer that has not fired.
+type PendingTimer struct {
+	Seq      int64     `json:"seq"`
+	FireTime time.Time `json:"fire_time"`
+}
+
+// PendingChild is a child workflow that has not closed.
+type PendingChild struct {
+	Seq          int64  `json:"seq"`
+	WorkflowID   string `json:"workflow_id"`
+	RunID        string `json:"run_id,omitempty"`
+	WorkflowType string `json:"workflow_type"`
+}
+
+// ListRequest filters runs.
+type ListRequest struct {
+	Namespace     string            `json:"namespace,omitempty"`
+	WorkflowID    string            `json:"workflow_id,omitempty"`
+	WorkflowType  string            `json:"workflow_type,omitempty"`
+	Statuses      []store.RunStatus `json:"statuses,omitempty"`
+	StartedAfter  time.Time         `json:"started_after,omitzero"`
+	StartedBefore time.Time         `json:"started_before,omitzero"`
+	BusinessKey   string            `json:"business_key,omitempty"`
+	Attributes    map[string]string `json:"attributes,omitempty"`
+	PageSize      int               `json:"page_size,omitempty"`
+	PageToken     []byte            `json:"page_token,omitempty"`
+}
+
+// ListResponse is a page of runs.
+type ListResponse struct {
+	Runs          []store.VisibilityRecord `json:"runs"`
+	NextPageToken []byte                   `json:"next_page_token,omitempty"`
+}
+
+// HistoryRequest reads a run's history in pages.
+type HistoryRequest struct {
+	RunRef
+	FromEventID int64  `json:"from_event_id,omitempty"`
+	PageSize    int    `json:"page_size,omitempty"` // events, roughly; 0 means 1000
+	PageToken   []byte `json:"page_token,omitempty"`
+	// Resolve replaces document references by the documents' bytes.
+	Resolve bool `json:"resolve,omitempty"`
+}
+
+// HistoryPage is a page of events.
+type HistoryPage struct {
+	Events        []Event `json:"events"`
+	NextPageToken []byte  `json:"next_page_token,omitempty"`
+}
+
+// PollRequest asks for a task of a queue.
+type PollRequest struct {
+	Namespace string `json:"namespace,omitempty"`
+	Queue     string `json:"queue,omitempty"`
+	Identity  string `json:"identity,omitempty"`
+}
+
+// WorkflowTask asks a worker to advance a run (or to answer a query).
+type WorkflowTask struct {
+	Token        []byte       `json:"token"`
+	Run          store.RunKey `json:"run"`
+	WorkflowType string       `json:"workflow_type"`
+	// PrevEventID is the last event the worker's copy of the run must have
+	// seen; a worker whose copy is elsewhere replays history up to it.
+	PrevEventID int64 `json:"prev_event_id"`
+	// Events are the new inputs, from PrevEventID+1 on.
+	Events []Event `json:"events,omitempty"`
+	// Query, when set, makes this a query task: answer it with AnswerQuery
+	// from the state at PrevEventID, without commands.
+	Query *QueryRequest `json:"query,omitempty"`
+	// Time is the workflow's deterministic "now" for this task.
+	Time time.Time `json:"time"`
+}
+
+// CommandType names a workflow command.
+type CommandType string
+
+// Commands a workflow task returns.
+const (
+	CommandScheduleStep   CommandType = "ScheduleStep"
+	CommandCancelStep     CommandType = "CancelStep"
+	CommandStartTimer     CommandType = "StartTimer"
+	CommandCancelTimer    CommandType = "CancelTimer"
+	CommandStartChild     CommandType = "StartChild"
+	CommandSignalExternal CommandType = "SignalExternal"
+	CommandCancelExternal CommandType = "CancelExternal"
+	CommandSideEffect     CommandType = "SideEffect"
+	CommandComplete       CommandType = "CompleteWorkflow"
+	CommandFail           CommandType = "FailWorkflow"
+	CommandCancel         CommandType = "CancelWorkflow"
+	CommandContinueAsNew  CommandType = "ContinueAsNew"
+)
+
+// EventType is the event a command is recorded as.
+func (c CommandType) EventType() EventType {
+	switch c {
+	case CommandScheduleStep:
+		return EventStepScheduled
+	case CommandCancelStep:
+		return EventStepCancelScheduled
+	case CommandStartTimer:
+		return EventTimerStarted
+	case CommandCancelTimer:
+		return EventTimerCanceled
+	case CommandStartChild:
+		return EventChildInitiated
+	case CommandSignalExternal:
+		return EventSignalExternal
+	case CommandCancelExternal:
+		return EventCancelExternal
+	case CommandSideEffect:
+		return EventSideEffect
+	case CommandComplete:
+		return EventWorkflowCompleted
+	case CommandFail:
+		return EventWorkflowFailed
+	case CommandCancel:
+		return EventWorkflowCanceled
+	case CommandContinueAsNew:
+		return EventWorkflowContinuedAsNew
+	}
+	return ""
+}
+
+// Command is one decision of a workflow task.
+type Command struct {
+	Type CommandType `json:"type"`
+	// Seq identifies the step, timer, child, side effect or external
+	// request; CancelStep and CancelTimer name the Seq they cancel.
+	Seq int64 `json:"seq,omitempty"`
+	// Name is the step name, the child's workflow type, the signal name, or
+	// the workflow type to continue as.
+	Name    string        `json:"name,omitempty"`
+	Payload []byte        `json:"payload,omitempty"`
+	Failure *Failure      `json:"failure,omitempty"`
+	Step    *StepOptions  `json:"step,omitempty"`
+	Timer   time.Duration `json:"timer,omitempty"`
+	Child   *ChildOptions `json:"child,omitempty"`
+	Target  *Target       `json:"target,omitempty"`
+	// ContinueAsNew carries the new run's queue and timeout.
+	ContinueAsNew *ChildOptions `json:"continue_as_new,omitempty"`
+}
+
+// StepOptions are a step's queue, priority, timeouts and retry policy.
+type StepOptions struct {
+	Queue           string        `json:"queue,omitempty"`
+	Priority        int8          `json:"priority,omitempty"`
+	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
+	StartToClose    time.Duration `json:"start_to_close,omitempty"`
+	ScheduleToClose time.Duration `json:"schedule_to_close,omitempty"`
+	Heartbeat       time.Duration `json:"heartbeat,omitempty"`
+	Retry           *RetryPolicy  `json:"retry,omitempty"`
+}
+
+// RetryPolicy says how a failed step is retried.
+type RetryPolicy struct {
+	InitialInterval    time.Duration `json:"initial_interval,omitempty"`
+	BackoffCoefficient float64       `json:"backoff_coefficient,omitempty"`
+	MaximumInterval    time.Duration `json:"maximum_interval,omitempty"`
+	// MaximumAttempts bounds the attempts; 0 means unlimited, 1 no retry.
+	MaximumAttempts   int32    `json:"maximum_attempts,omitempty"`
+	NonRetryableTypes []string `json:"non_retryable_types,omitempty"`
+}
+
+// ParentClosePolicy says what happens to a running child when its parent closes.
+type ParentClosePolicy int8
+
+// Parent-close policies.
+const (
+	// ParentCloseTerminate terminates the child (the default).
+	ParentCloseTerminate ParentClosePolicy = iota
+	// ParentCloseRequestCancel asks the child to cancel.
+	ParentCloseRequestCancel
+	// ParentCloseAbandon leaves the child running.
+	ParentCloseAbandon
+)
+
+// ChildOptions describe a child workflow (or a continued-as-new run).
+type ChildOptions struct {
+	Namespace   string            `json:"namespace,omitempty"`
+	WorkflowID  string            `json:"workflow_id,omitempty"`
+	Queue       string            `json:"queue,omitempty"`
+	Priority    int8              `json:"priority,omitempty"`
+	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
+	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
+	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
+	Memo        map[string][]byte `json:"memo,omitempty"`
+	BusinessKey string            `json:"business_key,omitempty"`
+	Attributes  map[string]string `json:"attributes,omitempty"`
+}
+
+// CompleteWorkflowTaskRequest returns a workflow task's commands.
+type CompleteWorkflowTaskRequest struct {
+	Token    []byte    `json:"token"`
+	Commands []Command `json:"commands"`
+	Identity string    `json:"identity,omitempty"`
+}
+
+// CompleteWorkflowTaskResponse says where the run's history stands after the
+// task's commands were recorded.
+type CompleteWorkflowTaskResponse struct {
+	// LastEventID is the id of the task's last command event: the worker's
+	// copy of the run is now there.
+	LastEventID int64 `json:"last_event_id"`
+}
+
+// FailWorkflowTaskRequest reports a workflow task the worker could not
+// complete (non-determinism, a panic). The run waits and the task is
+// retried later; the run itself does not fail.
+type FailWorkflowTaskRequest struct {
+	Token    []byte   `json:"token"`
+	Failure  *Failure `json:"failure"`
+	Identity string   `json:"identity,omitempty"`
+}
+
+// QueryAnswer answers a query task.
+type QueryAnswer struct {
+	Token   []byte   `json:"token"`
+	Result  []byte   `json:"result,omitempty"`
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// StepTask asks a worker to run one attempt of a step.
+type StepTask struct {
+	Token        []byte       `json:"token"`
+	Run          store.RunKey `json:"run"`
+	WorkflowType string       `json:"workflow_type"`
+	Seq          int64        `json:"seq"`
+	Name         string       `json:"name"`
+	Input        []byte       `json:"input,omitempty"`
+	Attempt      int32        `json:"attempt"`
+	// IdempotencyKey is the same for every attempt of the step.
+	IdempotencyKey   string        `json:"idempotency_key"`
+	ScheduledTime    time.Time     `json:"scheduled_time"`
+	StartedTime      time.Time     `json:"started_time"`
+	Deadline         time.Time     `json:"deadline,omitzero"`
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	HeartbeatDetails []byte        `json:"heartbeat_details,omitempty"`
+}
+
+// CompleteStepRequest returns a step's result.
+type CompleteStepRequest struct {
+	Token    []byte `json:"token"`
+	Result   []byte `json:"result,omitempty"`
+	Identity string `json:"identity,omitempty"`
+}
+
+// FailStepRequest reports a failed attempt; the engine retries it by policy.
+type FailStepRequest struct {
+	Token    []byte   `json:"token"`
+	Failure  *Failure `json:"failure"`
+	Identity string   `json:"identity,omitempty"`
+}
+
+// HeartbeatRequest records a running step's progress.
+type HeartbeatRequest struct {
+	Token   []byte `json:"token"`
+	Details []byte `json:"details,omitempty"`
+}
+
+// HeartbeatResponse tells a step whether to stop.
+type HeartbeatResponse struct {
+	CancelRequested bool `json:"cancel_requested"`
+}

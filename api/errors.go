@@ -1,0 +1,293 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strandhq/strand/store"
+)
+
+// Errors a caller switches on with errors.Is.
+var (
+	// ErrAlreadyStarted: the workflow id has a run the id reuse policy does
+	// not allow to start again. *AlreadyStartedError carries it.
+	ErrAlreadyStarted = errors.New("workflow already started")
+	// ErrNotFound: no such workflow, run or (for history) event.
+	ErrNotFound = errors.New("workflow not found")
+	// ErrRunClosed: the run is closed and cannot take the request.
+	ErrRunClosed = errors.New("workflow run already closed")
+	// ErrCanceled: the run (or a step, or a child) was canceled.
+	ErrCanceled = errors.New("canceled")
+	// ErrTerminated: the run was terminated.
+	ErrTerminated = errors.New("terminated")
+	// ErrTimedOut: a run, step or child ran out of time. *TimeoutError says which.
+	ErrTimedOut = errors.New("timed out")
+	// ErrStepFailed: a step failed for good. *StepError carries it.
+	ErrStepFailed = errors.New("step failed")
+	// ErrChildFailed: a child workflow did not complete. *ChildError carries it.
+	ErrChildFailed = errors.New("child workflow failed")
+	// ErrNonDeterminism: replaying a run issued other commands than its
+	// history holds. *NonDeterminismError carries it.
+	ErrNonDeterminism = errors.New("non-determinism")
+	// ErrQueryFailed: the query handler failed or does not exist.
+	ErrQueryFailed = errors.New("query failed")
+	// ErrInvalidArgument: the request is malformed; nothing changed.
+	// *store.InvalidArgumentError names the field.
+	ErrInvalidArgument = store.ErrInvalidArgument
+	// ErrNamespaceNotFound: the request names a namespace that does not exist.
+	ErrNamespaceNotFound = store.ErrNamespaceNotFound
+	// ErrTaskNotFound: a task token names a task that is no longer open
+	// (it timed out, was retried or completed already).
+	ErrTaskNotFound = errors.New("task not found")
+	// ErrCorruptHistory: a history block does not decode or has a gap.
+	ErrCorruptHistory = errors.New("corrupt history")
+	// ErrUnavailable: the engine cannot serve the request now (it is
+	// stopping, or it does not own the workflow's shard); retry later.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// InvalidArgument returns an error naming the field at fault; it matches
+// ErrInvalidArgument.
+func InvalidArgument(field, format string, args ...any) error {
+	return store.InvalidArgument(field, format, args...)
+}
+
+// AlreadyStartedError names the run that blocked a start.
+type AlreadyStartedError struct {
+	WorkflowID string
+	RunID      string
+}
+
+func (e *AlreadyStartedError) Error() string {
+	return fmt.Sprintf("workflow %s already started (run %s)", e.WorkflowID, e.RunID)
+}
+
+// Unwrap returns ErrAlreadyStarted.
+func (e *AlreadyStartedError) Unwrap() error { return ErrAlreadyStarted }
+
+// Failure kinds.
+const (
+	KindApplication    = "application"
+	KindStep           = "step"
+	KindChild          = "child"
+	KindTimeout        = "timeout"
+	KindCanceled       = "canceled"
+	KindTerminated     = "terminated"
+	KindNonDeterminism = "nondeterminism"
+	KindPanic          = "panic"
+)
+
+// Failure is an error as it travels between processes and sits in history:
+// a kind, a type name, a message and a cause chain.
+type Failure struct {
+	Kind    string `json:"kind"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message"`
+	// NonRetryable stops a step's retries regardless of its policy.
+	NonRetryable bool `json:"non_retryable,omitempty"`
+	// Step, Seq and Attempt locate a step failure; WorkflowID and RunID a
+	// child failure.
+	Step       string   `json:"step,omitempty"`
+	Seq        int64    `json:"seq,omitempty"`
+	Attempt    int32    `json:"attempt,omitempty"`
+	WorkflowID string   `json:"workflow_id,omitempty"`
+	RunID      string   `json:"run_id,omitempty"`
+	Details    []byte   `json:"details,omitempty"`
+	Cause      *Failure `json:"cause,omitempty"`
+}
+
+func (f *Failure) Error() string {
+	if f == nil {
+		return "<nil>"
+	}
+	return f.Err().Error()
+}
+
+// Err turns a failure back into the Go error a caller switches on.
+func (f *Failure) Err() error {
+	if f == nil {
+		return nil
+	}
+	var cause error
+	if f.Cause != nil {
+		cause = f.Cause.Err()
+	}
+	switch f.Kind {
+	case KindStep:
+		return &StepError{Step: f.Step, Seq: f.Seq, Attempt: f.Attempt, Cause: cause}
+	case KindChild:
+		return &ChildError{WorkflowID: f.WorkflowID, RunID: f.RunID, Cause: cause}
+	case KindTimeout:
+		return &TimeoutError{What: f.Type, Details: f.Details, Cause: cause}
+	case KindCanceled:
+		return &CanceledError{Reason: f.Message}
+	case KindTerminated:
+		return &TerminatedError{Reason: f.Message}
+	case KindNonDeterminism:
+		return &NonDeterminismError{Message: f.Message}
+	case KindPanic:
+		return &PanicError{Message: f.Message, Stack: string(f.Details)}
+	}
+	return &ApplicationError{Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable, Details: f.Details, Cause: cause}
+}
+
+// FailureOf encodes err for the wire and for history.
+func FailureOf(err error) *Failure {
+	if err == nil {
+		return nil
+	}
+	var (
+		app   *ApplicationError
+		step  *StepError
+		child *ChildError
+		to    *TimeoutError
+		can   *CanceledError
+		term  *TerminatedError
+		nd    *NonDeterminismError
+		pe    *PanicError
+	)
+	switch {
+	case errors.As(err, &step):
+		return &Failure{Kind: KindStep, Message: step.Error(), Step: step.Step, Seq: step.Seq, Attempt: step.Attempt, Cause: FailureOf(step.Cause)}
+	case errors.As(err, &child):
+		return &Failure{Kind: KindChild, Message: child.Error(), WorkflowID: child.WorkflowID, RunID: child.RunID, Cause: FailureOf(child.Cause)}
+	case errors.As(err, &to):
+		return &Failure{Kind: KindTimeout, Type: to.What, Message: to.Error(), Details: to.Details, Cause: FailureOf(to.Cause)}
+	case errors.As(err, &can):
+		return &Failure{Kind: KindCanceled, Message: can.Reason}
+	case errors.Is(err, ErrCanceled):
+		return &Failure{Kind: KindCanceled, Message: err.Error()}
+	case errors.As(err, &term):
+		return &Failure{Kind: KindTerminated, Message: term.Reason}
+	case errors.As(err, &nd):
+		return &Failure{Kind: KindNonDeterminism, Message: nd.Message}
+	case errors.As(err, &pe):
+		return &Failure{Kind: KindPanic, Message: pe.Message, Details: []byte(pe.Stack)}
+	case errors.As(err, &app):
+		return &Failure{Kind: KindApplication, Type: app.Type, Message: app.Message, NonRetryable: app.NonRetryable, Details: app.Details, Cause: FailureOf(app.Cause)}
+	}
+	return &Failure{Kind: KindApplication, Type: typeName(err), Message: err.Error()}
+}
+
+// typeName is the name a retry policy's non-retryable types match: the Go
+// type of the innermost wrapped error, without its package's path.
+func typeName(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	name := fmt.Sprintf("%T", err)
+	return name
+}
+
+// ApplicationError is an error raised by workflow or step code. Type is
+// what a retry policy's NonRetryableTypes match.
+type ApplicationError struct {
+	Type         string
+	Message      string
+	NonRetryable bool
+	Details      []byte
+	Cause        error
+}
+
+func (e *ApplicationError) Error() string {
+	if e.Cause != nil {
+		return e.Message + ": " + e.Cause.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the cause.
+func (e *ApplicationError) Unwrap() error { return e.Cause }
+
+// StepError is how a workflow sees a step that failed for good: the step,
+// its last attempt and the cause (the step's error or a *TimeoutError).
+type StepError struct {
+	Step    string
+	Seq     int64
+	Attempt int32
+	Cause   error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %s (#%d) failed after attempt %d: %v", e.Step, e.Seq, e.Attempt, e.Cause)
+}
+
+// Unwrap returns the cause and ErrStepFailed.
+func (e *StepError) Unwrap() []error { return []error{ErrStepFailed, e.Cause} }
+
+// ChildError is how a parent sees a child workflow that did not complete.
+type ChildError struct {
+	WorkflowID string
+	RunID      string
+	Cause      error
+}
+
+func (e *ChildError) Error() string {
+	return fmt.Sprintf("child workflow %s (run %s): %v", e.WorkflowID, e.RunID, e.Cause)
+}
+
+// Unwrap returns the cause and ErrChildFailed.
+func (e *ChildError) Unwrap() []error { return []error{ErrChildFailed, e.Cause} }
+
+// Timeout kinds (TimeoutError.What).
+const (
+	TimeoutScheduleToStart = "schedule_to_start"
+	TimeoutStartToClose    = "start_to_close"
+	TimeoutScheduleToClose = "schedule_to_close"
+	TimeoutHeartbeat       = "heartbeat"
+	TimeoutRun             = "run"
+)
+
+// TimeoutError says which timeout fired; Details are a step's last
+// heartbeat details.
+type TimeoutError struct {
+	What    string
+	Details []byte
+	Cause   error
+}
+
+func (e *TimeoutError) Error() string { return e.What + " timeout" }
+
+// Unwrap returns ErrTimedOut.
+func (e *TimeoutError) Unwrap() []error { return []error{ErrTimedOut, e.Cause} }
+
+// CanceledError is a cancellation with its reason.
+type CanceledError struct{ Reason string }
+
+func (e *CanceledError) Error() string {
+	if e.Reason == "" {
+		return "canceled"
+	}
+	return "canceled: " + e.Reason
+}
+
+// Unwrap returns ErrCanceled.
+func (e *CanceledError) Unwrap() error { return ErrCanceled }
+
+// TerminatedError is a termination with its reason.
+type TerminatedError struct{ Reason string }
+
+func (e *TerminatedError) Error() string { return "terminated: " + e.Reason }
+
+// Unwrap returns ErrTerminated.
+func (e *TerminatedError) Unwrap() error { return ErrTerminated }
+
+// NonDeterminismError names the mismatch between a replay and history.
+type NonDeterminismError struct{ Message string }
+
+func (e *NonDeterminismError) Error() string { return "non-determinism: " + e.Message }
+
+// Unwrap returns ErrNonDeterminism.
+func (e *NonDeterminismError) Unwrap() error { return ErrNonDeterminism }
+
+// PanicError is a panic in workflow or step code.
+type PanicError struct {
+	Message string
+	Stack   string
+}
+
+func (e *PanicError) Error() string { return "panic: " + e.Message }

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/strandhq/strand/store"
+)
+
+// EventType names what happened in a run.
+type EventType string
+
+// Event types. Inputs are delivered to the workflow; command events record
+// what the workflow decided and are matched against its commands on replay;
+// audit events are kept for people and ignored by replay.
+const (
+	// Inputs.
+	EventWorkflowStarted         EventType = "WorkflowStarted"
+	EventStepCompleted           EventType = "StepCompleted"
+	EventStepFailed              EventType = "StepFailed"
+	EventStepTimedOut            EventType = "StepTimedOut"
+	EventStepCanceled            EventType = "StepCanceled"
+	EventTimerFired              EventType = "TimerFired"
+	EventSignalReceived          EventType = "SignalReceived"
+	EventCancelRequested         EventType = "CancelRequested"
+	EventChildStarted            EventType = "ChildStarted"
+	EventChildStartFailed        EventType = "ChildStartFailed"
+	EventChildClosed             EventType = "ChildClosed"
+	EventExternalSignaled        EventType = "ExternalSignaled"
+	EventExternalCancelRequested EventType = "ExternalCancelRequested"
+
+	// Marks the point where the workflow code ran; its command events follow.
+	EventWorkflowTaskCompleted EventType = "WorkflowTaskCompleted"
+
+	// Command events.
+	EventStepScheduled          EventType = "StepScheduled"
+	EventStepCancelScheduled    EventType = "StepCancelScheduled"
+	EventTimerStarted           EventType = "TimerStarted"
+	EventTimerCanceled          EventType = "TimerCanceled"
+	EventChildInitiated         EventType = "ChildInitiated"
+	EventSignalExternal         EventType = "SignalExternalInitiated"
+	EventCancelExternal         EventType = "CancelExternalInitiated"
+	EventSideEffect             EventType = "SideEffectRecorded"
+	EventWorkflowCompleted      EventType = "WorkflowCompleted"
+	EventWorkflowFailed         EventType = "WorkflowFailed"
+	EventWorkflowCanceled       EventType = "WorkflowCanceled"
+	EventWorkflowContinuedAsNew EventType = "WorkflowContinuedAsNew"
+
+	// Closes the run without the workflow deciding it.
+	EventWorkflowTerminated EventType = "WorkflowTerminated"
+	EventWorkflowTimedOut   EventType = "WorkflowTimedOut"
+
+	// Audit only.
+	EventWorkflowTaskFailed EventType = "WorkflowTaskFailed"
+	EventStepAttemptFailed  EventType = "StepAttemptFailed"
+)
+
+// Event is one entry of a run's history: the audit trail a person reads and
+// what a worker replays. One flat shape serves every type; each type uses the
+// fields its doc names.
+type Event struct {
+	ID   int64     `json:"id"`
+	Type EventType `json:"type"`
+	Time time.Time `json:"time"`
+	// Seq is the workflow's sequence number of the command the event belongs
+	// to (a step, timer, child, side effect, external signal or cancel).
+	Seq int64 `json:"seq,omitempty"`
+	// Name is the step name, the child's or the run's workflow type, the
+	// signal name or the timer's name.
+	Name    string `json:"name,omitempty"`
+	Attempt int32  `json:"attempt,omitempty"`
+	// Payload is the input, result, signal value or side-effect value.
+	Payload store.Payload `json:"payload,omitzero"`
+	Failure *Failure      `json:"failure,omitempty"`
+	// Reason says why (terminate, cancel, timeout kind, task failure cause).
+	Reason string `json:"reason,omitempty"`
+	// Identity is the worker or caller that caused the event.
+	Identity string `json:"identity,omitempty"`
+
+	Step   *StepOptions `json:"step,omitempty"`
+	Timer  *TimerAttrs  `json:"timer,omitempty"`
+	Child  *ChildAttrs  `json:"child,omitempty"`
+	Start  *StartAttrs  `json:"start,omitempty"`
+	Target *Target      `json:"target,omitempty"`
+}
+
+// TimerAttrs describe a user timer.
+type TimerAttrs struct {
+	Duration time.Duration `json:"duration"`
+	FireTime time.Time     `json:"fire_time"`
+}
+
+// Target names another workflow a command acts on.
+type Target struct {
+	Namespace  string `json:"namespace,omitempty"`
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id,omitempty"`
+}
+
+// ChildAttrs describe a child workflow.
+type ChildAttrs struct {
+	Options ChildOptions `json:"options"`
+	RunID   string       `json:"run_id,omitempty"`
+	Status  string       `json:"status,omitempty"`
+}
+
+// StartAttrs describe how a run started.
+type StartAttrs struct {
+	Queue         string            `json:"queue,omitempty"`
+	Priority      int8              `json:"priority,omitempty"`
+	RunTimeout    time.Duration     `json:"run_timeout,omitempty"`
+	Parent        *store.RunKey     `json:"parent,omitempty"`
+	ParentSeq     int64             `json:"parent_seq,omitempty"`
+	ContinuedFrom string            `json:"continued_from,omitempty"`
+	BusinessKey   string            `json:"business_key,omitempty"`
+	Memo          map[string][]byte `json:"memo,omitempty"`
+	Attributes    map[string]string `json:"attributes,omitempty"`
+	RequestID     string            `json:"request_id,omitempty"`
+	Attempt       int32             `json:"attempt,omitempty"`
+}
+
+// IsInput reports whether replay delivers the event to the workflow.
+func (t EventType) IsInput() bool {
+	switch t {
+	case EventWorkflowStarted, EventStepCompleted, EventStepFailed, EventStepTimedOut, EventStepCanceled,
+		EventTimerFired, EventSignalReceived, EventCancelRequested, EventChildStarted, EventChildStartFailed,
+		EventChildClosed, EventExternalSignaled, EventExternalCancelRequested:
+		return true
+	}
+	return false
+}
+
+// IsCommand reports whether the event records a workflow command.
+func (t EventType) IsCommand() bool {
+	switch t {
+	case EventStepScheduled, EventStepCancelScheduled, EventTimerStarted, EventTimerCanceled, EventChildInitiated,
+		EventSignalExternal, EventCancelExternal, EventSideEffect, EventWorkflowCompleted, EventWorkflowFailed,
+		EventWorkflowCanceled, EventWorkflowContinuedAsNew:
+		return true
+	}
+	return false
+}
+
+// Summary is one line of the audit trail: time, type, what and how it went.
+func (e Event) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%5d  %s  %-24s", e.ID, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Type)
+	if e.Seq != 0 {
+		fmt.Fprintf(&b, " #%d", e.Seq)
+	}
+	if e.Name != "" {
+		fmt.Fprintf(&b, " %s", e.Name)
+	}
+	if e.Attempt != 0 {
+		fmt.Fprintf(&b, " attempt=%d", e.Attempt)
+	}
+	if e.Timer != nil {
+		fmt.Fprintf(&b, " fires=%s", e.Timer.FireTime.UTC().Format(time.RFC3339Nano))
+	}
+	if e.Child != nil {
+		fmt.Fprintf(&b, " child=%s", e.Child.Options.WorkflowID)
+		if e.Child.RunID != "" {
+			fmt.Fprintf(&b, "/%s", e.Child.RunID)
+		}
+		if e.Child.Status != "" {
+			fmt.Fprintf(&b, " status=%s", e.Child.Status)
+		}
+	}
+	if e.Target != nil {
+		fmt.Fprintf(&b, " target=%s", e.Target.WorkflowID)
+	}
+	if e.Payload.Doc != nil {
+		fmt.Fprintf(&b, " payload=document(%d bytes)", e.Payload.Doc.Size)
+	} else if len(e.Payload.Data) > 0 {
+		fmt.Fprintf(&b, " payload=%s", abbreviate(e.Payload.Data, 60))
+	}
+	if e.Failure != nil {
+		fmt.Fprintf(&b, " failure=%q", abbreviate([]byte(e.Failure.Error()), 120))
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, " reason=%q", e.Reason)
+	}
+	return b.String()
+}
+
+func abbreviate(p []byte, n int) string {
+	if len(p) <= n {
+		return string(p)
+	}
+	return string(p[:n]) + fmt.Sprintf("…(%d bytes)", len(p))
+}
+
+// EncodeEvents is the stored form of one history block.
+func EncodeEvents(events []Event) ([]byte, error) {
+	b, err := json.Marshal(events)
+	if err != nil {
+		return nil, fmt.Errorf("api: encode events: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeEvents decodes a history block and checks that its event ids are
+// first..last without a gap.
+func DecodeEvents(data []byte, first, last int64) ([]Event, error) {
+	var events []Event
+	if err := json.Unmarshal(data, &events); err != nil {
+		return nil, fmt.Errorf("%w: history block %d-%d: %v", ErrCorruptHistory, first, last, err)
+	}
+	if int64(len(events)) != last-first+1 {
+		return nil, fmt.Errorf("%w: history block %d-%d holds %d events", ErrCorruptHistory, first, last, len(events))
+	}
+	for i, e := range events {
+		if e.ID != first+int64(i) {
+			return nil, fmt.Errorf("%w: history block %d-%d: event %d has id %d", ErrCorruptHistory, first, last, i, e.ID)
+		}
+		if e.Type == "" {
+			return nil, fmt.Errorf("%w: history block %d-%d: event %d has no type", ErrCorruptHistory, first, last, e.ID)
+		}
+	}
+	return events, nil
+}

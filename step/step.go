@@ -1,0 +1,70 @@
+// Package step is what step (activity) code uses besides its
+// context.Context: its attempt, its idempotency key and heartbeats.
+//
+// A step is a Go function
+//
+//	func(ctx context.Context, in I) (O, error)
+//
+// registered on a worker. It runs at least once: after a crash or a
+// timeout it runs again, with the same IdempotencyKey and a higher Attempt.
+package step
+
+import (
+	"context"
+	"time"
+
+	"github.com/strandhq/strand/store"
+)
+
+// Info describes the attempt of a step that is running.
+type Info struct {
+	Run          store.RunKey
+	WorkflowType string
+	Name         string
+	Seq          int64
+	// Attempt counts from 1.
+	Attempt int32
+	// IdempotencyKey is the same for every attempt of this step.
+	IdempotencyKey string
+	ScheduledTime  time.Time
+	StartedTime    time.Time
+	Deadline       time.Time
+	// HeartbeatDetails are the last details a previous attempt recorded.
+	HeartbeatDetails []byte
+}
+
+// Runtime is what the worker puts in a step's context.
+type Runtime interface {
+	Info() Info
+	Heartbeat(ctx context.Context, details any) error
+}
+
+type key struct{}
+
+// WithRuntime returns ctx carrying r; workers call it.
+func WithRuntime(ctx context.Context, r Runtime) context.Context {
+	return context.WithValue(ctx, key{}, r)
+}
+
+func runtimeOf(ctx context.Context) Runtime {
+	r, _ := ctx.Value(key{}).(Runtime)
+	return r
+}
+
+// GetInfo returns the running step's description; the zero Info outside a step.
+func GetInfo(ctx context.Context) Info {
+	if r := runtimeOf(ctx); r != nil {
+		return r.Info()
+	}
+	return Info{}
+}
+
+// Heartbeat records progress. A step with a heartbeat timeout must call it
+// within that timeout. When the workflow asked the step to stop, ctx is
+// canceled soon after.
+func Heartbeat(ctx context.Context, details any) error {
+	if r := runtimeOf(ctx); r != nil {
+		return r.Heartbeat(ctx, details)
+	}
+	return nil
+}

@@ -1,0 +1,412 @@
+// Package worker runs workflow and step code: it polls a queue of a Strand
+// service (the embedded engine, or a server), executes the tasks it gets and
+// reports their outcomes.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/internal/sdk"
+	"github.com/strandhq/strand/step"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/workflow"
+)
+
+// Options configure a worker.
+type Options struct {
+	// Namespace and Queue are where the worker polls; defaults "default".
+	Namespace string
+	Queue     string
+	// Identity names the worker in history; default host:pid.
+	Identity string
+	// WorkflowPollers and StepPollers are the concurrent polls (default 2
+	// and 4); MaxConcurrentSteps bounds running steps (default 200).
+	WorkflowPollers    int
+	StepPollers        int
+	MaxConcurrentSteps int
+	// CacheSize is how many runs the worker keeps in memory between tasks
+	// (default 10000); a run not cached is rebuilt by replaying history.
+	CacheSize int
+	Logger    *slog.Logger
+}
+
+// Worker executes the workflows and steps registered on it.
+type Worker struct {
+	svc       api.Service
+	opts      Options
+	log       *slog.Logger
+	workflows map[string]sdk.WorkflowFunc
+	steps     map[string]stepFunc
+	cache     *cache
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	stepsWG sync.WaitGroup
+}
+
+type stepFunc func(ctx context.Context, input []byte) ([]byte, error)
+
+// New returns a worker of svc; register code on it, then Start it.
+func New(svc api.Service, opts Options) *Worker {
+	if opts.Namespace == "" {
+		opts.Namespace = api.DefaultNamespace
+	}
+	if opts.Queue == "" {
+		opts.Queue = api.DefaultQueue
+	}
+	if opts.Identity == "" {
+		host, _ := os.Hostname()
+		opts.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if opts.WorkflowPollers <= 0 {
+		opts.WorkflowPollers = 2
+	}
+	if opts.StepPollers <= 0 {
+		opts.StepPollers = 4
+	}
+	if opts.MaxConcurrentSteps <= 0 {
+		opts.MaxConcurrentSteps = 200
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 10000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Worker{
+		svc: svc, opts: opts, log: opts.Logger.With("queue", opts.Queue, "worker", opts.Identity),
+		workflows: map[string]sdk.WorkflowFunc{}, steps: map[string]stepFunc{},
+		cache: newCache(opts.CacheSize),
+	}
+}
+
+// RegisterWorkflow registers wf under its function name.
+func RegisterWorkflow[I, O any](w *Worker, wf func(workflow.Context, I) (O, error)) {
+	RegisterWorkflowNamed(w, sdk.FuncName(wf), wf)
+}
+
+// RegisterWorkflowNamed registers wf under name.
+func RegisterWorkflowNamed[I, O any](w *Worker, name string, wf func(workflow.Context, I) (O, error)) {
+	w.workflows[name] = func(ctx sdk.Context, input []byte) ([]byte, error) {
+		var in I
+		if err := sdk.Decode(input, &in); err != nil {
+			return nil, &api.ApplicationError{Type: "DecodeError", Message: err.Error(), NonRetryable: true}
+		}
+		out, err := wf(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return sdk.Encode(out)
+	}
+}
+
+// RegisterStep registers a step under its function name.
+func RegisterStep[I, O any](w *Worker, fn func(context.Context, I) (O, error)) {
+	RegisterStepNamed(w, sdk.FuncName(fn), fn)
+}
+
+// RegisterStepNamed registers a step under name.
+func RegisterStepNamed[I, O any](w *Worker, name string, fn func(context.Context, I) (O, error)) {
+	w.steps[name] = func(ctx context.Context, input []byte) ([]byte, error) {
+		var in I
+		if err := sdk.Decode(input, &in); err != nil {
+			return nil, &api.ApplicationError{Type: "DecodeError", Message: err.Error(), NonRetryable: true}
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return sdk.Encode(out)
+	}
+}
+
+// Start starts polling. The worker runs until Stop.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel != nil {
+		return errors.New("worker: already started")
+	}
+	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if len(w.workflows) > 0 {
+		for range w.opts.WorkflowPollers {
+			w.wg.Go(func() { w.pollWorkflows(ctx) })
+		}
+	}
+	if len(w.steps) > 0 {
+		sem := make(chan struct{}, w.opts.MaxConcurrentSteps)
+		for range w.opts.StepPollers {
+			w.wg.Go(func() { w.pollSteps(ctx, sem) })
+		}
+	}
+	return nil
+}
+
+// Stop stops polling, waits for running steps and workflow tasks to finish
+// and drops the cached runs.
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	cancel := w.cancel
+	w.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	w.wg.Wait()
+	w.stepsWG.Wait()
+	w.cache.clear()
+}
+
+func (w *Worker) pollWorkflows(ctx context.Context) {
+	backoff := newBackoff()
+	for ctx.Err() == nil {
+		t, err := w.svc.PollWorkflowTask(ctx, api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("poll workflow task", "err", err)
+				backoff.wait(ctx)
+			}
+			continue
+		}
+		backoff.reset()
+		if t != nil {
+			w.handleWorkflowTask(ctx, t)
+		}
+	}
+}
+
+func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
+	backoff := newBackoff()
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		t, err := w.svc.PollStepTask(ctx, api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity})
+		if err != nil || t == nil {
+			<-sem
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				w.log.Warn("poll step task", "err", err)
+				backoff.wait(ctx)
+			}
+			continue
+		}
+		backoff.reset()
+		w.stepsWG.Go(func() {
+			defer func() { <-sem }()
+			w.runStep(t)
+		})
+	}
+}
+
+// runStep runs one attempt of a step. It is not canceled by Stop: a step
+// that started finishes and reports.
+func (w *Worker) runStep(t *api.StepTask) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if !t.Deadline.IsZero() {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithDeadline(ctx, t.Deadline)
+		defer c2()
+	}
+	rt := &stepRuntime{w: w, t: t, cancel: cancel}
+	ctx = step.WithRuntime(ctx, rt)
+	fn := w.steps[t.Name]
+	var (
+		out []byte
+		err error
+	)
+	if fn == nil {
+		err = &api.ApplicationError{Type: "StepNotRegistered", Message: fmt.Sprintf("step %q is not registered on worker %s", t.Name, w.opts.Identity)}
+	} else {
+		out, err = callStep(ctx, fn, t.Input)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer rcancel()
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &api.TimeoutError{What: api.TimeoutStartToClose}
+		}
+		err = w.svc.FailStep(rctx, api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity})
+	} else {
+		err = w.svc.CompleteStep(rctx, api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity})
+	}
+	if err != nil && !errors.Is(err, api.ErrTaskNotFound) {
+		w.log.Warn("report step", "step", t.Name, "run", t.Run.String(), "err", err)
+	}
+}
+
+func callStep(ctx context.Context, fn stepFunc, input []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &api.PanicError{Message: fmt.Sprint(r), Stack: string(debug.Stack())}
+		}
+	}()
+	return fn(ctx, input)
+}
+
+type stepRuntime struct {
+	w      *Worker
+	t      *api.StepTask
+	cancel context.CancelFunc
+}
+
+func (r *stepRuntime) Info() step.Info {
+	return step.Info{
+		Run: r.t.Run, WorkflowType: r.t.WorkflowType, Name: r.t.Name, Seq: r.t.Seq, Attempt: r.t.Attempt,
+		IdempotencyKey: r.t.IdempotencyKey, ScheduledTime: r.t.ScheduledTime, StartedTime: r.t.StartedTime,
+		Deadline: r.t.Deadline, HeartbeatDetails: r.t.HeartbeatDetails,
+	}
+}
+
+func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
+	p, err := sdk.Encode(details)
+	if err != nil {
+		return err
+	}
+	resp, err := r.w.svc.HeartbeatStep(ctx, api.HeartbeatRequest{Token: r.t.Token, Details: p})
+	if err != nil {
+		if errors.Is(err, api.ErrTaskNotFound) {
+			r.cancel() // the attempt timed out or the step closed: stop
+		}
+		return err
+	}
+	if resp.CancelRequested {
+		r.cancel()
+	}
+	return nil
+}
+
+// handleWorkflowTask advances a run (or answers a query) with its cached
+// instance, replaying history first when the cache misses.
+func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
+	e := w.cache.lock(t.Run)
+	defer w.cache.unlock(e)
+	if t.Query != nil {
+		w.answerQuery(ctx, e, t)
+		return
+	}
+	fail := func(err error) {
+		e.drop()
+		if ferr := w.svc.FailWorkflowTask(ctx, api.FailWorkflowTaskRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}); ferr != nil && ctx.Err() == nil {
+			w.log.Warn("fail workflow task", "run", t.Run.String(), "err", ferr)
+		}
+	}
+	if e.inst == nil || e.inst.LastEventID != t.PrevEventID {
+		e.drop()
+		inst, err := w.rebuild(ctx, t.Run, t.WorkflowType, t.PrevEventID)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("replay workflow", "run", t.Run.String(), "err", err)
+				fail(err)
+			}
+			return
+		}
+		e.inst = inst
+	}
+	cmds, err := e.inst.Execute(t.Events, t.Time)
+	if err != nil {
+		w.log.Error("workflow task failed", "run", t.Run.String(), "err", err)
+		fail(err)
+		return
+	}
+	resp, err := w.svc.CompleteWorkflowTask(ctx, api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity})
+	if err != nil {
+		e.drop()
+		if ctx.Err() == nil && !errors.Is(err, api.ErrTaskNotFound) {
+			w.log.Warn("complete workflow task", "run", t.Run.String(), "err", err)
+		}
+		return
+	}
+	e.inst.LastEventID = resp.LastEventID
+	if e.inst.Closed() {
+		e.drop()
+	}
+}
+
+func (w *Worker) answerQuery(ctx context.Context, e *entry, t *api.WorkflowTask) {
+	inst := e.inst
+	if inst == nil || inst.LastEventID != t.PrevEventID {
+		var err error
+		inst, err = w.rebuild(ctx, t.Run, t.WorkflowType, t.PrevEventID)
+		if err != nil {
+			w.svc.AnswerQuery(ctx, api.QueryAnswer{Token: t.Token, Failure: api.FailureOf(err)})
+			return
+		}
+		defer inst.Close()
+	}
+	out, err := inst.Query(t.Query.Name, t.Query.Input)
+	ans := api.QueryAnswer{Token: t.Token, Result: out}
+	if err != nil {
+		ans.Failure = api.FailureOf(err)
+	}
+	if err := w.svc.AnswerQuery(ctx, ans); err != nil && ctx.Err() == nil {
+		w.log.Warn("answer query", "run", t.Run.String(), "err", err)
+	}
+}
+
+// rebuild replays a run's history up to upTo into a new instance.
+func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo int64) (*sdk.Instance, error) {
+	fn := w.workflows[typ]
+	if fn == nil {
+		return nil, &api.ApplicationError{Type: "WorkflowNotRegistered", Message: fmt.Sprintf("workflow %q is not registered on worker %s", typ, w.opts.Identity)}
+	}
+	inst := sdk.NewInstance(sdk.Info{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID, WorkflowType: typ}, fn, w.log)
+	var history []api.Event
+	var token []byte
+	for upTo > 0 {
+		page, err := w.svc.GetHistory(ctx, api.HistoryRequest{
+			RunRef: api.RunRef{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID},
+			PageToken: token, Resolve: true,
+		})
+		if err != nil {
+			inst.Close()
+			return nil, fmt.Errorf("worker: read history of %s: %w", run, err)
+		}
+		for _, ev := range page.Events {
+			if ev.ID <= upTo {
+				history = append(history, ev)
+			}
+		}
+		token = page.NextPageToken
+		if len(token) == 0 || (len(page.Events) > 0 && page.Events[len(page.Events)-1].ID >= upTo) {
+			break
+		}
+	}
+	if err := inst.Replay(history); err != nil {
+		inst.Close()
+		return nil, err
+	}
+	if inst.LastEventID != upTo {
+		inst.Close()
+		return nil, fmt.Errorf("worker: history of %s ends at event %d, task expects %d", run, inst.LastEventID, upTo)
+	}
+	return inst, nil
+}
+
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
+func (b *backoff) reset()  { b.d = 50 * time.Millisecond }
+func (b *backoff) wait(ctx context.Context) {
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	b.d = min(b.d*2, 5*time.Second)
+}

@@ -1,0 +1,193 @@
+// Package workflow is what workflow code uses: durable steps, timers,
+// signals, child workflows, selectors and deterministic helpers.
+//
+// A workflow is a Go function
+//
+//	func(ctx workflow.Context, in I) (O, error)
+//
+// registered on a worker. Strand records every decision it makes, and after
+// a crash replays the function against that record to rebuild its state, so
+// a workflow must be deterministic: it takes time from Now, randomness from
+// Rand or UUID, runs goroutines with Go, waits with Sleep, futures, channels
+// and selectors, and does everything that touches the world in steps.
+package workflow
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/internal/sdk"
+)
+
+// Context is a workflow's deterministic context.
+type Context = sdk.Context
+
+// CancelFunc cancels a context.
+type CancelFunc = sdk.CancelFunc
+
+// Future is the result of an asynchronous workflow call.
+type Future[T any] = sdk.Future[T]
+
+// ChildFuture is a child workflow's result, with its start.
+type ChildFuture[O any] = sdk.ChildFuture[O]
+
+// ReceiveChannel is the receiving end of a channel.
+type ReceiveChannel[T any] = sdk.ReceiveChannel[T]
+
+// Channel is a channel between workflow goroutines.
+type Channel[T any] = sdk.Channel[T]
+
+// Selector waits for the first ready future or channel.
+type Selector = sdk.Selector
+
+// Info describes the running workflow.
+type Info = sdk.Info
+
+// StepOptions are a step's queue, priority, timeouts and retry policy.
+type StepOptions = api.StepOptions
+
+// RetryPolicy says how a failed step is retried.
+type RetryPolicy = api.RetryPolicy
+
+// ChildOptions describe a child workflow.
+type ChildOptions = api.ChildOptions
+
+// Target names another workflow.
+type Target = api.Target
+
+// ContinueAsNewError closes the run and starts the workflow again with new
+// input and fresh history; return it from the workflow function.
+type ContinueAsNewError = sdk.ContinueAsNewError
+
+// Parent-close policies for ChildOptions.ParentClose.
+const (
+	ParentCloseTerminate     = api.ParentCloseTerminate
+	ParentCloseRequestCancel = api.ParentCloseRequestCancel
+	ParentCloseAbandon       = api.ParentCloseAbandon
+)
+
+// Priorities for steps and children.
+const (
+	PriorityHighest = api.PriorityHighest
+	PriorityHigh    = api.PriorityHigh
+	PriorityNormal  = api.PriorityNormal
+	PriorityLow     = api.PriorityLow
+	PriorityLowest  = api.PriorityLowest
+)
+
+// ExecuteStep schedules step with input in and returns the future of its
+// result. The step is registered on a worker under its function name.
+func ExecuteStep[I, O any](ctx Context, opts StepOptions, step func(context.Context, I) (O, error), in I) Future[O] {
+	return sdk.ExecuteStep[O](ctx, opts, sdk.FuncName(step), in)
+}
+
+// ExecuteStepByName schedules a step registered under name.
+func ExecuteStepByName[O any](ctx Context, opts StepOptions, name string, in any) Future[O] {
+	return sdk.ExecuteStep[O](ctx, opts, name, in)
+}
+
+// ExecuteChild starts a child workflow and returns the future of its result.
+func ExecuteChild[I, O any](ctx Context, opts ChildOptions, wf func(Context, I) (O, error), in I) ChildFuture[O] {
+	return sdk.ExecuteChild[O](ctx, opts, sdk.FuncName(wf), in)
+}
+
+// ExecuteChildByName starts a child workflow registered under name.
+func ExecuteChildByName[O any](ctx Context, opts ChildOptions, workflowType string, in any) ChildFuture[O] {
+	return sdk.ExecuteChild[O](ctx, opts, workflowType, in)
+}
+
+// NewTimer returns a future that is ready after d.
+func NewTimer(ctx Context, d time.Duration) Future[struct{}] { return sdk.NewTimer(ctx, d) }
+
+// Sleep waits d durably: a restart in between does not shorten or repeat it.
+func Sleep(ctx Context, d time.Duration) error { return sdk.Sleep(ctx, d) }
+
+// GetSignalChannel returns the channel of signals named name; signals sent
+// before the workflow asked for them wait in it.
+func GetSignalChannel[T any](ctx Context, name string) ReceiveChannel[T] {
+	return sdk.GetSignalChannel[T](ctx, name)
+}
+
+// NewChannel returns a channel between workflow goroutines.
+func NewChannel[T any](ctx Context, capacity int) Channel[T] { return sdk.NewChannel[T](ctx, capacity) }
+
+// NewFuture returns a future and the function that settles it.
+func NewFuture[T any](ctx Context) (Future[T], func(T, error)) { return sdk.NewFuture[T](ctx) }
+
+// NewSelector returns an empty selector.
+func NewSelector(ctx Context) *Selector { return sdk.NewSelector(ctx) }
+
+// AddReceive adds a channel case to a selector.
+func AddReceive[T any](s *Selector, ch ReceiveChannel[T], fn func(ch ReceiveChannel[T])) *Selector {
+	return sdk.AddReceive(s, ch, fn)
+}
+
+// Go runs fn as a workflow goroutine.
+func Go(ctx Context, fn func(ctx Context)) { sdk.Go(ctx, fn) }
+
+// Await blocks until cond holds or ctx is canceled.
+func Await(ctx Context, cond func() bool) error { return sdk.Await(ctx, cond) }
+
+// SignalExternal signals another workflow.
+func SignalExternal(ctx Context, target Target, name string, in any) Future[struct{}] {
+	return sdk.SignalExternal(ctx, target, name, in)
+}
+
+// CancelExternal asks another workflow to cancel.
+func CancelExternal(ctx Context, target Target) Future[struct{}] { return sdk.CancelExternal(ctx, target) }
+
+// SideEffect runs fn once and replays its recorded result.
+func SideEffect[T any](ctx Context, fn func() T) T { return sdk.SideEffect(ctx, fn) }
+
+// Now is the workflow's deterministic time.
+func Now(ctx Context) time.Time { return sdk.Now(ctx) }
+
+// Rand is a random source that replays identically.
+func Rand(ctx Context) *rand.Rand { return sdk.Rand(ctx) }
+
+// UUID returns a random UUID that replays identically.
+func UUID(ctx Context) string { return sdk.UUID(ctx) }
+
+// SetQueryHandler answers queries named name with fn.
+func SetQueryHandler[I, O any](ctx Context, name string, fn func(I) (O, error)) {
+	sdk.SetQueryHandler(ctx, name, fn)
+}
+
+// GetInfo describes the running workflow.
+func GetInfo(ctx Context) Info { return sdk.GetInfo(ctx) }
+
+// Logger returns a logger that is quiet during replay.
+func Logger(ctx Context) *slog.Logger { return sdk.Logger(ctx) }
+
+// IsReplaying reports whether the workflow is replaying history.
+func IsReplaying(ctx Context) bool { return sdk.IsReplaying(ctx) }
+
+// WithCancel returns a child context and its cancel function.
+func WithCancel(ctx Context) (Context, CancelFunc) { return sdk.WithCancel(ctx) }
+
+// WithValue returns a child context carrying val under key.
+func WithValue(ctx Context, key, val any) Context { return sdk.WithValue(ctx, key, val) }
+
+// NewDisconnectedContext returns a context that a cancellation of ctx does
+// not reach, for clean-up after a cancel.
+func NewDisconnectedContext(ctx Context) Context { return sdk.NewDisconnectedContext(ctx) }
+
+// NewContinueAsNewError returns the error that continues the workflow as
+// wf with input in.
+func NewContinueAsNewError[I, O any](ctx Context, wf func(Context, I) (O, error), in I) error {
+	p, err := sdk.Encode(in)
+	if err != nil {
+		return err
+	}
+	info := sdk.GetInfo(ctx)
+	return &sdk.ContinueAsNewError{WorkflowType: sdk.FuncName(wf), Input: p, Options: api.ChildOptions{Queue: info.Queue}}
+}
+
+// NewError returns an application error of a type that retry policies can
+// name; nonRetryable stops retries at once.
+func NewError(typ, message string, nonRetryable bool) error {
+	return &api.ApplicationError{Type: typ, Message: message, NonRetryable: nonRetryable}
+}
