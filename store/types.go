@@ -257,6 +257,10 @@ type StepInfo struct {
 	LastFailure      string        `json:"last_failure,omitempty"`
 	Worker           string        `json:"worker,omitempty"`
 	TimerTasks       int32         `json:"timer_bits,omitempty"`
+	// CancelRequested says the workflow asked the step to stop.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// RetryAt is when the next attempt is dispatched, while it backs off.
+	RetryAt time.Time `json:"retry_at,omitzero"`
 }
 
 // TimerInfo is a pending user timer.
@@ -339,6 +343,35 @@ type Execution struct {
 	BufferedEvents     [][]byte                    `json:"buffered,omitempty"`
 	Variables          map[string]Payload          `json:"vars,omitempty"`
 	VersionHistories   []byte                      `json:"version_histories,omitempty"`
+	// Task is the run's workflow task: where the workflow code stands in
+	// history and whether it has inputs to process.
+	Task WorkflowTaskInfo `json:"task,omitzero"`
+	// Outcome is how a closed run ended.
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
+
+// WorkflowTaskInfo is the state of a run's workflow task (Cadence's
+// decision fields).
+type WorkflowTaskInfo struct {
+	// LastEventID is the last event the workflow code has processed: the
+	// last command event of its last completed task.
+	LastEventID int64 `json:"last_event_id,omitempty"`
+	// Pending says inputs after LastEventID wait for the workflow code.
+	Pending bool `json:"pending,omitempty"`
+	// Attempt counts failed attempts of the pending task; FailedCause is
+	// the last failure (a non-determinism error, a panic), encoded.
+	Attempt     int32  `json:"attempt,omitempty"`
+	FailedCause []byte `json:"failed_cause,omitempty"`
+	// NotBefore delays the first task (a start delay).
+	NotBefore time.Time `json:"not_before,omitzero"`
+}
+
+// Outcome is the result of a closed run: its output or failure (encoded by
+// the engine) and, after continue-as-new, the next run.
+type Outcome struct {
+	Output    Payload `json:"output,omitzero"`
+	Failure   []byte  `json:"failure,omitempty"`
+	NextRunID string  `json:"next_run_id,omitempty"`
 }
 
 // HistoryBlock is the events of one committed transition, encoded by the

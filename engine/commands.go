@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// validateCommands refuses a malformed task completion before anything of
+// it is applied.
+func validateCommands(cmds []api.Command) error {
+	for i, c := range cmds {
+		f := fmt.Sprintf("commands[%d]", i)
+		if c.Type.EventType() == "" {
+			return api.InvalidArgument(f+".type", "unknown command %q", c.Type)
+		}
+		switch c.Type {
+		case api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew:
+			if i != len(cmds)-1 {
+				return api.InvalidArgument(f, "%s must be the last command", c.Type)
+			}
+		default:
+			if c.Seq <= 0 {
+				return api.InvalidArgument(f+".seq", "must be positive")
+			}
+		}
+		switch c.Type {
+		case api.CommandScheduleStep:
+			if c.Name == "" {
+				return api.InvalidArgument(f+".name", "empty step name")
+			}
+			if o := c.Step; o != nil {
+				if o.ScheduleToStart < 0 || o.StartToClose < 0 || o.ScheduleToClose < 0 || o.Heartbeat < 0 {
+					return api.InvalidArgument(f+".step", "negative timeout")
+				}
+				if o.Priority < 0 || o.Priority > api.PriorityLowest {
+					return api.InvalidArgument(f+".step.priority", "must be 0 to 5")
+				}
+				if p := o.Retry; p != nil && (p.InitialInterval < 0 || p.MaximumInterval < 0 || p.MaximumAttempts < 0 || (p.BackoffCoefficient != 0 && p.BackoffCoefficient < 1)) {
+					return api.InvalidArgument(f+".step.retry", "intervals and attempts must not be negative, the coefficient at least 1")
+				}
+			}
+		case api.CommandStartTimer:
+			if c.Timer <= 0 {
+				return api.InvalidArgument(f+".timer", "must be positive")
+			}
+		case api.CommandStartChild:
+			if c.Name == "" {
+				return api.InvalidArgument(f+".name", "empty workflow type")
+			}
+			if c.Child == nil || c.Child.WorkflowID == "" {
+				return api.InvalidArgument(f+".child.workflow_id", "empty")
+			}
+		case api.CommandSignalExternal, api.CommandCancelExternal:
+			if c.Target == nil || c.Target.WorkflowID == "" {
+				return api.InvalidArgument(f+".target.workflow_id", "empty")
+			}
+			if c.Type == api.CommandSignalExternal && c.Name == "" {
+				return api.InvalidArgument(f+".name", "empty signal name")
+			}
+		case api.CommandFail, api.CommandCancel:
+			if c.Failure == nil {
+				return api.InvalidArgument(f+".failure", "missing")
+			}
+		}
+	}
+	return nil
+}
+
+// applyCommands records a workflow task's commands in t: their events, the
+// state they create and the tasks that carry them out.
+func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) error {
+	x := t.exec
+	e := r.s.e
+	for _, c := range cmds {
+		if x.State == store.StateClosed {
+			break
+		}
+		switch c.Type {
+		case api.CommandScheduleStep:
+			o := api.StepOptions{}
+			if c.Step != nil {
+				o = *c.Step
+			}
+			if o.Queue == "" {
+				o.Queue = queueOrDefault(x.Info.Queue)
+			}
+			if o.StartToClose == 0 && o.ScheduleToClose == 0 {
+				o.StartToClose = e.opts.DefaultStartToClose
+			}
+			pl, err := t.payload(r.key, c.Payload)
+			if err != nil {
+				return err
+			}
+			t.event(api.Event{Type: api.EventStepScheduled, Seq: c.Seq, Name: c.Name, Payload: pl, Step: &o})
+			info := store.StepInfo{
+				ScheduledEventID: t.lastEventID(), Name: c.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
+				IdempotencyKey: fmt.Sprintf("%s/%d", r.key.RunID, c.Seq), ScheduledTime: t.now,
+				ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
+				Heartbeat: o.Heartbeat, Retry: storeRetry(o.Retry),
+			}
+			if x.Steps == nil {
+				x.Steps = map[int64]store.StepInfo{}
+			}
+			x.Steps[c.Seq] = info
+			t.dispatchStep(c.Seq, info, pl)
+			if o.ScheduleToClose > 0 {
+				t.timer(timerStepTimeout, t.now.Add(o.ScheduleToClose), &taskData{Seq: c.Seq, Kind: api.TimeoutScheduleToClose})
+			}
+		case api.CommandCancelStep:
+			t.event(api.Event{Type: api.EventStepCancelScheduled, Seq: c.Seq, Name: c.Name})
+			if _, ok := x.Steps[c.Seq]; ok {
+				delete(x.Steps, c.Seq)
+				seq := c.Seq
+				t.onCommit(func() { r.forgetStep(seq) })
+			}
+		case api.CommandStartTimer:
+			fire := store.Time(t.now.Add(c.Timer))
+			t.event(api.Event{Type: api.EventTimerStarted, Seq: c.Seq, Timer: &api.TimerAttrs{Duration: c.Timer, FireTime: fire}})
+			if x.Timers == nil {
+				x.Timers = map[string]store.TimerInfo{}
+			}
+			id := strconv.FormatInt(c.Seq, 10)
+			x.Timers[id] = store.TimerInfo{TimerID: id, StartedEventID: t.lastEventID(), FireTime: fire}
+			t.timer(timerUser, fire, &taskData{Seq: c.Seq})
+		case api.CommandCancelTimer:
+			t.event(api.Event{Type: api.EventTimerCanceled, Seq: c.Seq})
+			delete(x.Timers, strconv.FormatInt(c.Seq, 10))
+		case api.CommandStartChild:
+			o := *c.Child
+			if o.Namespace == "" {
+				o.Namespace = r.key.Namespace
+			}
+			if o.Queue == "" {
+				o.Queue = x.Info.Queue
+			}
+			pl, err := t.payload(r.key, c.Payload)
+			if err != nil {
+				return err
+			}
+			t.event(api.Event{Type: api.EventChildInitiated, Seq: c.Seq, Name: c.Name, Payload: pl, Child: &api.ChildAttrs{Options: o}})
+			if x.Children == nil {
+				x.Children = map[int64]store.ChildInfo{}
+			}
+			reqID := fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)
+			x.Children[c.Seq] = store.ChildInfo{InitiatedEventID: t.lastEventID(), Namespace: o.Namespace, WorkflowID: o.WorkflowID,
+				Type: c.Name, ParentClosePolicy: int8(o.ParentClose), CreateRequestID: reqID}
+			t.transfer(transferStartChild, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Child: &o, RequestID: reqID})
+		case api.CommandSignalExternal, api.CommandCancelExternal:
+			target := store.RunKey{Namespace: c.Target.Namespace, WorkflowID: c.Target.WorkflowID, RunID: c.Target.RunID}
+			if target.Namespace == "" {
+				target.Namespace = r.key.Namespace
+			}
+			reqID := fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)
+			if c.Type == api.CommandSignalExternal {
+				pl, err := t.payload(r.key, c.Payload)
+				if err != nil {
+					return err
+				}
+				t.event(api.Event{Type: api.EventSignalExternal, Seq: c.Seq, Name: c.Name, Payload: pl, Target: c.Target})
+				if x.Signals == nil {
+					x.Signals = map[int64]store.SignalInfo{}
+				}
+				x.Signals[c.Seq] = store.SignalInfo{InitiatedEventID: t.lastEventID(), Target: target, Name: c.Name, Input: pl, RequestID: reqID}
+				t.transfer(transferSignal, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Target: &target, RequestID: reqID})
+			} else {
+				t.event(api.Event{Type: api.EventCancelExternal, Seq: c.Seq, Name: c.Name, Target: c.Target})
+				if x.CancelRequests == nil {
+					x.CancelRequests = map[int64]store.RequestCancelInfo{}
+				}
+				x.CancelRequests[c.Seq] = store.RequestCancelInfo{InitiatedEventID: t.lastEventID(), Target: target, RequestID: reqID}
+				t.transfer(transferCancel, r.key, &taskData{Seq: c.Seq, Target: &target, RequestID: reqID})
+			}
+		case api.CommandSideEffect:
+			pl, err := t.payload(r.key, c.Payload)
+			if err != nil {
+				return err
+			}
+			t.event(api.Event{Type: api.EventSideEffect, Seq: c.Seq, Payload: pl})
+		case api.CommandComplete:
+			pl, err := t.payload(r.key, c.Payload)
+			if err != nil {
+				return err
+			}
+			t.event(api.Event{Type: api.EventWorkflowCompleted, Payload: pl})
+			t.closeRun(store.StatusCompleted, pl, nil, "")
+		case api.CommandFail:
+			t.event(api.Event{Type: api.EventWorkflowFailed, Failure: c.Failure})
+			t.closeRun(store.StatusFailed, store.Payload{}, c.Failure, "")
+		case api.CommandCancel:
+			t.event(api.Event{Type: api.EventWorkflowCanceled, Failure: c.Failure})
+			t.closeRun(store.StatusCanceled, store.Payload{}, c.Failure, "")
+		case api.CommandContinueAsNew:
+			if err := r.continueAsNew(ctx, t, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func storeRetry(p *api.RetryPolicy) *store.RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	return &store.RetryPolicy{InitialInterval: p.InitialInterval, BackoffCoefficient: p.BackoffCoefficient,
+		MaximumInterval: p.MaximumInterval, MaximumAttempts: p.MaximumAttempts, NonRetryableTypes: p.NonRetryableTypes}
+}
+
+func apiRetry(p *store.RetryPolicy) *api.RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	return &api.RetryPolicy{InitialInterval: p.InitialInterval, BackoffCoefficient: p.BackoffCoefficient,
+		MaximumInterval: p.MaximumInterval, MaximumAttempts: p.MaximumAttempts, NonRetryableTypes: p.NonRetryableTypes}
+}
+
+// continueAsNew closes the run and creates its successor in the same batch.
+func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
+	x := t.exec
+	o := api.ChildOptions{}
+	if c.ContinueAsNew != nil {
+		o = *c.ContinueAsNew
+	}
+	spec := startSpec{
+		req: api.StartRequest{
+			Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, WorkflowType: c.Name, Input: c.Payload,
+			Queue: o.Queue, Priority: o.Priority, RunTimeout: o.RunTimeout, Memo: o.Memo, BusinessKey: o.BusinessKey, Attributes: o.Attributes,
+		},
+		parent: x.Info.Parent, parentSeq: x.Info.ParentInitiated, root: x.Info.Root, continuedFrom: r.key.RunID,
+	}
+	if spec.req.WorkflowType == "" {
+		spec.req.WorkflowType = x.Info.Type
+	}
+	if spec.req.Queue == "" {
+		spec.req.Queue = x.Info.Queue
+	}
+	if spec.req.Priority == 0 {
+		spec.req.Priority = x.Info.Priority
+	}
+	if spec.req.RunTimeout == 0 {
+		spec.req.RunTimeout = x.Info.RunTimeout
+	}
+	if spec.req.BusinessKey == "" {
+		spec.req.BusinessKey = x.Info.BusinessKey
+	}
+	if spec.req.Attributes == nil {
+		spec.req.Attributes = x.Info.SearchAttributes
+	}
+	next := store.RunKey{Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, RunID: uuid.NewString()}
+	// The successor is built detached from the cache; it is loaded from the
+	// store when first used.
+	nt := newRun(r.s, next).begin()
+	if err := nt.initRun(&spec); err != nil {
+		return err
+	}
+	nt.exec.Task.Pending = true
+	nt.transfer(transferWorkflowTask, next, &taskData{})
+	pl, err := t.payload(r.key, c.Payload)
+	if err != nil {
+		return err
+	}
+	t.event(api.Event{Type: api.EventWorkflowContinuedAsNew, Name: spec.req.WorkflowType, Payload: pl, Target: &api.Target{WorkflowID: next.WorkflowID, RunID: next.RunID}})
+	t.closeRun(store.StatusContinuedAsNew, store.Payload{}, nil, next.RunID)
+	w, err := nt.write()
+	if err != nil {
+		return err
+	}
+	w.Current, w.PrevRunID = store.CurrentReplace, r.key.RunID
+	t.extra = append(t.extra, w)
+	t.part.tasks = append(t.part.tasks, nt.part.tasks...)
+	t.part.docs = append(t.part.docs, nt.part.docs...)
+	return nil
+}
+
+// startSpec is what a new run starts from: a client's request, a parent's
+// child command or a continue-as-new.
+type startSpec struct {
+	req           api.StartRequest
+	parent        *store.RunKey
+	parentSeq     int64
+	root          *store.RunKey
+	continuedFrom string
+	// signal is delivered with the start (signal-with-start).
+	signal *api.SignalRequest
+}
+
+// initRun builds a new run's state and first event in t.
+func (t *txn) initRun(spec *startSpec) error {
+	q := spec.req
+	k := t.r.key
+	x := &store.Execution{
+		RunKey: k, State: store.StateRunning, Status: store.StatusRunning, NextEventID: 1,
+		Info: store.RunInfo{
+			Type: q.WorkflowType, Queue: queueOrDefault(q.Queue), Priority: q.Priority, BusinessKey: q.BusinessKey,
+			Parent: spec.parent, ParentInitiated: spec.parentSeq, Root: spec.root, CreateRequestID: q.RequestID,
+			StartTime: t.now, RunTimeout: q.RunTimeout, ContinuedFrom: spec.continuedFrom, Memo: q.Memo, SearchAttributes: q.Attributes,
+		},
+	}
+	t.exec, t.expected = x, 0
+	t.buffer = false
+	pl, err := t.payload(k, q.Input)
+	if err != nil {
+		return err
+	}
+	t.event(api.Event{Type: api.EventWorkflowStarted, Name: q.WorkflowType, Payload: pl, Identity: q.Identity, Start: &api.StartAttrs{
+		Queue: x.Info.Queue, Priority: q.Priority, RunTimeout: q.RunTimeout, Parent: spec.parent, ParentSeq: spec.parentSeq,
+		ContinuedFrom: spec.continuedFrom, BusinessKey: q.BusinessKey, Memo: q.Memo, Attributes: q.Attributes, RequestID: q.RequestID,
+	}})
+	if sig := spec.signal; sig != nil {
+		spl, err := t.payload(k, sig.Input)
+		if err != nil {
+			return err
+		}
+		t.event(api.Event{Type: api.EventSignalReceived, Name: sig.Name, Payload: spl, Identity: sig.Identity})
+	}
+	if q.RunTimeout > 0 {
+		t.timer(timerRunTimeout, t.now.Add(q.RunTimeout), &taskData{})
+	}
+	if q.StartDelay > 0 {
+		x.Task.NotBefore = store.Time(t.now.Add(q.StartDelay))
+		x.Task.Pending = true
+		t.timer(timerStartDelay, x.Task.NotBefore, &taskData{})
+	}
+	t.transfer(transferVisibility, k, &taskData{})
+	return nil
+}

@@ -1,0 +1,66 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+func Add(ctx context.Context, in [2]int) (int, error) { return in[0] + in[1], nil }
+
+func Sum3(ctx workflow.Context, n int) (int, error) {
+	total := n
+	for i := range 3 {
+		v, err := workflow.ExecuteStep(ctx, workflow.StepOptions{}, Add, [2]int{total, i}).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total = v
+	}
+	return total, nil
+}
+
+func TestSequentialSteps(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, Sum3)
+			worker.RegisterStep(w, Add)
+		})
+		var runs []client.Run[int]
+		for i := range 20 {
+			r, err := client.Start(e.ctx, e.c, Sum3, i, client.StartOptions{ID: fmt.Sprintf("sum-%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, r)
+		}
+		for i, r := range runs {
+			got, err := r.Get(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := i + 3; got != want {
+				t.Fatalf("run %d: got %d, want %d", i, got, want)
+			}
+			evs := e.history(r.WorkflowID, r.RunID)
+			if n := count(evs, api.EventStepCompleted); n != 3 {
+				dump(t, evs)
+				t.Fatalf("run %d: %d steps completed, want 3", i, n)
+			}
+			if n := count(evs, api.EventWorkflowCompleted); n != 1 {
+				t.Fatalf("run %d: %d completions", i, n)
+			}
+		}
+		if t.Failed() {
+			return
+		}
+		evs := e.history(runs[0].WorkflowID, runs[0].RunID)
+		dump(t, evs)
+	})
+}

@@ -1,0 +1,269 @@
+// Package engine is Strand's workflow engine: it keeps runs' state in
+// memory, turns workflow commands and step outcomes into atomic store
+// batches, and runs the transfer and timer queues of every shard it owns.
+// It implements api.Service, so workers and clients use it in-process
+// exactly as they would use a server.
+//
+// It uses only the store contract (package store), so it runs unchanged on
+// every backend.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Options configure an engine.
+type Options struct {
+	// NumShards is how many shards the store's runs are spread over
+	// (default 4). It is fixed when a store is first used: the engine
+	// records it and refuses to open the store with another value.
+	NumShards int
+	// Identity names this engine as shard owner; default host:pid.
+	Identity string
+	Logger   *slog.Logger
+	// WorkflowTaskTimeout is how long a worker may hold a workflow task
+	// before it is offered again (default 10s).
+	WorkflowTaskTimeout time.Duration
+	// EagerCommitDelay is how long inputs handed to a waiting worker may
+	// stay uncommitted, waiting to share one commit with the task's
+	// commands (default 100ms).
+	EagerCommitDelay time.Duration
+	// DefaultStartToClose is a step's start-to-close timeout when it sets
+	// neither start-to-close nor schedule-to-close (default 10m).
+	DefaultStartToClose time.Duration
+	// MaxBatchRuns bounds how many runs' transitions share one commit
+	// (default 256).
+	MaxBatchRuns int
+	// RunCacheSize is how many runs each shard keeps in memory (default 20000).
+	RunCacheSize int
+	// DefaultRetention is how long closed runs are kept in a namespace that
+	// sets none (default 72h).
+	DefaultRetention time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.NumShards <= 0 {
+		o.NumShards = 4
+	}
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.WorkflowTaskTimeout <= 0 {
+		o.WorkflowTaskTimeout = 10 * time.Second
+	}
+	if o.EagerCommitDelay <= 0 {
+		o.EagerCommitDelay = 100 * time.Millisecond
+	}
+	if o.DefaultStartToClose <= 0 {
+		o.DefaultStartToClose = 10 * time.Minute
+	}
+	if o.MaxBatchRuns <= 0 {
+		o.MaxBatchRuns = 256
+	}
+	if o.RunCacheSize <= 0 {
+		o.RunCacheSize = 20000
+	}
+	if o.DefaultRetention <= 0 {
+		o.DefaultRetention = 72 * time.Hour
+	}
+}
+
+// systemNamespace holds the engine's own settings.
+const systemNamespace = "strand-system"
+
+// Engine runs workflows over a store. It implements api.Service.
+type Engine struct {
+	store  store.Store
+	limits store.Limits
+	opts   Options
+	log    *slog.Logger
+	match  *matcher
+	shards []*shard
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	nsMu       sync.Mutex
+	namespaces map[string]store.Namespace
+
+	queryMu sync.Mutex
+	queries map[string]chan api.QueryAnswer
+	nonce   atomicCounter
+}
+
+var _ api.Service = (*Engine)(nil)
+
+// Open starts an engine over st: it checks the shard count, creates the
+// default namespace if needed, acquires every shard and recovers their
+// queues. Close stops it; Open does not close st.
+func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
+	opts.setDefaults()
+	e := &Engine{
+		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
+		match: newMatcher(), namespaces: map[string]store.Namespace{}, queries: map[string]chan api.QueryAnswer{},
+	}
+	if err := e.checkShardCount(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := st.CreateNamespace(ctx, store.Namespace{Name: api.DefaultNamespace, Retention: opts.DefaultRetention}); err != nil && !errors.Is(err, store.ErrNamespaceExists) {
+		return nil, fmt.Errorf("engine: create default namespace: %w", err)
+	}
+	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for i := range opts.NumShards {
+		s := newShard(e, int32(i))
+		if err := s.acquire(ctx); err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.shards = append(e.shards, s)
+	}
+	for _, s := range e.shards {
+		e.wg.Go(func() { s.run(e.ctx) })
+	}
+	return e, nil
+}
+
+// Close stops the engine: its shards stop processing and polls return.
+// Work acknowledged before is durable; work in flight is retried by the
+// next owner of the shards.
+func (e *Engine) Close() error {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+	for _, s := range e.shards {
+		s.stop()
+	}
+	return nil
+}
+
+// checkShardCount records the shard count on first use and refuses another.
+func (e *Engine) checkShardCount(ctx context.Context) error {
+	want := strconv.Itoa(e.opts.NumShards)
+	ns, err := e.store.GetNamespace(ctx, systemNamespace)
+	if errors.Is(err, store.ErrNamespaceNotFound) {
+		ns, err = e.store.CreateNamespace(ctx, store.Namespace{Name: systemNamespace, Description: "Strand's own settings",
+			Data: map[string]string{"num_shards": want}})
+		if errors.Is(err, store.ErrNamespaceExists) {
+			ns, err = e.store.GetNamespace(ctx, systemNamespace)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("engine: read shard count: %w", err)
+	}
+	if got := ns.Data["num_shards"]; got != want {
+		return store.InvalidArgument("num_shards", "the store was set up with %s shards, not %s", got, want)
+	}
+	return nil
+}
+
+// shardFor maps a workflow id to its shard.
+func (e *Engine) shardFor(ns, workflowID string) *shard {
+	h := fnv.New32a()
+	h.Write([]byte(ns))
+	h.Write([]byte{0})
+	h.Write([]byte(workflowID))
+	return e.shards[h.Sum32()%uint32(len(e.shards))]
+}
+
+// namespace returns a namespace's settings, cached.
+func (e *Engine) namespace(ctx context.Context, name string) (store.Namespace, error) {
+	e.nsMu.Lock()
+	ns, ok := e.namespaces[name]
+	e.nsMu.Unlock()
+	if ok {
+		return ns, nil
+	}
+	ns, err := e.store.GetNamespace(ctx, name)
+	if err != nil {
+		if errors.Is(err, store.ErrNamespaceNotFound) {
+			return ns, fmt.Errorf("%w: %q", api.ErrNamespaceNotFound, name)
+		}
+		return ns, err
+	}
+	e.nsMu.Lock()
+	e.namespaces[name] = ns
+	e.nsMu.Unlock()
+	return ns, nil
+}
+
+func (e *Engine) retention(ns string) time.Duration {
+	e.nsMu.Lock()
+	n, ok := e.namespaces[ns]
+	e.nsMu.Unlock()
+	if ok && n.Retention > 0 {
+		return n.Retention
+	}
+	return e.opts.DefaultRetention
+}
+
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return api.DefaultNamespace
+	}
+	return ns
+}
+
+func queueOrDefault(q string) string {
+	if q == "" {
+		return api.DefaultQueue
+	}
+	return q
+}
+
+type atomicCounter struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (c *atomicCounter) next() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
+
+// Stats are counters an operator (and the benchmark) reads.
+type Stats struct {
+	Commits     int64
+	CommitParts int64
+	SyncMatched int64
+	Backlogged  int64
+	ShardsOwned int
+	CachedRuns  int
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	var st Stats
+	for _, s := range e.shards {
+		s.mu.Lock()
+		st.Commits += s.commits
+		st.CommitParts += s.partsCommitted
+		st.CachedRuns += len(s.runs)
+		if !s.lost {
+			st.ShardsOwned++
+		}
+		s.mu.Unlock()
+	}
+	e.match.mu.Lock()
+	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
+	e.match.mu.Unlock()
+	return st
+}

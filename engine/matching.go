@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"sync"
+
+	"github.com/strandhq/strand/api"
+)
+
+// The matcher holds the task queues: per namespace, queue name and kind,
+// the workers polling it and the tasks waiting for a worker, by priority.
+// A task offered while a worker polls goes straight to it (sync match);
+// otherwise it waits in the backlog, and its durable copy is the transfer
+// task that produced it, which stays unacknowledged until the task is done.
+type matcher struct {
+	mu     sync.Mutex
+	queues map[queueKey]*taskQueue
+	// counters for the sync-match rate
+	syncMatched, backlogged int64
+}
+
+type queueKind int8
+
+const (
+	workflowQueue queueKind = 1
+	stepQueue     queueKind = 2
+)
+
+type queueKey struct {
+	ns, name string
+	kind     queueKind
+}
+
+type taskQueue struct {
+	pollers *list.List // of *poller, oldest first
+	backlog [6]*list.List
+	size    int
+}
+
+// poller is one waiting poll; it takes exactly one item.
+type poller struct {
+	ch   chan any
+	elem *list.Element
+}
+
+func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}} }
+
+func (m *matcher) queue(k queueKey) *taskQueue {
+	q := m.queues[k]
+	if q == nil {
+		q = &taskQueue{pollers: list.New()}
+		for i := range q.backlog {
+			q.backlog[i] = list.New()
+		}
+		m.queues[k] = q
+	}
+	return q
+}
+
+func priorityIndex(p int8) int {
+	if p <= 0 || p > api.PriorityLowest {
+		return int(api.PriorityNormal)
+	}
+	return int(p)
+}
+
+// offer hands item to a waiting poller, or queues it by priority.
+func (m *matcher) offer(k queueKey, priority int8, item any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(k)
+	if p := q.takePoller(); p != nil {
+		m.syncMatched++
+		p.ch <- item
+		return
+	}
+	m.backlogged++
+	q.backlog[priorityIndex(priority)].PushBack(item)
+	q.size++
+}
+
+// takeWaitingPoller removes and returns a poller that is waiting now, or
+// nil: the engine hands it a workflow task directly.
+func (m *matcher) takeWaitingPoller(k queueKey) *poller {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.queues[k]; q != nil {
+		if p := q.takePoller(); p != nil {
+			m.syncMatched++
+			return p
+		}
+	}
+	return nil
+}
+
+func (q *taskQueue) takePoller() *poller {
+	if e := q.pollers.Front(); e != nil {
+		q.pollers.Remove(e)
+		p := e.Value.(*poller)
+		p.elem = nil
+		return p
+	}
+	return nil
+}
+
+// poll returns the next item of the queue, waiting until one comes or ctx
+// ends (nil). An item that arrives as ctx ends is handed to giveBack.
+func (m *matcher) poll(ctx context.Context, k queueKey, giveBack func(any)) any {
+	m.mu.Lock()
+	q := m.queue(k)
+	for i := 1; i < len(q.backlog); i++ {
+		if e := q.backlog[i].Front(); e != nil {
+			q.backlog[i].Remove(e)
+			q.size--
+			m.mu.Unlock()
+			return e.Value
+		}
+	}
+	p := &poller{ch: make(chan any, 1)}
+	p.elem = q.pollers.PushBack(p)
+	m.mu.Unlock()
+	select {
+	case item := <-p.ch:
+		return item
+	case <-ctx.Done():
+	}
+	m.mu.Lock()
+	waiting := p.elem != nil
+	if waiting {
+		q.pollers.Remove(p.elem)
+	}
+	m.mu.Unlock()
+	if !waiting {
+		// Someone took this poller and handed it an item (or is about to).
+		giveBack(<-p.ch)
+	}
+	return nil
+}
+
+// requeue puts an item back at the front of its priority level.
+func (m *matcher) requeue(k queueKey, priority int8, item any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(k)
+	if p := q.takePoller(); p != nil {
+		p.ch <- item
+		return
+	}
+	q.backlog[priorityIndex(priority)].PushFront(item)
+	q.size++
+}
+
+// depth returns the backlog size of a queue.
+func (m *matcher) depth(k queueKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.queues[k]; q != nil {
+		return q.size
+	}
+	return 0
+}

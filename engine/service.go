@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// requestTTL is how long a signal's or cancel's request id is remembered.
+const requestTTL = 24 * time.Hour
+
+func validateStart(q *api.StartRequest) error {
+	q.Namespace = nsOrDefault(q.Namespace)
+	switch {
+	case q.WorkflowID == "":
+		return api.InvalidArgument("workflow_id", "empty")
+	case len(q.WorkflowID) > store.MaxIDLength:
+		return api.InvalidArgument("workflow_id", "longer than %d bytes", store.MaxIDLength)
+	case q.WorkflowType == "":
+		return api.InvalidArgument("workflow_type", "empty")
+	case q.Priority < 0 || q.Priority > api.PriorityLowest:
+		return api.InvalidArgument("priority", "must be 0 (normal) or 1 to 5")
+	case q.IDReuse < api.AllowDuplicate || q.IDReuse > api.TerminateIfRunning:
+		return api.InvalidArgument("id_reuse_policy", "unknown policy %d", q.IDReuse)
+	case q.StartDelay < 0:
+		return api.InvalidArgument("start_delay", "negative")
+	case q.RunTimeout < 0:
+		return api.InvalidArgument("run_timeout", "negative")
+	case len(q.RequestID) > store.MaxIDLength:
+		return api.InvalidArgument("request_id", "longer than %d bytes", store.MaxIDLength)
+	}
+	return store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: "x"}.Validate("run")
+}
+
+// StartWorkflow implements api.Service.
+func (e *Engine) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
+	return e.start(ctx, &startSpec{req: req})
+}
+
+// start creates a run, applying the id reuse policy when the workflow id
+// has a run already. When a worker is waiting, the run's first workflow
+// task goes to it before the run is written, and the run is written with
+// the task's commands.
+func (e *Engine) start(ctx context.Context, spec *startSpec) (api.StartResponse, error) {
+	q := &spec.req
+	if err := validateStart(q); err != nil {
+		return api.StartResponse{}, err
+	}
+	if _, err := e.namespace(ctx, q.Namespace); err != nil {
+		return api.StartResponse{}, err
+	}
+	s := e.shardFor(q.Namespace, q.WorkflowID)
+	mode, prev := store.CurrentCreate, ""
+	for range 3 {
+		k := store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: uuid.NewString()}
+		err := e.create(ctx, s, k, spec, mode, prev)
+		if err == nil {
+			return api.StartResponse{RunID: k.RunID, Started: true}, nil
+		}
+		var we *store.WorkflowExistsError
+		if !errors.As(err, &we) {
+			return api.StartResponse{}, err
+		}
+		cur := we.Current
+		if q.RequestID != "" && cur.CreateRequestID == q.RequestID {
+			return api.StartResponse{RunID: cur.RunID}, nil
+		}
+		already := &api.AlreadyStartedError{WorkflowID: q.WorkflowID, RunID: cur.RunID}
+		if cur.State != store.StateClosed {
+			if q.IDReuse != api.TerminateIfRunning {
+				return api.StartResponse{}, already
+			}
+			err := e.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: api.RunRef{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: cur.RunID},
+				Reason: "terminated by a start with policy TerminateIfRunning", Identity: q.Identity})
+			if err != nil && !errors.Is(err, api.ErrRunClosed) {
+				return api.StartResponse{}, err
+			}
+		} else {
+			switch q.IDReuse {
+			case api.RejectDuplicate:
+				return api.StartResponse{}, already
+			case api.AllowDuplicateFailedOnly:
+				if cur.Status == store.StatusCompleted || cur.Status == store.StatusContinuedAsNew {
+					return api.StartResponse{}, already
+				}
+			}
+		}
+		mode, prev = store.CurrentReplace, cur.RunID
+	}
+	return api.StartResponse{}, fmt.Errorf("%w: workflow %s keeps changing; retry", api.ErrUnavailable, q.WorkflowID)
+}
+
+// create writes a new run k (or hands its first task to a waiting worker
+// and waits for the commit that follows).
+func (e *Engine) create(ctx context.Context, s *shard, k store.RunKey, spec *startSpec, mode store.CurrentMode, prev string) error {
+	r := s.getRun(k)
+	defer s.release(r)
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	r.loaded = true
+	t := r.begin()
+	if err := t.initRun(spec); err != nil {
+		r.unlock()
+		return err
+	}
+	t.current, t.prevRunID = mode, prev
+	var wait <-chan error
+	var err error
+	if t.exec.Task.NotBefore.IsZero() {
+		wait, err = r.deliver(ctx, t)
+	} else {
+		err = r.commit(ctx, t)
+	}
+	r.unlock()
+	if err != nil {
+		return err
+	}
+	return await(ctx, wait)
+}
+
+// SignalWithStart implements api.Service.
+func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartRequest) (api.StartResponse, error) {
+	if req.SignalName == "" {
+		return api.StartResponse{}, api.InvalidArgument("signal_name", "empty")
+	}
+	if err := validateStart(&req.Start); err != nil {
+		return api.StartResponse{}, err
+	}
+	sig := api.SignalRequest{RunRef: api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID},
+		Name: req.SignalName, Input: req.SignalInput, Identity: req.Start.Identity}
+	for range 3 {
+		runID, err := e.signal(ctx, sig)
+		if err == nil {
+			return api.StartResponse{RunID: runID}, nil
+		}
+		if !errors.Is(err, api.ErrNotFound) && !errors.Is(err, api.ErrRunClosed) {
+			return api.StartResponse{}, err
+		}
+		// Not running: start it with the signal as its first input.
+		start := req.Start
+		if start.IDReuse == api.TerminateIfRunning {
+			start.IDReuse = api.AllowDuplicate
+		}
+		spec := &startSpec{req: start, signal: &sig}
+		resp, err := e.start(ctx, spec)
+		if errors.Is(err, api.ErrAlreadyStarted) {
+			var ae *api.AlreadyStartedError
+			if errors.As(err, &ae) {
+				if cur, cerr := e.store.GetCurrentExecution(ctx, e.shardFor(start.Namespace, start.WorkflowID).id, start.Namespace, start.WorkflowID); cerr == nil && cur.State == store.StateClosed {
+					return api.StartResponse{}, err
+				}
+			}
+			continue // started meanwhile: signal it
+		}
+		return resp, err
+	}
+	return api.StartResponse{}, fmt.Errorf("%w: workflow %s keeps changing; retry", api.ErrUnavailable, req.Start.WorkflowID)
+}
+
+// SignalWorkflow implements api.Service.
+func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
+	_, err := e.signal(ctx, req)
+	return err
+}
+
+func (e *Engine) signal(ctx context.Context, req api.SignalRequest) (string, error) {
+	if req.WorkflowID == "" {
+		return "", api.InvalidArgument("workflow_id", "empty")
+	}
+	if req.Name == "" {
+		return "", api.InvalidArgument("name", "empty")
+	}
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return "", err
+	}
+	s := e.shardFor(ns, req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return "", err
+	}
+	var wait <-chan error
+	err = s.withRun(ctx, k, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		if t.exec.State == store.StateClosed {
+			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
+		}
+		if req.RequestID != "" {
+			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestSignal, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
+				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
+		}
+		pl, err := t.payload(r.key, req.Input)
+		if err != nil {
+			return err
+		}
+		t.event(api.Event{Type: api.EventSignalReceived, Name: req.Name, Payload: pl, Identity: req.Identity})
+		wait, err = r.deliver(ctx, t)
+		return err
+	})
+	if err == nil {
+		err = await(ctx, wait)
+	}
+	if errors.Is(err, store.ErrDuplicateRequest) {
+		err = nil
+	}
+	return k.RunID, err
+}
+
+// CancelWorkflow implements api.Service.
+func (e *Engine) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
+	if req.WorkflowID == "" {
+		return api.InvalidArgument("workflow_id", "empty")
+	}
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return err
+	}
+	s := e.shardFor(ns, req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return err
+	}
+	var wait <-chan error
+	err = s.withRun(ctx, k, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		if t.exec.State == store.StateClosed {
+			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
+		}
+		if req.RequestID != "" {
+			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestCancel, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
+				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
+		}
+		t.event(api.Event{Type: api.EventCancelRequested, Reason: req.Reason, Identity: req.Identity})
+		wait, err = r.deliver(ctx, t)
+		return err
+	})
+	if err == nil {
+		err = await(ctx, wait)
+	}
+	if errors.Is(err, store.ErrDuplicateRequest) {
+		err = nil
+	}
+	return err
+}
+
+// TerminateWorkflow implements api.Service.
+func (e *Engine) TerminateWorkflow(ctx context.Context, req api.TerminateRequest) error {
+	if req.WorkflowID == "" {
+		return api.InvalidArgument("workflow_id", "empty")
+	}
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return err
+	}
+	s := e.shardFor(ns, req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return err
+	}
+	return s.withRun(ctx, k, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		if t.exec.State == store.StateClosed {
+			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
+		}
+		t.event(api.Event{Type: api.EventWorkflowTerminated, Reason: req.Reason, Identity: req.Identity})
+		t.closeRun(store.StatusTerminated, store.Payload{}, &api.Failure{Kind: api.KindTerminated, Message: req.Reason}, "")
+		return r.commit(ctx, t)
+	})
+}
+
+// DescribeWorkflow implements api.Service.
+func (e *Engine) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Description, error) {
+	if ref.WorkflowID == "" {
+		return api.Description{}, api.InvalidArgument("workflow_id", "empty")
+	}
+	s := e.shardFor(nsOrDefault(ref.Namespace), ref.WorkflowID)
+	k, err := s.currentRunID(ctx, ref)
+	if err != nil {
+		return api.Description{}, err
+	}
+	var d api.Description
+	err = s.withRun(ctx, k, func(r *run) error {
+		x := r.exec
+		d = api.Description{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, WorkflowType: x.Info.Type,
+			Status: x.Status, Queue: x.Info.Queue, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, NextEventID: x.NextEventID,
+			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: x.Info.Memo, Parent: x.Info.Parent}
+		for seq, st := range x.Steps {
+			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure}
+			if sr := r.steps[seq]; sr != nil {
+				p.State, p.StartedTime, p.LastHeartbeat = "started", store.Time(sr.started), store.Time(sr.beat)
+			} else if !st.RetryAt.IsZero() {
+				p.State = "backoff"
+			}
+			d.Steps = append(d.Steps, p)
+		}
+		sort.Slice(d.Steps, func(i, j int) bool { return d.Steps[i].Seq < d.Steps[j].Seq })
+		for id, tm := range x.Timers {
+			seq, _ := strconv.ParseInt(id, 10, 64)
+			d.Timers = append(d.Timers, api.PendingTimer{Seq: seq, FireTime: tm.FireTime})
+		}
+		sort.Slice(d.Timers, func(i, j int) bool { return d.Timers[i].Seq < d.Timers[j].Seq })
+		for seq, c := range x.Children {
+			d.Children = append(d.Children, api.PendingChild{Seq: seq, WorkflowID: c.WorkflowID, RunID: c.RunID, WorkflowType: c.Type})
+		}
+		sort.Slice(d.Children, func(i, j int) bool { return d.Children[i].Seq < d.Children[j].Seq })
+		if x.Task.Attempt > 0 && len(x.Task.FailedCause) > 0 {
+			d.WorkflowTaskFailure = &api.Failure{}
+			if err := json.Unmarshal(x.Task.FailedCause, d.WorkflowTaskFailure); err != nil {
+				d.WorkflowTaskFailure = &api.Failure{Kind: api.KindApplication, Message: string(x.Task.FailedCause)}
+			}
+		}
+		return nil
+	})
+	return d, err
+}
+
+// WaitResult implements api.Service.
+func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Result, error) {
+	if req.WorkflowID == "" {
+		return api.Result{}, api.InvalidArgument("workflow_id", "empty")
+	}
+	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return api.Result{}, err
+	}
+	for {
+		var ch chan struct{}
+		var res api.Result
+		err := s.withRun(ctx, k, func(r *run) error {
+			if r.exec.State != store.StateClosed {
+				ch = make(chan struct{})
+				r.waiters = append(r.waiters, ch)
+				return nil
+			}
+			var err error
+			res, err = e.result(ctx, s.id, r.exec)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		if ch != nil {
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+		}
+		if req.FollowRuns && res.Status == store.StatusContinuedAsNew && res.NextRunID != "" {
+			k.RunID = res.NextRunID
+			continue
+		}
+		return res, nil
+	}
+}
+
+func runFilter(req api.ListRequest) store.RunFilter {
+	return store.RunFilter{Namespace: nsOrDefault(req.Namespace), WorkflowID: req.WorkflowID, Type: req.WorkflowType, Statuses: req.Statuses,
+		StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore, BusinessKey: req.BusinessKey, Attributes: req.Attributes}
+}
+
+// ListWorkflows implements api.Service.
+func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.ListResponse, error) {
+	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken})
+	if err != nil {
+		return api.ListResponse{}, err
+	}
+	return api.ListResponse{Runs: page.Runs, NextPageToken: page.NextPageToken}, nil
+}
+
+// CountWorkflows implements api.Service.
+func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
+	return e.store.CountRuns(ctx, runFilter(req))
+}
+
+// GetHistory implements api.Service.
+func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
+	if req.WorkflowID == "" {
+		return api.HistoryPage{}, api.InvalidArgument("workflow_id", "empty")
+	}
+	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
+		return api.HistoryPage{}, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
+	}
+	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return api.HistoryPage{}, err
+	}
+	if _, err := e.store.GetCurrentExecution(ctx, s.id, k.Namespace, k.WorkflowID); errors.Is(err, store.ErrNotFound) {
+		return api.HistoryPage{}, fmt.Errorf("%w: workflow %s/%s", api.ErrNotFound, k.Namespace, k.WorkflowID)
+	}
+	blocks := 250
+	if req.PageSize > 0 {
+		blocks = max(1, req.PageSize/4)
+	}
+	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: s.id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
+	if err != nil {
+		return api.HistoryPage{}, err
+	}
+	var out api.HistoryPage
+	for _, b := range page.Blocks {
+		evs, err := api.DecodeEvents(b.Events, b.FirstEventID, b.LastEventID)
+		if err != nil {
+			return api.HistoryPage{}, err
+		}
+		for _, ev := range evs {
+			if ev.ID >= req.FromEventID {
+				out.Events = append(out.Events, ev)
+			}
+		}
+	}
+	if req.Resolve {
+		if out.Events, err = e.resolveEvents(ctx, s.id, k, out.Events); err != nil {
+			return api.HistoryPage{}, err
+		}
+	}
+	out.NextPageToken = page.NextPageToken
+	return out, nil
+}

@@ -1,0 +1,654 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// A shard is the unit of ownership: its owner holds its runs in memory,
+// allocates its task ids, commits its transitions (grouped) and processes
+// its transfer and timer queues.
+type shard struct {
+	e   *Engine
+	id  int32
+	log *slog.Logger
+
+	mu          sync.Mutex
+	rangeID     int64
+	nextTaskID  int64
+	taskIDLimit int64
+	lost        bool
+	runs        map[store.RunKey]*run
+	transferAck *ackTracker
+	timerAck    *ackTracker
+	// persisted ack levels
+	ackLevels      store.AckLevels
+	timers         timerHeap
+	commits        int64
+	partsCommitted int64
+
+	commitCh  chan *part
+	timerWake chan struct{}
+	work      workQueue
+	vis       visibilityQueue
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+func newShard(e *Engine, id int32) *shard {
+	s := &shard{
+		e: e, id: id, log: e.log.With("shard", id),
+		runs:      map[store.RunKey]*run{},
+		commitCh:  make(chan *part, 4096),
+		timerWake: make(chan struct{}, 1),
+	}
+	s.work.signal = make(chan struct{}, 1)
+	s.vis.init()
+	return s
+}
+
+// acquire takes the shard by raising its range_id and loads its ack levels.
+func (s *shard) acquire(ctx context.Context) error {
+	sh, err := s.e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: s.id, Owner: s.e.opts.Identity})
+	if err != nil {
+		return fmt.Errorf("engine: acquire shard %d: %w", s.id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rangeID = sh.RangeID
+	s.nextTaskID, s.taskIDLimit = sh.TaskIDBlock()
+	s.ackLevels = sh.AckLevels
+	s.transferAck = newAckTracker(store.TaskKey{TaskID: sh.AckLevels.Transfer - 1})
+	s.timerAck = newAckTracker(sh.AckLevels.Timer)
+	s.log.Debug("shard acquired", "range_id", sh.RangeID, "ack_levels", sh.AckLevels)
+	return nil
+}
+
+// run starts the shard's goroutines, recovers its queues and blocks until
+// ctx ends.
+func (s *shard) run(ctx context.Context) {
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	ctx = s.ctx
+	s.wg.Go(func() { s.commitLoop(ctx) })
+	for range 8 {
+		s.wg.Go(func() { s.work.serve(ctx) })
+	}
+	for range 2 {
+		s.wg.Go(func() { s.visibilityLoop(ctx) })
+	}
+	if err := s.recover(ctx); err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("shard recovery failed; the shard stops", "err", err)
+			s.markLost()
+		}
+	}
+	s.wg.Go(func() { s.timerLoop(ctx) })
+	s.wg.Go(func() { s.ackLoop(ctx) })
+	<-ctx.Done()
+	s.wg.Wait()
+}
+
+func (s *shard) stop() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+}
+
+func (s *shard) markLost() {
+	s.mu.Lock()
+	s.lost = true
+	s.mu.Unlock()
+}
+
+func (s *shard) isLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
+// recover re-reads the transfer queue from its ack level and the timer
+// queue from its ack level: what was written but not processed before the
+// shard changed hands.
+func (s *shard) recover(ctx context.Context) error {
+	var token []byte
+	for {
+		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000, PageToken: token,
+			Range: store.TaskRange{Category: store.CategoryTransfer, Min: store.TaskKey{TaskID: s.ackLevels.Transfer}}})
+		if err != nil {
+			return fmt.Errorf("read transfer tasks: %w", err)
+		}
+		for _, t := range page.Tasks {
+			s.mu.Lock()
+			s.transferAck.add(t.Key)
+			s.mu.Unlock()
+			s.dispatchTransfer(t)
+		}
+		if token = page.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	token = nil
+	for {
+		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000, PageToken: token,
+			Range: store.TaskRange{Category: store.CategoryTimer, Min: s.ackLevels.Timer}})
+		if err != nil {
+			return fmt.Errorf("read timer tasks: %w", err)
+		}
+		s.mu.Lock()
+		for _, t := range page.Tasks {
+			d, err := decodeTaskData(t.Data)
+			if err != nil {
+				s.log.Error("drop undecodable timer task", "key", t.Key, "err", err)
+				continue
+			}
+			s.timerAck.add(t.Key)
+			heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d, durable: true})
+		}
+		s.mu.Unlock()
+		if token = page.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	s.wakeTimers()
+	return nil
+}
+
+// ---- group commit ----
+
+// part is one transition's share of a batch.
+type part struct {
+	runs       []store.RunWrite
+	tasks      []*store.Task // ids are assigned by the committer
+	requests   []store.Request
+	docs       []store.Document
+	deleteRuns []store.RunKey
+	done       chan error
+}
+
+// commit submits p and waits for its outcome.
+func (s *shard) commit(ctx context.Context, p *part) error {
+	p.done = make(chan error, 1)
+	select {
+	case s.commitCh <- p:
+	case <-s.ctxDone():
+		return fmt.Errorf("%w: shard %d is stopping", api.ErrUnavailable, s.id)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once submitted, the outcome is awaited regardless of ctx: the caller
+	// holds the run and must know what was written.
+	return <-p.done
+}
+
+func (s *shard) ctxDone() <-chan struct{} {
+	if s.ctx == nil {
+		return nil
+	}
+	return s.ctx.Done()
+}
+
+func (s *shard) commitLoop(ctx context.Context) {
+	for {
+		var first *part
+		select {
+		case first = <-s.commitCh:
+		case <-ctx.Done():
+			s.failQueued(ctx)
+			return
+		}
+		parts := []*part{first}
+		n := len(first.runs)
+	drain:
+		for n < s.e.opts.MaxBatchRuns {
+			select {
+			case p := <-s.commitCh:
+				parts = append(parts, p)
+				n += len(p.runs)
+			default:
+				break drain
+			}
+		}
+		s.commitParts(ctx, parts)
+	}
+}
+
+func (s *shard) failQueued(ctx context.Context) {
+	for {
+		select {
+		case p := <-s.commitCh:
+			p.done <- fmt.Errorf("%w: shard %d is stopping", api.ErrUnavailable, s.id)
+		default:
+			return
+		}
+	}
+}
+
+// commitParts commits parts as one batch; when a run's condition fails,
+// the others are retried alone so that one run's conflict does not fail
+// its neighbours.
+func (s *shard) commitParts(ctx context.Context, parts []*part) {
+	if s.isLost() {
+		for _, p := range parts {
+			p.done <- fmt.Errorf("%w: shard %d is not owned", api.ErrUnavailable, s.id)
+		}
+		return
+	}
+	if err := s.assignIDs(ctx, parts); err != nil {
+		for _, p := range parts {
+			p.done <- err
+		}
+		return
+	}
+	b := s.batch(parts)
+	if len(b.Runs) == 0 && len(b.Tasks) == 0 && len(b.Requests) == 0 && len(b.Documents) == 0 &&
+		len(b.DeleteRuns) == 0 && b.AckLevels == nil {
+		for _, p := range parts {
+			p.done <- nil
+		}
+		return
+	}
+	err := s.e.store.Commit(ctx, b)
+	s.mu.Lock()
+	s.commits++
+	s.partsCommitted += int64(len(parts))
+	s.mu.Unlock()
+	if err == nil {
+		if b.AckLevels != nil {
+			s.mu.Lock()
+			s.ackLevels = *b.AckLevels
+			s.mu.Unlock()
+		}
+		for _, p := range parts {
+			p.done <- nil
+		}
+		return
+	}
+	if errors.Is(err, store.ErrShardOwnershipLost) {
+		s.log.Error("shard ownership lost; the shard stops", "err", err)
+		s.markLost()
+		for _, p := range parts {
+			p.done <- fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+		}
+		return
+	}
+	if len(parts) == 1 || errors.Is(err, store.ErrOutcomeUnknown) || ctx.Err() != nil {
+		for _, p := range parts {
+			if !errors.Is(err, store.ErrOutcomeUnknown) {
+				s.abandonKeys(p)
+			}
+			p.done <- err
+		}
+		return
+	}
+	for _, p := range parts {
+		one := s.batch([]*part{p})
+		one.AckLevels, one.CompleteTasks = nil, nil
+		err := s.e.store.Commit(ctx, one)
+		if err != nil && !errors.Is(err, store.ErrOutcomeUnknown) {
+			s.abandonKeys(p)
+		}
+		p.done <- err
+	}
+}
+
+// abandonKeys releases the ack keys of a part that was not written.
+func (s *shard) abandonKeys(p *part) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range p.tasks {
+		if t.Category == store.CategoryTransfer {
+			s.transferAck.finish(t.Key)
+		} else {
+			s.timerAck.finish(t.Key)
+		}
+	}
+}
+
+// assignIDs gives every task and history block of parts a task id of the
+// shard's current block, renewing the block when it runs out, and registers
+// the keys with the ack trackers before anything is written.
+func (s *shard) assignIDs(ctx context.Context, parts []*part) error {
+	need := int64(0)
+	for _, p := range parts {
+		need += int64(len(p.tasks) + len(p.runs))
+	}
+	s.mu.Lock()
+	enough := s.nextTaskID+need <= s.taskIDLimit
+	rangeID := s.rangeID
+	s.mu.Unlock()
+	if !enough {
+		sh, err := s.e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: s.id, Owner: s.e.opts.Identity, PrevRangeID: rangeID})
+		if err != nil {
+			if errors.Is(err, store.ErrShardOwnershipLost) {
+				s.markLost()
+			}
+			return fmt.Errorf("%w: renew task ids of shard %d: %v", api.ErrUnavailable, s.id, err)
+		}
+		s.mu.Lock()
+		s.rangeID = sh.RangeID
+		s.nextTaskID, s.taskIDLimit = sh.TaskIDBlock()
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range parts {
+		for _, t := range p.tasks {
+			t.Key.TaskID = s.nextTaskID
+			s.nextTaskID++
+			if t.Category == store.CategoryTransfer {
+				s.transferAck.add(t.Key)
+			} else {
+				s.timerAck.add(t.Key)
+			}
+		}
+		for i := range p.runs {
+			for j := range p.runs[i].History {
+				p.runs[i].History[j].TxnID = s.nextTaskID
+			}
+			s.nextTaskID++
+		}
+	}
+	return nil
+}
+
+// batch assembles parts into one store batch, with the ack levels when
+// they moved.
+func (s *shard) batch(parts []*part) *store.Batch {
+	s.mu.Lock()
+	b := &store.Batch{ShardID: s.id, RangeID: s.rangeID}
+	s.mu.Unlock()
+	for _, p := range parts {
+		b.Runs = append(b.Runs, p.runs...)
+		for _, t := range p.tasks {
+			b.Tasks = append(b.Tasks, *t)
+		}
+		b.Requests = append(b.Requests, p.requests...)
+		b.Documents = append(b.Documents, p.docs...)
+		b.DeleteRuns = append(b.DeleteRuns, p.deleteRuns...)
+	}
+	s.addAckLevels(b)
+	return b
+}
+
+// addAckLevels puts the ack levels (and the deletion of what is below them)
+// into b when they moved.
+func (s *shard) addAckLevels(b *store.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tl, _ := s.transferAck.level()
+	ml, _ := s.timerAck.level()
+	// The timer level never passes now: tasks written later may fire earlier
+	// than pending ones but never before now.
+	if now := store.Now(); now.Before(ml.FireTime) {
+		ml = store.TaskKey{FireTime: now}
+	}
+	levels := s.ackLevels
+	moved := false
+	if tl.TaskID > levels.Transfer {
+		b.CompleteTasks = append(b.CompleteTasks, store.TaskRange{Category: store.CategoryTransfer,
+			Min: store.TaskKey{TaskID: levels.Transfer}, Max: store.TaskKey{TaskID: tl.TaskID}})
+		levels.Transfer = tl.TaskID
+		moved = true
+	}
+	if levels.Timer.Less(ml) {
+		b.CompleteTasks = append(b.CompleteTasks, store.TaskRange{Category: store.CategoryTimer, Min: levels.Timer, Max: ml})
+		levels.Timer = ml
+		moved = true
+	}
+	if moved {
+		b.AckLevels = &levels
+	}
+}
+
+// ackLoop persists ack levels while the shard is idle.
+func (s *shard) ackLoop(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.isLost() {
+			continue
+		}
+		s.mu.Lock()
+		b := &store.Batch{ShardID: s.id, RangeID: s.rangeID}
+		s.mu.Unlock()
+		s.addAckLevels(b)
+		if b.AckLevels == nil {
+			continue
+		}
+		if err := s.commit(ctx, &part{}); err != nil && ctx.Err() == nil {
+			s.log.Warn("persist ack levels", "err", err)
+		}
+	}
+}
+
+func (s *shard) ackTransfer(k store.TaskKey) {
+	if k.TaskID == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.transferAck.finish(k)
+	s.mu.Unlock()
+}
+
+// ---- work ----
+
+// workQueue runs the shard's asynchronous work (transfer and timer task
+// processing) on a fixed pool; push never blocks.
+type workQueue struct {
+	mu     sync.Mutex
+	items  []func(context.Context)
+	signal chan struct{}
+}
+
+func (q *workQueue) push(f func(context.Context)) {
+	q.mu.Lock()
+	q.items = append(q.items, f)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *workQueue) serve(ctx context.Context) {
+	for {
+		q.mu.Lock()
+		var f func(context.Context)
+		if len(q.items) > 0 {
+			f = q.items[0]
+			q.items[0] = nil
+			q.items = q.items[1:]
+		}
+		more := len(q.items) > 0
+		q.mu.Unlock()
+		if more {
+			select {
+			case q.signal <- struct{}{}:
+			default:
+			}
+		}
+		if f != nil {
+			f(ctx)
+			continue
+		}
+		select {
+		case <-q.signal:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ---- timers ----
+
+func (s *shard) wakeTimers() {
+	select {
+	case s.timerWake <- struct{}{}:
+	default:
+	}
+}
+
+// addTimers puts committed timer tasks into the heap.
+func (s *shard) addTimers(tasks []*store.Task) {
+	added := false
+	s.mu.Lock()
+	for _, t := range tasks {
+		if t.Category != store.CategoryTimer {
+			continue
+		}
+		d, err := decodeTaskData(t.Data)
+		if err != nil {
+			continue
+		}
+		heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d, durable: true})
+		added = true
+	}
+	s.mu.Unlock()
+	if added {
+		s.wakeTimers()
+	}
+}
+
+func (s *shard) timerLoop(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		var due []*timerEntry
+		next := time.Hour
+		s.mu.Lock()
+		for len(s.timers) > 0 {
+			top := s.timers[0]
+			if d := top.key.FireTime.Sub(now); d > 0 {
+				next = min(d, next)
+				break
+			}
+			heap.Pop(&s.timers)
+			due = append(due, top)
+		}
+		s.mu.Unlock()
+		for _, te := range due {
+			s.work.push(func(ctx context.Context) { s.fireTimer(ctx, te) })
+		}
+		t.Reset(next)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.timerWake:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func (s *shard) ackTimer(k store.TaskKey) {
+	s.mu.Lock()
+	s.timerAck.finish(k)
+	s.mu.Unlock()
+}
+
+// afterFunc runs f on the work pool after d, unless the shard stops first:
+// the in-memory timers (step start-to-close and heartbeat, workflow task
+// timeouts) that a new owner re-creates from the durable queues.
+func (s *shard) afterFunc(d time.Duration, f func(ctx context.Context)) *time.Timer {
+	return time.AfterFunc(d, func() {
+		if s.ctx.Err() == nil {
+			s.work.push(f)
+		}
+	})
+}
+
+// ---- runs ----
+
+// getRun returns the cached run of k (loaded or not) and pins it.
+func (s *shard) getRun(k store.RunKey) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.runs[k]
+	if r == nil {
+		r = newRun(s, k)
+		s.runs[k] = r
+		if len(s.runs) > s.e.opts.RunCacheSize {
+			s.evictLocked()
+		}
+	}
+	r.refs++
+	return r
+}
+
+func (s *shard) release(r *run) {
+	s.mu.Lock()
+	r.refs--
+	s.mu.Unlock()
+}
+
+// evictLocked drops idle runs from the cache, closed ones first.
+func (s *shard) evictLocked() {
+	target := s.e.opts.RunCacheSize * 9 / 10
+	for pass := 0; pass < 2 && len(s.runs) > target; pass++ {
+		for k, r := range s.runs {
+			if len(s.runs) <= target {
+				return
+			}
+			if r.refs > 0 || !r.idle() {
+				continue
+			}
+			if pass == 0 && (r.exec == nil || r.exec.State != store.StateClosed) {
+				continue
+			}
+			delete(s.runs, k)
+		}
+	}
+}
+
+// withRun locks the run of k (loading it) and calls f; ErrNotFound when it
+// does not exist.
+func (s *shard) withRun(ctx context.Context, k store.RunKey, f func(r *run) error) error {
+	r := s.getRun(k)
+	defer s.release(r)
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	defer r.unlock()
+	if err := r.load(ctx); err != nil {
+		return err
+	}
+	return f(r)
+}
+
+// currentRunID resolves an empty run id to the workflow's current run.
+func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey, error) {
+	k := store.RunKey{Namespace: nsOrDefault(ref.Namespace), WorkflowID: ref.WorkflowID, RunID: ref.RunID}
+	if k.RunID != "" {
+		return k, nil
+	}
+	cur, err := s.e.store.GetCurrentExecution(ctx, s.id, k.Namespace, k.WorkflowID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return k, fmt.Errorf("%w: workflow %s/%s", api.ErrNotFound, k.Namespace, k.WorkflowID)
+		}
+		return k, err
+	}
+	k.RunID = cur.RunID
+	return k, nil
+}

@@ -1,0 +1,351 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// stepItem is a step attempt waiting in its queue.
+type stepItem struct {
+	run     store.RunKey
+	seq     int64
+	attempt int32
+	input   store.Payload
+}
+
+// stepRun is a started attempt. Starts are kept in memory only: if the
+// shard changes hands, the attempt's transfer task (still unacknowledged)
+// offers it again, and a worker still running it may report under the
+// same attempt number.
+type stepRun struct {
+	attempt int32
+	nonce   int64
+	started time.Time
+	worker  string
+	beat    time.Time
+	details []byte
+	s2c, hb *time.Timer
+}
+
+func (sr *stepRun) stop() {
+	if sr.s2c != nil {
+		sr.s2c.Stop()
+	}
+	if sr.hb != nil {
+		sr.hb.Stop()
+	}
+}
+
+type stepToken struct {
+	Run     store.RunKey `json:"run"`
+	Seq     int64        `json:"seq"`
+	Attempt int32        `json:"attempt"`
+	Nonce   int64        `json:"n"`
+}
+
+// dispatchStep writes the transfer task that offers the step's current
+// attempt, with its schedule-to-start timer.
+func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) {
+	t.transfer(transferStep, t.r.key, &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: input})
+	if info.ScheduleToStart > 0 {
+		t.timer(timerStepTimeout, t.now.Add(info.ScheduleToStart), &taskData{Seq: seq, Attempt: info.Attempt, Kind: api.TimeoutScheduleToStart})
+	}
+}
+
+// offerStep puts a step attempt into its queue.
+func (r *run) offerStep(key store.TaskKey, d *taskData) {
+	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
+		r.s.ackTransfer(old)
+	}
+	r.stepTasks[d.Seq] = key
+	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
+	r.s.e.match.offer(q, d.Priority, &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input})
+}
+
+// forgetStep drops what memory holds of a step that closed or was canceled.
+func (r *run) forgetStep(seq int64) {
+	if sr := r.steps[seq]; sr != nil {
+		sr.stop()
+		delete(r.steps, seq)
+	}
+	if k, ok := r.stepTasks[seq]; ok {
+		r.s.ackTransfer(k)
+		delete(r.stepTasks, seq)
+	}
+}
+
+// PollStepTask implements api.Service.
+func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	k := queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: stepQueue}
+	for {
+		item := e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+		if item == nil {
+			return nil, nil
+		}
+		it := item.(*stepItem)
+		st, err := e.startStep(ctx, it, req.Identity)
+		if err != nil {
+			if ctx.Err() != nil {
+				e.match.requeue(k, api.PriorityHighest, it)
+				return nil, nil
+			}
+			if !errors.Is(err, api.ErrNotFound) {
+				e.log.Warn("start step", "run", it.run.String(), "seq", it.seq, "err", err)
+			}
+			continue
+		}
+		if st != nil {
+			return st, nil
+		}
+	}
+}
+
+// startStep records that a worker took a step attempt (in memory) and
+// starts its start-to-close and heartbeat timers. Stale items return nil.
+func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (*api.StepTask, error) {
+	s := e.shardFor(it.run.Namespace, it.run.WorkflowID)
+	var st *api.StepTask
+	err := s.withRun(ctx, it.run, func(r *run) error {
+		x := r.exec
+		info, ok := x.Steps[it.seq]
+		if !ok || x.State == store.StateClosed || info.Attempt != it.attempt || !info.RetryAt.IsZero() || r.steps[it.seq] != nil {
+			return nil
+		}
+		input, err := e.resolve(ctx, s.id, r.key, it.input)
+		if err != nil {
+			return err
+		}
+		details, err := e.resolve(ctx, s.id, r.key, info.HeartbeatDetails)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		sr := &stepRun{attempt: it.attempt, nonce: e.nonce.next(), started: now, worker: identity}
+		var deadline time.Time
+		if info.StartToClose > 0 {
+			deadline = now.Add(info.StartToClose)
+		}
+		if info.ScheduleToClose > 0 {
+			if d := info.ScheduledTime.Add(info.ScheduleToClose); deadline.IsZero() || d.Before(deadline) {
+				deadline = d
+			}
+		}
+		seq, nonce := it.seq, sr.nonce
+		if info.StartToClose > 0 {
+			sr.s2c = s.afterFunc(info.StartToClose, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutStartToClose) })
+		}
+		if info.Heartbeat > 0 {
+			sr.hb = s.afterFunc(info.Heartbeat, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutHeartbeat) })
+		}
+		r.steps[it.seq] = sr
+		st = &api.StepTask{
+			Token: encodeToken(stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
+			Run:   r.key, WorkflowType: x.Info.Type, Seq: it.seq, Name: info.Name, Input: input, Attempt: it.attempt,
+			IdempotencyKey: info.IdempotencyKey, ScheduledTime: info.ScheduledTime, StartedTime: store.Time(now),
+			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details,
+		}
+		return nil
+	})
+	return st, err
+}
+
+// withStep runs f on a step named by a token, inside a transition of its
+// run; ErrTaskNotFound when the attempt is no longer open.
+func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error)) error {
+	var tok stepToken
+	if err := decodeToken(token, &tok); err != nil {
+		return err
+	}
+	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	var wait <-chan error
+	err := s.withRun(ctx, tok.Run, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		info, ok := t.exec.Steps[tok.Seq]
+		sr := r.steps[tok.Seq]
+		if !ok || t.exec.State == store.StateClosed || info.Attempt != tok.Attempt || !info.RetryAt.IsZero() || (sr != nil && sr.nonce != tok.Nonce) {
+			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
+		}
+		wait, err = f(r, t, tok, info)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, api.ErrNotFound) {
+			return fmt.Errorf("%w: %v", api.ErrTaskNotFound, err)
+		}
+		return err
+	}
+	return await(ctx, wait)
+}
+
+// CompleteStep implements api.Service.
+func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) error {
+	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
+		pl, err := t.payload(r.key, req.Result)
+		if err != nil {
+			return nil, err
+		}
+		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: pl, Identity: req.Identity})
+		delete(t.exec.Steps, tok.Seq)
+		t.onCommit(func() { r.forgetStep(tok.Seq) })
+		return r.deliver(ctx, t)
+	})
+}
+
+// FailStep implements api.Service: the attempt is retried by the step's
+// policy, or the step fails.
+func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
+	if req.Failure == nil {
+		return api.InvalidArgument("failure", "missing")
+	}
+	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
+		return r.failAttempt(ctx, t, tok.Seq, req.Failure, req.Identity)
+	})
+}
+
+// HeartbeatStep implements api.Service.
+func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+	var tok stepToken
+	if err := decodeToken(req.Token, &tok); err != nil {
+		return api.HeartbeatResponse{}, err
+	}
+	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	err := s.withRun(ctx, tok.Run, func(r *run) error {
+		info, ok := r.exec.Steps[tok.Seq]
+		sr := r.steps[tok.Seq]
+		if f := r.flight; f != nil && f.tx != nil {
+			info, ok = f.tx.exec.Steps[tok.Seq]
+		}
+		if !ok || r.exec.State == store.StateClosed || info.Attempt != tok.Attempt || (sr != nil && sr.nonce != tok.Nonce) {
+			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
+		}
+		if sr == nil {
+			return nil
+		}
+		sr.beat = time.Now()
+		sr.details = req.Details
+		if sr.hb != nil {
+			sr.hb.Reset(info.Heartbeat)
+		}
+		return nil
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		err = fmt.Errorf("%w: %v", api.ErrTaskNotFound, err)
+	}
+	return api.HeartbeatResponse{}, err
+}
+
+// stepTimedOut fails a started attempt whose start-to-close or heartbeat
+// timeout fired.
+func (r *run) stepTimedOut(ctx context.Context, seq, nonce int64, kind string) {
+	r.s.onRun(ctx, r.key, func(r *run) {
+		sr := r.steps[seq]
+		if sr == nil || sr.nonce != nonce {
+			return
+		}
+		t, err := r.tx(ctx)
+		if err != nil {
+			return
+		}
+		if _, ok := t.exec.Steps[seq]; !ok {
+			return
+		}
+		f := &api.Failure{Kind: api.KindTimeout, Type: kind, Message: kind + " timeout", Details: sr.details}
+		if _, err := r.failAttempt(ctx, t, seq, f, ""); err != nil && ctx.Err() == nil {
+			r.s.log.Warn("step timeout", "run", r.key.String(), "seq", seq, "err", err)
+		}
+	})
+}
+
+// failAttempt records a failed attempt: a retry after back-off when the
+// policy allows one, otherwise the step's failure.
+func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure, identity string) (<-chan error, error) {
+	info := t.exec.Steps[seq]
+	var details []byte
+	if sr := r.steps[seq]; sr != nil {
+		details = sr.details
+	}
+	delay := backoffDelay(apiRetry(info.Retry), info.Attempt+1)
+	if retryable(info, f, t.now, delay) {
+		t.event(api.Event{Type: api.EventStepAttemptFailed, Seq: seq, Name: info.Name, Attempt: info.Attempt, Failure: f, Identity: identity})
+		info.LastFailure = f.Message
+		info.Attempt++
+		info.RetryAt = store.Time(t.now.Add(delay))
+		if details != nil {
+			pl, err := t.payload(r.key, details)
+			if err != nil {
+				return nil, err
+			}
+			info.HeartbeatDetails = pl
+		}
+		t.exec.Steps[seq] = info
+		t.timer(timerStepRetry, info.RetryAt, &taskData{Seq: seq, Attempt: info.Attempt})
+		t.onCommit(func() { r.forgetStep(seq) })
+		return nil, r.commit(ctx, t)
+	}
+	r.finishStep(t, seq, info, f, identity)
+	return r.deliver(ctx, t)
+}
+
+// finishStep records that a step failed for good.
+func (r *run) finishStep(t *txn, seq int64, info store.StepInfo, f *api.Failure, identity string) {
+	typ := api.EventStepFailed
+	if f.Kind == api.KindTimeout {
+		typ = api.EventStepTimedOut
+	}
+	t.event(api.Event{Type: typ, Seq: seq, Name: info.Name, Attempt: info.Attempt, Identity: identity,
+		Failure: &api.Failure{Kind: api.KindStep, Message: f.Message, Step: info.Name, Seq: seq, Attempt: info.Attempt, Cause: f}})
+	delete(t.exec.Steps, seq)
+	t.onCommit(func() { r.forgetStep(seq) })
+}
+
+// retryable says whether a failed attempt is tried again after delay.
+func retryable(info store.StepInfo, f *api.Failure, now time.Time, delay time.Duration) bool {
+	if f.NonRetryable || (f.Kind == api.KindTimeout && f.Type == api.TimeoutScheduleToStart) {
+		return false
+	}
+	if p := info.Retry; p != nil {
+		if slices.Contains(p.NonRetryableTypes, f.Type) {
+			return false
+		}
+		if p.MaximumAttempts > 0 && info.Attempt >= p.MaximumAttempts {
+			return false
+		}
+	}
+	if info.ScheduleToClose > 0 && !now.Add(delay).Before(info.ScheduledTime.Add(info.ScheduleToClose)) {
+		return false
+	}
+	return true
+}
+
+// stepInput reads a step's input from its StepScheduled event.
+func (r *run) stepInput(ctx context.Context, info store.StepInfo) (store.Payload, error) {
+	page, err := r.s.e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: r.s.id, Run: r.key, FromEventID: info.ScheduledEventID, PageSize: 1})
+	if err != nil {
+		return store.Payload{}, fmt.Errorf("engine: read input of step %s of %s: %w", info.Name, r.key, err)
+	}
+	for _, b := range page.Blocks {
+		evs, err := api.DecodeEvents(b.Events, b.FirstEventID, b.LastEventID)
+		if err != nil {
+			return store.Payload{}, err
+		}
+		for _, ev := range evs {
+			if ev.ID == info.ScheduledEventID {
+				return ev.Payload, nil
+			}
+		}
+	}
+	return store.Payload{}, fmt.Errorf("%w: event %d of %s", api.ErrCorruptHistory, info.ScheduledEventID, r.key)
+}

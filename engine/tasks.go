@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Transfer task types: effects that leave a run, written in the same batch
+// as the transition that caused them (an outbox) and processed at least
+// once; each receiver deduplicates.
+const (
+	transferWorkflowTask int16 = 1 // offer the run's workflow task to its queue
+	transferStep         int16 = 2 // offer a step attempt to its queue
+	transferStartChild   int16 = 3 // start a child run
+	transferCloseParent  int16 = 4 // tell the parent its child closed
+	transferSignal       int16 = 5 // signal another run
+	transferCancel       int16 = 6 // ask another run to cancel
+	transferParentClose  int16 = 7 // apply a parent-close policy to a child
+	transferVisibility   int16 = 8 // write the run's visibility record
+)
+
+// Timer task types, ordered by fire time.
+const (
+	timerUser        int16 = 1 // a workflow timer
+	timerStepTimeout int16 = 2 // a step's timeout of kind taskData.Kind
+	timerStepRetry   int16 = 3 // a step's next attempt after back-off
+	timerRunTimeout  int16 = 4 // the run's timeout
+	timerStartDelay  int16 = 5 // the run's first workflow task after a start delay
+	timerRetention   int16 = 6 // delete a closed run
+	timerFlushStart  int16 = 7 // in memory only: persist a long-running step's start
+	timerTaskRetry   int16 = 8 // in memory only: retry a failed workflow task
+)
+
+// taskData is the payload of a task; each type uses some fields.
+type taskData struct {
+	Seq      int64         `json:"seq,omitempty"`
+	Attempt  int32         `json:"attempt,omitempty"`
+	Kind     string        `json:"kind,omitempty"`
+	Queue    string        `json:"queue,omitempty"`
+	Priority int8          `json:"priority,omitempty"`
+	Name     string        `json:"name,omitempty"`
+	Input    store.Payload `json:"input,omitzero"`
+	// Target is the other run (child, parent, signal or cancel target).
+	Target    *store.RunKey     `json:"target,omitempty"`
+	Child     *api.ChildOptions `json:"child,omitempty"`
+	RequestID string            `json:"request_id,omitempty"`
+	Status    store.RunStatus   `json:"status,omitempty"`
+	Failure   *api.Failure      `json:"failure,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+}
+
+func encodeTaskData(d *taskData) []byte {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(fmt.Sprintf("engine: encode task data: %v", err))
+	}
+	return b
+}
+
+func decodeTaskData(b []byte) (*taskData, error) {
+	var d taskData
+	if len(b) == 0 {
+		return &d, nil
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("engine: decode task data: %w", err)
+	}
+	return &d, nil
+}
+
+// ackTracker computes a queue's ack level: everything below the smallest
+// key still pending has been processed. Keys are registered when they are
+// allocated, before their batch commits, so the level never passes a task
+// that is about to be written.
+type ackTracker struct {
+	pending keyHeap
+	done    map[store.TaskKey]bool
+	// max is the highest key ever registered.
+	max store.TaskKey
+}
+
+func newAckTracker(level store.TaskKey) *ackTracker {
+	return &ackTracker{done: map[store.TaskKey]bool{}, max: level}
+}
+
+func (a *ackTracker) add(k store.TaskKey) {
+	heap.Push(&a.pending, k)
+	if a.max.Less(k) {
+		a.max = k
+	}
+}
+
+func (a *ackTracker) finish(k store.TaskKey) { a.done[k] = true }
+
+// level returns the key below which everything is processed, or ok false
+// when the smallest pending key is still open and nothing moved.
+func (a *ackTracker) level() (store.TaskKey, bool) {
+	for len(a.pending) > 0 && a.done[a.pending[0]] {
+		delete(a.done, a.pending[0])
+		heap.Pop(&a.pending)
+	}
+	if len(a.pending) == 0 {
+		return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}, true
+	}
+	return a.pending[0], true
+}
+
+type keyHeap []store.TaskKey
+
+func (h keyHeap) Len() int           { return len(h) }
+func (h keyHeap) Less(i, j int) bool { return h[i].Less(h[j]) }
+func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *keyHeap) Push(x any)        { *h = append(*h, x.(store.TaskKey)) }
+func (h *keyHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// timerEntry is a timer waiting to fire: a durable timer task, or an
+// in-memory one (durable false) that a restart does not need.
+type timerEntry struct {
+	key     store.TaskKey
+	typ     int16
+	run     store.RunKey
+	data    *taskData
+	durable bool
+	index   int
+}
+
+type timerHeap []*timerEntry
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].key.Less(h[j].key) }
+func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
+func (h *timerHeap) Push(x any)        { e := x.(*timerEntry); e.index = len(*h); *h = append(*h, e) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	x.index = -1
+	return x
+}
+
+// backoffDelay is the delay before attempt (attempt >= 2) under policy p.
+func backoffDelay(p *api.RetryPolicy, attempt int32) time.Duration {
+	initial, coef, maxI := time.Second, 2.0, time.Duration(0)
+	if p != nil {
+		if p.InitialInterval > 0 {
+			initial = p.InitialInterval
+		}
+		if p.BackoffCoefficient >= 1 {
+			coef = p.BackoffCoefficient
+		}
+		maxI = p.MaximumInterval
+	}
+	if maxI <= 0 {
+		maxI = 100 * initial
+	}
+	d := float64(initial)
+	for i := int32(2); i < attempt; i++ {
+		d *= coef
+		if d >= float64(maxI) {
+			return maxI
+		}
+	}
+	return min(time.Duration(d), maxI)
+}

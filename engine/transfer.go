@@ -1,0 +1,521 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// processNew starts processing a transfer task r's commit just wrote, with
+// r still locked: workflow and step tasks go to their queues at once; the
+// others run on the shard's pool.
+func (s *shard) processNew(r *run, task store.Task) {
+	if task.Run != r.key {
+		s.dispatchTransfer(task)
+		return
+	}
+	switch task.Type {
+	case transferWorkflowTask:
+		r.wtTask = task.Key
+		r.dispatchWT()
+	case transferStep:
+		d, err := decodeTaskData(task.Data)
+		if err != nil {
+			s.ackTransfer(task.Key)
+			return
+		}
+		r.offerStep(task.Key, d)
+	default:
+		s.dispatchTransfer(task)
+	}
+}
+
+// dispatchTransfer processes a transfer task asynchronously: a recovered
+// one, or one whose run is not locked by the caller.
+func (s *shard) dispatchTransfer(task store.Task) {
+	d, err := decodeTaskData(task.Data)
+	if err != nil {
+		s.log.Error("drop undecodable transfer task", "key", task.Key, "err", err)
+		s.ackTransfer(task.Key)
+		return
+	}
+	if task.Type == transferVisibility {
+		s.vis.add(task.Run, task.Key)
+		return
+	}
+	s.work.push(func(ctx context.Context) {
+		if err := s.processTransfer(ctx, task, d); err != nil {
+			if errors.Is(err, errKeepTask) || ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("transfer task failed; retrying", "type", task.Type, "run", task.Run.String(), "err", err)
+			time.AfterFunc(time.Second, func() {
+				if s.ctx.Err() == nil {
+					s.dispatchTransfer(task)
+				}
+			})
+			return
+		}
+		s.ackTransfer(task.Key)
+	})
+}
+
+// processTransfer carries out one transfer task; nil means it is done (or
+// was stale) and may be acknowledged.
+func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskData) error {
+	e := s.e
+	switch task.Type {
+	case transferWorkflowTask:
+		err := s.withRun(ctx, task.Run, func(r *run) error {
+			if r.exec.State == store.StateClosed || !r.exec.Task.Pending {
+				s.ackTransfer(task.Key)
+				return nil
+			}
+			if r.wtTask.TaskID != 0 && r.wtTask != task.Key {
+				s.ackTransfer(r.wtTask)
+			}
+			r.wtTask = task.Key
+			r.dispatchWT()
+			return nil
+		})
+		if errors.Is(err, api.ErrNotFound) {
+			s.ackTransfer(task.Key)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return errKeepTask
+	case transferStep:
+		err := s.withRun(ctx, task.Run, func(r *run) error {
+			info, ok := r.exec.Steps[d.Seq]
+			if !ok || r.exec.State == store.StateClosed || info.Attempt != d.Attempt || !info.RetryAt.IsZero() {
+				s.ackTransfer(task.Key)
+				return nil
+			}
+			r.offerStep(task.Key, d)
+			return nil
+		})
+		if errors.Is(err, api.ErrNotFound) {
+			s.ackTransfer(task.Key)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return errKeepTask
+	case transferStartChild:
+		return e.startChild(ctx, s, task.Run, d)
+	case transferCloseParent:
+		return e.notifyParent(ctx, task.Run, d)
+	case transferSignal:
+		input, err := e.resolve(ctx, s.id, task.Run, d.Input)
+		if err != nil {
+			return err
+		}
+		err = e.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID},
+			Name: d.Name, Input: input, RequestID: d.RequestID, Identity: task.Run.String()})
+		return e.reportExternal(ctx, s, task.Run, d.Seq, api.EventExternalSignaled, err)
+	case transferCancel:
+		err := e.CancelWorkflow(ctx, api.CancelRequest{RunRef: api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID},
+			Reason: "requested by " + task.Run.String(), RequestID: d.RequestID, Identity: task.Run.String()})
+		return e.reportExternal(ctx, s, task.Run, d.Seq, api.EventExternalCancelRequested, err)
+	case transferParentClose:
+		target := api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID}
+		var err error
+		reason := "parent " + task.Run.String() + " closed"
+		if d.Kind == strconv.Itoa(int(api.ParentCloseRequestCancel)) {
+			err = e.CancelWorkflow(ctx, api.CancelRequest{RunRef: target, Reason: reason})
+		} else {
+			err = e.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: target, Reason: reason})
+		}
+		if err != nil && !errors.Is(err, api.ErrNotFound) && !errors.Is(err, api.ErrRunClosed) {
+			return err
+		}
+		return nil
+	}
+	return nil
+}
+
+// errKeepTask says a task was handed on and is acknowledged later.
+var errKeepTask = errors.New("engine: task kept")
+
+// startChild starts a parent's child run and reports the start to the parent.
+func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, d *taskData) error {
+	var spec startSpec
+	var input []byte
+	err := s.withRun(ctx, parent, func(r *run) error {
+		c, ok := r.exec.Children[d.Seq]
+		if !ok || c.RunID != "" || r.exec.State == store.StateClosed {
+			return errStale
+		}
+		o := d.Child
+		var err error
+		if input, err = e.resolve(ctx, s.id, parent, d.Input); err != nil {
+			return err
+		}
+		root := r.exec.Info.Root
+		if root == nil {
+			root = &parent
+		}
+		spec = startSpec{
+			req: api.StartRequest{Namespace: o.Namespace, WorkflowID: o.WorkflowID, WorkflowType: d.Name, Input: input, Queue: o.Queue,
+				Priority: o.Priority, RequestID: d.RequestID, IDReuse: o.IDReuse, RunTimeout: o.RunTimeout, Memo: o.Memo,
+				BusinessKey: o.BusinessKey, Attributes: o.Attributes, Identity: parent.String()},
+			parent: &parent, parentSeq: d.Seq, root: root,
+		}
+		return nil
+	})
+	if errors.Is(err, errStale) || errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	resp, startErr := e.start(ctx, &spec)
+	if startErr != nil && !errors.Is(startErr, api.ErrAlreadyStarted) && !errors.Is(startErr, api.ErrInvalidArgument) && !errors.Is(startErr, api.ErrNamespaceNotFound) {
+		return startErr
+	}
+	var wait <-chan error
+	err = s.withRun(ctx, parent, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		c, ok := t.exec.Children[d.Seq]
+		if !ok || c.RunID != "" || t.exec.State == store.StateClosed {
+			return nil
+		}
+		if startErr != nil {
+			t.event(api.Event{Type: api.EventChildStartFailed, Seq: d.Seq, Name: d.Name,
+				Failure: &api.Failure{Kind: api.KindChild, Message: startErr.Error(), WorkflowID: c.WorkflowID, Cause: api.FailureOf(startErr)}})
+			delete(t.exec.Children, d.Seq)
+		} else {
+			c.RunID = resp.RunID
+			c.StartedEventID = t.exec.NextEventID
+			t.exec.Children[d.Seq] = c
+			t.event(api.Event{Type: api.EventChildStarted, Seq: d.Seq, Name: d.Name, Child: &api.ChildAttrs{Options: *d.Child, RunID: resp.RunID}})
+		}
+		wait, err = r.deliver(ctx, t)
+		return err
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return await(ctx, wait)
+}
+
+var errStale = errors.New("engine: stale task")
+
+// notifyParent delivers a child's close to its parent.
+func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskData) error {
+	p := *d.Target
+	s := e.shardFor(p.Namespace, p.WorkflowID)
+	var wait <-chan error
+	err := s.withRun(ctx, p, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		c, ok := t.exec.Children[d.Seq]
+		if !ok || t.exec.State == store.StateClosed || c.WorkflowID != child.WorkflowID {
+			return nil
+		}
+		if c.RunID == "" {
+			t.event(api.Event{Type: api.EventChildStarted, Seq: d.Seq, Name: c.Type,
+				Child: &api.ChildAttrs{Options: api.ChildOptions{Namespace: c.Namespace, WorkflowID: c.WorkflowID}, RunID: child.RunID}})
+		}
+		ev := api.Event{Type: api.EventChildClosed, Seq: d.Seq, Name: c.Type, Payload: store.Payload{},
+			Child: &api.ChildAttrs{Options: api.ChildOptions{Namespace: c.Namespace, WorkflowID: c.WorkflowID}, RunID: child.RunID, Status: d.Status.String()}}
+		if d.Status == store.StatusCompleted {
+			data, err := e.resolve(ctx, e.shardFor(child.Namespace, child.WorkflowID).id, child, d.Input)
+			if err != nil {
+				return err
+			}
+			if ev.Payload, err = t.payload(r.key, data); err != nil {
+				return err
+			}
+		} else {
+			cause := d.Failure
+			if cause == nil {
+				cause = &api.Failure{Kind: api.KindApplication, Message: d.Status.String()}
+			}
+			ev.Failure = &api.Failure{Kind: api.KindChild, Message: cause.Message, WorkflowID: child.WorkflowID, RunID: child.RunID, Cause: cause}
+		}
+		t.event(ev)
+		delete(t.exec.Children, d.Seq)
+		wait, err = r.deliver(ctx, t)
+		return err
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return await(ctx, wait)
+}
+
+// reportExternal tells a run how its signal or cancel of another run went.
+func (e *Engine) reportExternal(ctx context.Context, s *shard, source store.RunKey, seq int64, typ api.EventType, outcome error) error {
+	if outcome != nil && !errors.Is(outcome, api.ErrNotFound) && !errors.Is(outcome, api.ErrRunClosed) && !errors.Is(outcome, api.ErrInvalidArgument) {
+		return outcome
+	}
+	var wait <-chan error
+	err := s.withRun(ctx, source, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		x := t.exec
+		if x.State == store.StateClosed {
+			return nil
+		}
+		if typ == api.EventExternalSignaled {
+			if _, ok := x.Signals[seq]; !ok {
+				return nil
+			}
+			delete(x.Signals, seq)
+		} else {
+			if _, ok := x.CancelRequests[seq]; !ok {
+				return nil
+			}
+			delete(x.CancelRequests, seq)
+		}
+		ev := api.Event{Type: typ, Seq: seq}
+		if outcome != nil {
+			ev.Failure = api.FailureOf(outcome)
+		}
+		t.event(ev)
+		wait, err = r.deliver(ctx, t)
+		return err
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return await(ctx, wait)
+}
+
+// ---- timers ----
+
+// fireTimer processes a durable timer task that came due.
+func (s *shard) fireTimer(ctx context.Context, te *timerEntry) {
+	err := s.processTimer(ctx, te)
+	if errors.Is(err, api.ErrNotFound) {
+		err = nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("timer task failed; retrying", "type", te.typ, "run", te.run.String(), "err", err)
+		time.AfterFunc(time.Second, func() {
+			if s.ctx.Err() == nil {
+				s.work.push(func(ctx context.Context) { s.fireTimer(ctx, te) })
+			}
+		})
+		return
+	}
+	s.ackTimer(te.key)
+}
+
+func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
+	d := te.data
+	if te.typ == timerRetention {
+		return s.deleteRun(ctx, te.run)
+	}
+	var wait <-chan error
+	err := s.withRun(ctx, te.run, func(r *run) error {
+		if r.exec.State == store.StateClosed {
+			return nil
+		}
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		x := t.exec
+		switch te.typ {
+		case timerUser:
+			id := strconv.FormatInt(d.Seq, 10)
+			if _, ok := x.Timers[id]; !ok {
+				return nil
+			}
+			delete(x.Timers, id)
+			t.event(api.Event{Type: api.EventTimerFired, Seq: d.Seq})
+			wait, err = r.deliver(ctx, t)
+			return err
+		case timerStepTimeout:
+			info, ok := x.Steps[d.Seq]
+			if !ok {
+				return nil
+			}
+			if d.Kind == api.TimeoutScheduleToStart && (info.Attempt != d.Attempt || !info.RetryAt.IsZero() || r.steps[d.Seq] != nil) {
+				return nil
+			}
+			var details []byte
+			if sr := r.steps[d.Seq]; sr != nil {
+				details = sr.details
+			}
+			r.finishStep(t, d.Seq, info, &api.Failure{Kind: api.KindTimeout, Type: d.Kind, Message: d.Kind + " timeout", Details: details}, "")
+			wait, err = r.deliver(ctx, t)
+			return err
+		case timerStepRetry:
+			info, ok := x.Steps[d.Seq]
+			if !ok || info.Attempt != d.Attempt || info.RetryAt.IsZero() {
+				return nil
+			}
+			input, err := r.stepInput(ctx, info)
+			if err != nil {
+				return err
+			}
+			info.RetryAt = time.Time{}
+			x.Steps[d.Seq] = info
+			t.dispatchStep(d.Seq, info, input)
+			return r.commit(ctx, t)
+		case timerRunTimeout:
+			t.event(api.Event{Type: api.EventWorkflowTimedOut, Reason: api.TimeoutRun})
+			t.closeRun(store.StatusTimedOut, store.Payload{}, &api.Failure{Kind: api.KindTimeout, Type: api.TimeoutRun, Message: "run timeout"}, "")
+			return r.commit(ctx, t)
+		case timerStartDelay:
+			if x.Task.NotBefore.IsZero() {
+				return nil
+			}
+			x.Task.NotBefore = time.Time{}
+			t.transfer(transferWorkflowTask, r.key, &taskData{})
+			return r.commit(ctx, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return await(ctx, wait)
+}
+
+// deleteRun removes a closed run past its retention.
+func (s *shard) deleteRun(ctx context.Context, k store.RunKey) error {
+	r := s.getRun(k)
+	defer s.release(r)
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	defer r.unlock()
+	if err := s.commit(ctx, &part{deleteRuns: []store.RunKey{k}}); err != nil {
+		return err
+	}
+	r.loaded, r.exec = true, nil
+	if err := s.e.store.DeleteVisibility(ctx, k.Namespace, k.RunID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("engine: delete visibility of %s: %w", k, err)
+	}
+	return nil
+}
+
+// ---- visibility ----
+
+// visibilityQueue coalesces a run's visibility updates: a worker writes the
+// run's latest state once for every update queued meanwhile.
+type visibilityQueue struct {
+	mu      sync.Mutex
+	pending map[store.RunKey][]store.TaskKey
+	order   []store.RunKey
+	signal  chan struct{}
+}
+
+func (q *visibilityQueue) init() {
+	q.pending = map[store.RunKey][]store.TaskKey{}
+	q.signal = make(chan struct{}, 1)
+}
+
+func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey) {
+	q.mu.Lock()
+	if _, ok := q.pending[k]; !ok {
+		q.order = append(q.order, k)
+	}
+	q.pending[k] = append(q.pending[k], key)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *visibilityQueue) take() (store.RunKey, []store.TaskKey, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.order) == 0 {
+		return store.RunKey{}, nil, false
+	}
+	k := q.order[0]
+	q.order = q.order[1:]
+	keys := q.pending[k]
+	delete(q.pending, k)
+	if len(q.order) > 0 {
+		select {
+		case q.signal <- struct{}{}:
+		default:
+		}
+	}
+	return k, keys, true
+}
+
+func (s *shard) visibilityLoop(ctx context.Context) {
+	for {
+		k, keys, ok := s.vis.take()
+		if !ok {
+			select {
+			case <-s.vis.signal:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := s.writeVisibility(ctx, k); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("write visibility; retrying", "run", k.String(), "err", err)
+			for _, key := range keys {
+				s.vis.add(k, key)
+			}
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		for _, key := range keys {
+			s.ackTransfer(key)
+		}
+	}
+}
+
+func (s *shard) writeVisibility(ctx context.Context, k store.RunKey) error {
+	var rec store.VisibilityRecord
+	err := s.withRun(ctx, k, func(r *run) error {
+		x := r.exec
+		rec = store.VisibilityRecord{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, Type: x.Info.Type,
+			Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, BusinessKey: x.Info.BusinessKey,
+			Attributes: x.Info.SearchAttributes, Version: x.DBVersion}
+		return nil
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.e.store.UpsertVisibility(ctx, rec)
+}

@@ -1,0 +1,544 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// A flight is a workflow task handed to a worker. When the task was handed
+// eagerly (a worker was already waiting), its inputs are not committed yet:
+// tx holds them and they are written with the task's commands in one batch,
+// or alone once EagerCommitDelay passes; the callers that caused them wait
+// in waiters.
+type flight struct {
+	nonce   int64
+	task    *api.WorkflowTask
+	tx      *txn
+	waiters []chan error
+	timeout *time.Timer
+	eager   *time.Timer
+}
+
+// wtToken identifies a workflow task (or a query) for its completion.
+type wtToken struct {
+	Run   store.RunKey `json:"run"`
+	Nonce int64        `json:"n,omitempty"`
+	Query string       `json:"q,omitempty"`
+}
+
+func encodeToken(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func decodeToken(b []byte, v any) error {
+	if len(b) == 0 {
+		return api.InvalidArgument("token", "empty")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return api.InvalidArgument("token", "malformed: %v", err)
+	}
+	return nil
+}
+
+// wtOffer is a pending workflow task waiting in a queue; the worker that
+// takes it claims it from the run.
+type wtOffer struct{ run store.RunKey }
+
+func (r *run) workflowQueue(x *store.Execution) queueKey {
+	return queueKey{ns: r.key.Namespace, name: queueOrDefault(x.Info.Queue), kind: workflowQueue}
+}
+
+// tx starts a transition, first committing the inputs of an eager flight
+// so that every transition builds on committed state.
+func (r *run) tx(ctx context.Context) (*txn, error) {
+	if f := r.flight; f != nil && f.tx != nil {
+		if err := r.flushFlight(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.begin(), nil
+}
+
+// requestTask is called when t adds inputs. It hands them to a worker that
+// is waiting now (eager: t stays uncommitted and becomes the flight's) or
+// makes the run's workflow task pending. It reports whether t went eager.
+func (r *run) requestTask(t *txn, eager bool) bool {
+	x := t.exec
+	if x.State == store.StateClosed || t.buffer || x.Task.Pending || r.retry != nil {
+		return false
+	}
+	if eager {
+		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x)); p != nil {
+			var inputs []api.Event
+			for _, e := range t.events {
+				if e.Type.IsInput() {
+					inputs = append(inputs, e)
+				}
+			}
+			p.ch <- r.newFlight(x, inputs, t)
+			return true
+		}
+	}
+	x.Task.Pending = true
+	t.transfer(transferWorkflowTask, r.key, &taskData{})
+	return false
+}
+
+// deliver commits t, which added inputs, or hands it to a waiting worker;
+// then the returned channel reports the commit.
+func (r *run) deliver(ctx context.Context, t *txn) (<-chan error, error) {
+	if t.inputs > 0 && r.requestTask(t, len(t.part.requests) == 0) {
+		ch := make(chan error, 1)
+		r.flight.waiters = append(r.flight.waiters, ch)
+		return ch, nil
+	}
+	return nil, r.commit(ctx, t)
+}
+
+// await waits for a channel deliver returned.
+func await(ctx context.Context, ch <-chan error) error {
+	if ch == nil {
+		return nil
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// newFlight hands a workflow task with events to a worker.
+func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.WorkflowTask {
+	e := r.s.e
+	f := &flight{nonce: e.nonce.next(), tx: tx}
+	var docs []store.Document
+	if tx != nil {
+		docs = tx.part.docs
+	}
+	f.task = &api.WorkflowTask{
+		Token: encodeToken(wtToken{Run: r.key, Nonce: f.nonce}), Run: r.key, WorkflowType: x.Info.Type,
+		PrevEventID: x.Task.LastEventID, Events: inlineDocs(events, docs), Time: time.Now().UTC(),
+	}
+	r.flight = f
+	f.timeout = r.s.afterFunc(e.opts.WorkflowTaskTimeout, func(ctx context.Context) {
+		r.s.onRun(ctx, r.key, func(r *run) {
+			if r.flight == f {
+				r.expireFlight(ctx)
+			}
+		})
+	})
+	if tx != nil {
+		f.eager = r.s.afterFunc(e.opts.EagerCommitDelay, func(ctx context.Context) {
+			r.s.onRun(ctx, r.key, func(r *run) {
+				if r.flight == f && f.tx != nil {
+					if err := r.flushFlight(ctx); err != nil && ctx.Err() == nil {
+						r.s.log.Warn("commit eager inputs", "run", r.key.String(), "err", err)
+					}
+				}
+			})
+		})
+	}
+	return f.task
+}
+
+// inlineDocs replaces references to documents that are not written yet by
+// their bytes; references to stored documents are resolved by the worker's
+// history reads and by resolveEvents.
+func inlineDocs(events []api.Event, docs []store.Document) []api.Event {
+	if len(docs) == 0 {
+		return events
+	}
+	out := make([]api.Event, len(events))
+	for i, ev := range events {
+		if ev.Payload.Doc != nil {
+			for _, d := range docs {
+				if d.ID == ev.Payload.Doc.ID {
+					ev.Payload = store.Payload{Data: d.Data}
+				}
+			}
+		}
+		out[i] = ev
+	}
+	return out
+}
+
+// resolveEvents replaces document references by the documents' bytes.
+func (e *Engine) resolveEvents(ctx context.Context, shardID int32, run store.RunKey, events []api.Event) ([]api.Event, error) {
+	var out []api.Event
+	for i, ev := range events {
+		if ev.Payload.Doc == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]api.Event(nil), events...)
+		}
+		data, err := e.resolve(ctx, shardID, run, ev.Payload)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Payload = store.Payload{Data: data}
+	}
+	if out == nil {
+		return events, nil
+	}
+	return out, nil
+}
+
+// flushFlight commits an eager flight's inputs alone: the worker is taking
+// longer than EagerCommitDelay, or another transition needs the run.
+func (r *run) flushFlight(ctx context.Context) error {
+	f := r.flight
+	t := f.tx
+	f.tx = nil
+	if f.eager != nil {
+		f.eager.Stop()
+	}
+	t.exec.Task.Pending = true
+	t.transfer(transferWorkflowTask, r.key, &taskData{})
+	waiters := f.waiters
+	f.waiters = nil
+	err := r.commit(ctx, t)
+	for _, w := range waiters {
+		w <- err
+	}
+	if err != nil {
+		r.dropFlight(fmt.Errorf("%w: inputs not committed: %v", api.ErrTaskNotFound, err))
+	}
+	return err
+}
+
+// dropFlight forgets the flight; its uncommitted inputs (if any) are lost
+// and their callers get err.
+func (r *run) dropFlight(err error) {
+	f := r.flight
+	if f == nil {
+		return
+	}
+	r.flight = nil
+	f.timeout.Stop()
+	if f.eager != nil {
+		f.eager.Stop()
+	}
+	for _, w := range f.waiters {
+		w <- err
+	}
+}
+
+// expireFlight gives up on a worker that held a task too long.
+func (r *run) expireFlight(ctx context.Context) {
+	if r.flight.tx != nil {
+		if err := r.flushFlight(ctx); err != nil {
+			return
+		}
+	}
+	r.dropFlight(api.ErrTaskNotFound)
+	r.s.log.Warn("workflow task timed out", "run", r.key.String())
+	r.dispatchWT()
+}
+
+// dispatchWT hands the pending workflow task to a waiting worker, or puts
+// it into its queue.
+func (r *run) dispatchWT() {
+	x := r.exec
+	if x == nil || x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil {
+		return
+	}
+	if !x.Task.NotBefore.IsZero() && time.Now().Before(x.Task.NotBefore) {
+		return
+	}
+	if r.inputsLoaded && len(x.BufferedEvents) == 0 {
+		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x)); p != nil {
+			if !hasDocs(r.inputs) {
+				p.ch <- r.newFlight(x, r.inputs, nil)
+				return
+			}
+			p.ch <- &wtOffer{run: r.key}
+			return
+		}
+	}
+	r.s.e.match.offer(r.workflowQueue(x), x.Info.Priority, &wtOffer{run: r.key})
+}
+
+func hasDocs(events []api.Event) bool {
+	for _, e := range events {
+		if e.Payload.Doc != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// claim turns a queued workflow task into a flight, or returns nil when it
+// is stale (taken already, or the run closed).
+func (r *run) claim(ctx context.Context) (*api.WorkflowTask, error) {
+	x := r.exec
+	if x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil {
+		return nil, nil
+	}
+	if !x.Task.NotBefore.IsZero() && time.Now().Before(x.Task.NotBefore) {
+		return nil, nil
+	}
+	if len(x.BufferedEvents) > 0 {
+		t := r.begin()
+		if err := t.flushBuffered(); err != nil {
+			return nil, err
+		}
+		if err := r.commit(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.loadInputs(ctx); err != nil {
+		return nil, err
+	}
+	events, err := r.s.e.resolveEvents(ctx, r.s.id, r.key, r.inputs)
+	if err != nil {
+		return nil, err
+	}
+	return r.newFlight(r.exec, events, nil), nil
+}
+
+// flushBuffered moves the inputs buffered during a flight into history.
+func (t *txn) flushBuffered() error {
+	buffered := t.exec.BufferedEvents
+	t.exec.BufferedEvents = nil
+	t.buffer = false
+	for _, b := range buffered {
+		var e api.Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			return fmt.Errorf("engine: decode buffered event of %s: %w", t.r.key, err)
+		}
+		t.event(e)
+	}
+	return nil
+}
+
+// PollWorkflowTask implements api.Service.
+func (e *Engine) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	k := queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: workflowQueue}
+	for {
+		item := e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+		switch it := item.(type) {
+		case nil:
+			return nil, nil
+		case *api.WorkflowTask:
+			return it, nil
+		case *wtOffer:
+			var wt *api.WorkflowTask
+			s := e.shardFor(it.run.Namespace, it.run.WorkflowID)
+			err := s.withRun(ctx, it.run, func(r *run) error {
+				var err error
+				wt, err = r.claim(ctx)
+				return err
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					e.match.requeue(k, api.PriorityHighest, it)
+					return nil, nil
+				}
+				if !errors.Is(err, api.ErrNotFound) {
+					e.log.Warn("claim workflow task", "run", it.run.String(), "err", err)
+				}
+				continue
+			}
+			if wt != nil {
+				return wt, nil
+			}
+		}
+	}
+}
+
+// CompleteWorkflowTask implements api.Service: it records the task's
+// commands, with the inputs the task was handed if they are not committed
+// yet, in one batch.
+func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	var tok wtToken
+	if err := decodeToken(req.Token, &tok); err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
+	if err := validateCommands(req.Commands); err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
+	var resp api.CompleteWorkflowTaskResponse
+	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	err := s.withRun(ctx, tok.Run, func(r *run) error {
+		f := r.flight
+		if f == nil || f.nonce != tok.Nonce || tok.Nonce == 0 {
+			return fmt.Errorf("%w: workflow task of %s", api.ErrTaskNotFound, r.key)
+		}
+		t := f.tx
+		if t == nil {
+			t = r.begin()
+		}
+		t.buffer = false
+		t.event(api.Event{Type: api.EventWorkflowTaskCompleted, Identity: req.Identity})
+		if err := r.applyCommands(ctx, t, req.Commands); err != nil {
+			return err
+		}
+		x := t.exec
+		resp.LastEventID = t.lastEventID()
+		x.Task = store.WorkflowTaskInfo{LastEventID: resp.LastEventID}
+		if x.State != store.StateClosed {
+			before := t.inputs
+			if err := t.flushBuffered(); err != nil {
+				return err
+			}
+			if t.inputs > before {
+				x.Task.Pending = true
+				t.transfer(transferWorkflowTask, r.key, &taskData{})
+			}
+		}
+		old := r.wtTask
+		r.wtTask = store.TaskKey{}
+		waiters := f.waiters
+		f.waiters = nil
+		r.dropFlight(nil)
+		err := r.commit(ctx, t)
+		if err == nil {
+			r.s.ackTransfer(old)
+		} else if r.wtTask.TaskID == 0 {
+			r.wtTask = old
+		}
+		for _, w := range waiters {
+			w <- err
+		}
+		return err
+	})
+	return resp, err
+}
+
+// FailWorkflowTask implements api.Service: the run keeps waiting and the
+// task is offered again after a back-off; the first failure of a series is
+// recorded in history.
+func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
+	var tok wtToken
+	if err := decodeToken(req.Token, &tok); err != nil {
+		return err
+	}
+	if req.Failure == nil {
+		return api.InvalidArgument("failure", "missing")
+	}
+	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	return s.withRun(ctx, tok.Run, func(r *run) error {
+		f := r.flight
+		if f == nil || f.nonce != tok.Nonce || tok.Nonce == 0 {
+			return fmt.Errorf("%w: workflow task of %s", api.ErrTaskNotFound, r.key)
+		}
+		if f.tx != nil {
+			if err := r.flushFlight(ctx); err != nil {
+				return err
+			}
+		}
+		r.dropFlight(nil)
+		t := r.begin()
+		if err := t.flushBuffered(); err != nil {
+			return err
+		}
+		if t.exec.Task.Attempt == 0 {
+			t.event(api.Event{Type: api.EventWorkflowTaskFailed, Failure: req.Failure, Identity: req.Identity, Reason: req.Failure.Kind})
+		}
+		t.exec.Task.Attempt++
+		t.exec.Task.FailedCause, _ = json.Marshal(req.Failure)
+		attempt := t.exec.Task.Attempt
+		if err := r.commit(ctx, t); err != nil {
+			return err
+		}
+		d := min(100*time.Millisecond<<min(attempt-1, 10), 10*time.Second)
+		r.s.log.Warn("workflow task failed; retrying", "run", r.key.String(), "attempt", attempt, "in", d, "failure", req.Failure.Message)
+		var tm *time.Timer
+		tm = r.s.afterFunc(d, func(ctx context.Context) {
+			r.s.onRun(ctx, r.key, func(r *run) {
+				if r.retry == tm {
+					r.retry = nil
+					r.dispatchWT()
+				}
+			})
+		})
+		r.retry = tm
+		return nil
+	})
+}
+
+// onRun runs f with the run locked and loaded; errors are logged.
+func (s *shard) onRun(ctx context.Context, k store.RunKey, f func(r *run)) {
+	err := s.withRun(ctx, k, func(r *run) error { f(r); return nil })
+	if err != nil && ctx.Err() == nil && !errors.Is(err, api.ErrNotFound) {
+		s.log.Warn("run callback", "run", k.String(), "err", err)
+	}
+}
+
+// QueryWorkflow implements api.Service: a worker answers from the run's
+// state after its last completed workflow task.
+func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
+	if req.WorkflowID == "" {
+		return nil, api.InvalidArgument("workflow_id", "empty")
+	}
+	if req.Name == "" {
+		return nil, api.InvalidArgument("name", "empty")
+	}
+	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
+	k, err := s.currentRunID(ctx, req.RunRef)
+	if err != nil {
+		return nil, err
+	}
+	id := fmt.Sprintf("q%d", e.nonce.next())
+	ch := make(chan api.QueryAnswer, 1)
+	var q queueKey
+	err = s.withRun(ctx, k, func(r *run) error {
+		x := r.exec
+		q = r.workflowQueue(x)
+		e.queryMu.Lock()
+		e.queries[id] = ch
+		e.queryMu.Unlock()
+		e.match.offer(q, api.PriorityHighest, &api.WorkflowTask{
+			Token: encodeToken(wtToken{Run: k, Query: id}), Run: k, WorkflowType: x.Info.Type,
+			PrevEventID: x.Task.LastEventID, Query: &req, Time: time.Now().UTC(),
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		e.queryMu.Lock()
+		delete(e.queries, id)
+		e.queryMu.Unlock()
+	}()
+	select {
+	case ans := <-ch:
+		if ans.Failure != nil {
+			return nil, fmt.Errorf("%w: %v", api.ErrQueryFailed, ans.Failure.Err())
+		}
+		return ans.Result, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// AnswerQuery implements api.Service.
+func (e *Engine) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
+	var tok wtToken
+	if err := decodeToken(ans.Token, &tok); err != nil {
+		return err
+	}
+	e.queryMu.Lock()
+	ch := e.queries[tok.Query]
+	delete(e.queries, tok.Query)
+	e.queryMu.Unlock()
+	if ch == nil {
+		return fmt.Errorf("%w: query %s", api.ErrTaskNotFound, tok.Query)
+	}
+	ch <- ans
+	return nil
+}
