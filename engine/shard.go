@@ -82,9 +82,7 @@ func (s *shard) run(ctx context.Context) {
 	for range 8 {
 		s.wg.Go(func() { s.work.serve(ctx) })
 	}
-	for range 2 {
-		s.wg.Go(func() { s.visibilityLoop(ctx) })
-	}
+	s.wg.Go(func() { s.visibilityLoop(ctx) })
 	if err := s.recover(ctx); err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("shard recovery failed; the shard stops", "err", err)

@@ -451,43 +451,60 @@ func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey) {
 	}
 }
 
-func (q *visibilityQueue) take() (store.RunKey, []store.TaskKey, bool) {
+// take removes up to n runs with their task keys.
+func (q *visibilityQueue) take(n int) map[store.RunKey][]store.TaskKey {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.order) == 0 {
-		return store.RunKey{}, nil, false
+		return nil
 	}
-	k := q.order[0]
-	q.order = q.order[1:]
-	keys := q.pending[k]
-	delete(q.pending, k)
+	n = min(n, len(q.order))
+	out := make(map[store.RunKey][]store.TaskKey, n)
+	for _, k := range q.order[:n] {
+		out[k] = q.pending[k]
+		delete(q.pending, k)
+	}
+	q.order = q.order[n:]
 	if len(q.order) > 0 {
 		select {
 		case q.signal <- struct{}{}:
 		default:
 		}
 	}
-	return k, keys, true
+	return out
 }
 
+// visibilityBatch bounds the records written in one call.
+const visibilityBatch = 500
+
+// visibilityLoop writes visibility records in batches. It waits a moment
+// after the first update so that updates close together (a short run's
+// start and close) share a write.
 func (s *shard) visibilityLoop(ctx context.Context) {
 	for {
-		k, keys, ok := s.vis.take()
-		if !ok {
+		batch := s.vis.take(visibilityBatch)
+		if batch == nil {
 			select {
 			case <-s.vis.signal:
-				continue
 			case <-ctx.Done():
 				return
 			}
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
-		if err := s.writeVisibility(ctx, k); err != nil {
+		if err := s.writeVisibility(ctx, batch); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("write visibility; retrying", "run", k.String(), "err", err)
-			for _, key := range keys {
-				s.vis.add(k, key)
+			s.log.Warn("write visibility; retrying", "runs", len(batch), "err", err)
+			for k, keys := range batch {
+				for _, key := range keys {
+					s.vis.add(k, key)
+				}
 			}
 			select {
 			case <-time.After(time.Second):
@@ -496,26 +513,30 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			}
 			continue
 		}
-		for _, key := range keys {
-			s.ackTransfer(key)
+		for _, keys := range batch {
+			for _, key := range keys {
+				s.ackTransfer(key)
+			}
 		}
 	}
 }
 
-func (s *shard) writeVisibility(ctx context.Context, k store.RunKey) error {
-	var rec store.VisibilityRecord
-	err := s.withRun(ctx, k, func(r *run) error {
-		x := r.exec
-		rec = store.VisibilityRecord{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, Type: x.Info.Type,
-			Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, BusinessKey: x.Info.BusinessKey,
-			Attributes: x.Info.SearchAttributes, Version: x.DBVersion}
-		return nil
-	})
-	if errors.Is(err, api.ErrNotFound) {
+func (s *shard) writeVisibility(ctx context.Context, batch map[store.RunKey][]store.TaskKey) error {
+	recs := make([]store.VisibilityRecord, 0, len(batch))
+	for k := range batch {
+		err := s.withRun(ctx, k, func(r *run) error {
+			x := r.exec
+			recs = append(recs, store.VisibilityRecord{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, Type: x.Info.Type,
+				Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, BusinessKey: x.Info.BusinessKey,
+				Attributes: x.Info.SearchAttributes, Version: x.DBVersion})
+			return nil
+		})
+		if err != nil && !errors.Is(err, api.ErrNotFound) {
+			return err
+		}
+	}
+	if len(recs) == 0 {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	return s.e.store.UpsertVisibility(ctx, rec)
+	return s.e.store.UpsertVisibility(ctx, recs...)
 }

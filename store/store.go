@@ -113,9 +113,10 @@ type MetadataStore interface {
 
 // VisibilityStore lists and counts runs.
 type VisibilityStore interface {
-	// UpsertVisibility writes a run's record unless a record with a higher
-	// Version is stored already (updates arrive at least once, in any order).
-	UpsertVisibility(ctx context.Context, r VisibilityRecord) error
+	// UpsertVisibility writes runs' records, each unless a record with a
+	// higher Version is stored already (updates arrive at least once, in any
+	// order). Several records are written together where the backend can.
+	UpsertVisibility(ctx context.Context, records ...VisibilityRecord) error
 	// DeleteVisibility removes a run's record.
 	DeleteVisibility(ctx context.Context, namespace, runID string) error
 	// GetVisibility returns a run's record or ErrNotFound.

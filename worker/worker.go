@@ -369,7 +369,7 @@ func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo
 	var token []byte
 	for upTo > 0 {
 		page, err := w.svc.GetHistory(ctx, api.HistoryRequest{
-			RunRef: api.RunRef{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID},
+			RunRef:    api.RunRef{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID},
 			PageToken: token, Resolve: true,
 		})
 		if err != nil {

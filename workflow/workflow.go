@@ -137,7 +137,9 @@ func SignalExternal(ctx Context, target Target, name string, in any) Future[stru
 }
 
 // CancelExternal asks another workflow to cancel.
-func CancelExternal(ctx Context, target Target) Future[struct{}] { return sdk.CancelExternal(ctx, target) }
+func CancelExternal(ctx Context, target Target) Future[struct{}] {
+	return sdk.CancelExternal(ctx, target)
+}
 
 // SideEffect runs fn once and replays its recorded result.
 func SideEffect[T any](ctx Context, fn func() T) T { return sdk.SideEffect(ctx, fn) }

@@ -271,11 +271,15 @@ type replayHandler struct {
 func (r *replayHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return !r.inst.replaying && r.h.Enabled(ctx, l)
 }
-func (r *replayHandler) Handle(ctx context.Context, rec slog.Record) error { return r.h.Handle(ctx, rec) }
+func (r *replayHandler) Handle(ctx context.Context, rec slog.Record) error {
+	return r.h.Handle(ctx, rec)
+}
 func (r *replayHandler) WithAttrs(a []slog.Attr) slog.Handler {
 	return &replayHandler{r.inst, r.h.WithAttrs(a)}
 }
-func (r *replayHandler) WithGroup(n string) slog.Handler { return &replayHandler{r.inst, r.h.WithGroup(n)} }
+func (r *replayHandler) WithGroup(n string) slog.Handler {
+	return &replayHandler{r.inst, r.h.WithGroup(n)}
+}
 
 // IsReplaying reports whether the workflow is replaying history.
 func IsReplaying(ctx Context) bool { return ctx.state().inst.replaying }

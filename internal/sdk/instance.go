@@ -3,9 +3,9 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
-	"hash/fnv"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -40,14 +40,14 @@ type pending struct {
 // coroutines, its pending commands and its signal channels. A worker keeps
 // instances cached between tasks and builds them anew by replay on a miss.
 type Instance struct {
-	info     Info
-	fn       WorkflowFunc
-	sched    scheduler
-	root     *ctxState
-	logger   *slog.Logger
-	rand     *rand.Rand
-	seq      int64
-	now      time.Time
+	info      Info
+	fn        WorkflowFunc
+	sched     scheduler
+	root      *ctxState
+	logger    *slog.Logger
+	rand      *rand.Rand
+	seq       int64
+	now       time.Time
 	replaying bool
 
 	commands []api.Command
@@ -57,8 +57,8 @@ type Instance struct {
 	// recorded holds side-effect values from history, by seq.
 	recorded map[int64][]byte
 
-	started  bool
-	closed   bool // the workflow function returned
+	started bool
+	closed  bool // the workflow function returned
 	// LastEventID is the last history event this instance has processed.
 	LastEventID int64
 }

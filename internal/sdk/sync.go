@@ -164,10 +164,10 @@ type Channel[T any] interface {
 
 type typedChannel[T any] struct{ c *channel }
 
-func (t *typedChannel[T]) base() *channel { return t.c }
-func (t *typedChannel[T]) Len() int       { return len(t.c.buf) }
-func (t *typedChannel[T]) IsReady() bool  { return t.c.ready() }
-func (t *typedChannel[T]) Close()         { t.c.closed = true }
+func (t *typedChannel[T]) base() *channel      { return t.c }
+func (t *typedChannel[T]) Len() int            { return len(t.c.buf) }
+func (t *typedChannel[T]) IsReady() bool       { return t.c.ready() }
+func (t *typedChannel[T]) Close()              { t.c.closed = true }
 func (t *typedChannel[T]) Send(_ Context, v T) { t.c.send(v) }
 
 func (t *typedChannel[T]) Receive(Context) (T, bool) {

@@ -236,10 +236,21 @@ const maxVisibilityAttempts = 10
 // with a lightweight transaction conditioned on the record it read, unless
 // that has a higher Version, then writes the new index rows and deletes the
 // stale ones.
-func (s *Store) UpsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
-	if err := r.Validate(); err != nil {
-		return err
+func (s *Store) UpsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
+	for _, r := range records {
+		if err := r.Validate(); err != nil {
+			return err
+		}
 	}
+	for _, r := range records {
+		if err := s.upsertVisibility(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) upsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
 	r.StartTime, r.CloseTime = store.Time(r.StartTime), store.Time(r.CloseTime)
 	keys := indexKeys(r)
 	attrs := codec.Marshal(r.Attributes)

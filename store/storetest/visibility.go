@@ -28,10 +28,10 @@ func (s *suite) seedVisibility(n int) []store.VisibilityRecord {
 	base := store.Time(time.Now().Add(-time.Hour))
 	out := make([]store.VisibilityRecord, n)
 	for i := range n {
-		r := record(i, base)
-		s.must(s.st.UpsertVisibility(s.ctx, r))
-		out[n-1-i] = r
+		out[n-1-i] = record(i, base)
 	}
+	// One call for all: the batched path of UpsertVisibility.
+	s.must(s.st.UpsertVisibility(s.ctx, out...))
 	return out
 }
 

@@ -13,42 +13,53 @@ import (
 )
 
 // UpsertVisibility implements store.VisibilityStore.
-func (s *Store) UpsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
-	if err := r.Validate(); err != nil {
-		return err
+func (s *Store) UpsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
+	for _, r := range records {
+		if err := r.Validate(); err != nil {
+			return err
+		}
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility
-			(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
-			workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
-			close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
-			version = excluded.version
-			WHERE visibility.version <= excluded.version`),
-			r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
-			r.BusinessKey, codec.Marshal(r.Attributes), r.Version)
-		if err != nil {
-			return fmt.Errorf("%s: upsert visibility %s/%s: %w", s.d.Name, r.Namespace, r.RunID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // a newer record is stored
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM visibility_attributes WHERE namespace = ? AND run_id = ?`), r.Namespace, r.RunID); err != nil {
-			return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
-		}
-		if len(r.Attributes) == 0 {
-			return nil
-		}
-		args := make([]any, 0, 4*len(r.Attributes))
-		for k, v := range r.Attributes {
-			args = append(args, r.Namespace, r.RunID, k, v)
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value) VALUES `+
-			placeholders(4, len(r.Attributes))), args...); err != nil {
-			return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
+		for _, r := range records {
+			if err := s.upsertVisibility(ctx, tx, r); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+func (s *Store) upsertVisibility(ctx context.Context, tx *sql.Tx, r store.VisibilityRecord) error {
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility
+		(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
+		workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
+		close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
+		version = excluded.version
+		WHERE visibility.version <= excluded.version`),
+		r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
+		r.BusinessKey, codec.Marshal(r.Attributes), r.Version)
+	if err != nil {
+		return fmt.Errorf("%s: upsert visibility %s/%s: %w", s.d.Name, r.Namespace, r.RunID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // a newer record is stored
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM visibility_attributes WHERE namespace = ? AND run_id = ?`), r.Namespace, r.RunID); err != nil {
+		return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
+	}
+	if len(r.Attributes) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 4*len(r.Attributes))
+	for k, v := range r.Attributes {
+		args = append(args, r.Namespace, r.RunID, k, v)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value) VALUES `+
+		placeholders(4, len(r.Attributes))), args...); err != nil {
+		return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
+	}
+	return nil
 }
 
 // DeleteVisibility implements store.VisibilityStore.

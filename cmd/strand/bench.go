@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/internal/bench"
+)
+
+func newBenchCommand() *cobra.Command {
+	var (
+		storeURL string
+		n        int
+		shapes   []string
+		rawFor   time.Duration
+		quiet    bool
+		shards   int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure workflows/s, steps/s and latency of the embedded engine",
+		Long: "Runs workflows of these shapes on an embedded engine and prints workflows/s, steps/s and p50/p99\n" +
+			"start-to-completion latency, next to the store's raw commit rate measured in the same run:\n\n" + bench.ShapeHelp +
+			"\n\nWithout --store it uses a new SQLite file in a temporary directory.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n <= 0 {
+				return &usageError{fmt.Errorf("--n %d: want a positive number", n)}
+			}
+			backend := storeURL
+			if storeURL == "" {
+				dir, err := os.MkdirTemp("", "strand-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				storeURL = "sqlite://" + filepath.Join(dir, "bench.db")
+				backend = "sqlite (temporary file)"
+			}
+			st, err := openStore(cmd.Context(), storeURL)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, _, err := st.Migrate(cmd.Context()); err != nil {
+				return err
+			}
+			cfg := bench.Config{Store: st, Shapes: shapes, N: n, RawFor: rawFor, Shards: shards}
+			if !quiet {
+				cfg.Progress = cmd.ErrOrStderr()
+			}
+			rep, err := bench.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			bench.Print(cmd.OutOrStdout(), backend, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
+	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
+	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
+	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
+	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
+	return cmd
+}

@@ -1,0 +1,38 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/strandhq/strand/internal/bench"
+	"github.com/strandhq/strand/internal/testdb"
+)
+
+// TestRun runs every shape on a small scale: each workflow must complete.
+// STRAND_BENCH_N raises the scale (for profiling).
+func TestRun(t *testing.T) {
+	n := 20
+	if v, err := strconv.Atoi(os.Getenv("STRAND_BENCH_N")); err == nil {
+		n = v
+	}
+	st := testdb.SQLite(t)
+	if os.Getenv("STRAND_BENCH_STORE") == "postgres" {
+		st = testdb.Postgres(t)
+	}
+	rep, err := bench.Run(context.Background(), bench.Config{Store: st, N: n, RawFor: -1, Shapes: shapes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		t.Logf("%s: %d workflows, %.0f workflows/s, p50 %s, p99 %s, %d commits", r.Shape, r.Workflows, r.WorkflowsPerSec(), r.P50, r.P99, r.Commits)
+	}
+}
+
+func shapes() []string {
+	if s := os.Getenv("STRAND_BENCH_SHAPE"); s != "" {
+		return []string{s}
+	}
+	return nil
+}
