@@ -127,6 +127,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for i := range opts.NumShards {
 		s := newShard(e, int32(i))
+		s.ctx, s.cancel = context.WithCancel(e.ctx)
 		if err := s.acquire(ctx); err != nil {
 			e.Close()
 			return nil, err
@@ -134,7 +135,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 		e.shards = append(e.shards, s)
 	}
 	for _, s := range e.shards {
-		e.wg.Go(func() { s.run(e.ctx) })
+		e.wg.Go(s.run)
 	}
 	return e, nil
 }

@@ -30,8 +30,10 @@ type shard struct {
 	transferAck *ackTracker
 	timerAck    *ackTracker
 	// persisted ack levels
-	ackLevels      store.AckLevels
-	timers         timerHeap
+	ackLevels store.AckLevels
+	timers    timerHeap
+	// recovered are the transfer tasks recover read, until run dispatches them.
+	recovered      []store.Task
 	commits        int64
 	partsCommitted int64
 
@@ -63,32 +65,30 @@ func (s *shard) acquire(ctx context.Context) error {
 		return fmt.Errorf("engine: acquire shard %d: %w", s.id, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.rangeID = sh.RangeID
 	s.nextTaskID, s.taskIDLimit = sh.TaskIDBlock()
 	s.ackLevels = sh.AckLevels
 	s.transferAck = newAckTracker(store.TaskKey{TaskID: sh.AckLevels.Transfer - 1})
 	s.timerAck = newAckTracker(sh.AckLevels.Timer)
+	s.mu.Unlock()
 	s.log.Debug("shard acquired", "range_id", sh.RangeID, "ack_levels", sh.AckLevels)
-	return nil
+	return s.recover(ctx, sh.AckLevels)
 }
 
 // run starts the shard's goroutines, recovers its queues and blocks until
 // ctx ends.
-func (s *shard) run(ctx context.Context) {
-	s.ctx, s.cancel = context.WithCancel(ctx)
-	ctx = s.ctx
+func (s *shard) run() {
+	ctx := s.ctx
 	s.wg.Go(func() { s.commitLoop(ctx) })
 	for range 8 {
 		s.wg.Go(func() { s.work.serve(ctx) })
 	}
 	s.wg.Go(func() { s.visibilityLoop(ctx) })
-	if err := s.recover(ctx); err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("shard recovery failed; the shard stops", "err", err)
-			s.markLost()
-		}
+	for _, t := range s.recovered {
+		s.dispatchTransfer(t)
 	}
+	s.recovered = nil
+	s.wakeTimers()
 	s.wg.Go(func() { s.timerLoop(ctx) })
 	s.wg.Go(func() { s.ackLoop(ctx) })
 	<-ctx.Done()
@@ -114,23 +114,25 @@ func (s *shard) isLost() bool {
 	return s.lost
 }
 
-// recover re-reads the transfer queue from its ack level and the timer
-// queue from its ack level: what was written but not processed before the
-// shard changed hands.
-func (s *shard) recover(ctx context.Context) error {
+// recover re-reads the transfer queue and the timer queue from their ack
+// levels: what was written but not processed before the shard changed
+// hands. It registers every task with the ack trackers before anything new
+// is written, so the levels never pass a recovered task; run dispatches
+// the transfer tasks.
+func (s *shard) recover(ctx context.Context, levels store.AckLevels) error {
 	var token []byte
 	for {
 		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000, PageToken: token,
-			Range: store.TaskRange{Category: store.CategoryTransfer, Min: store.TaskKey{TaskID: s.ackLevels.Transfer}}})
+			Range: store.TaskRange{Category: store.CategoryTransfer, Min: store.TaskKey{TaskID: levels.Transfer}}})
 		if err != nil {
 			return fmt.Errorf("read transfer tasks: %w", err)
 		}
+		s.mu.Lock()
 		for _, t := range page.Tasks {
-			s.mu.Lock()
 			s.transferAck.add(t.Key)
-			s.mu.Unlock()
-			s.dispatchTransfer(t)
 		}
+		s.mu.Unlock()
+		s.recovered = append(s.recovered, page.Tasks...)
 		if token = page.NextPageToken; len(token) == 0 {
 			break
 		}
@@ -138,7 +140,7 @@ func (s *shard) recover(ctx context.Context) error {
 	token = nil
 	for {
 		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000, PageToken: token,
-			Range: store.TaskRange{Category: store.CategoryTimer, Min: s.ackLevels.Timer}})
+			Range: store.TaskRange{Category: store.CategoryTimer, Min: levels.Timer}})
 		if err != nil {
 			return fmt.Errorf("read timer tasks: %w", err)
 		}
@@ -157,7 +159,6 @@ func (s *shard) recover(ctx context.Context) error {
 			break
 		}
 	}
-	s.wakeTimers()
 	return nil
 }
 

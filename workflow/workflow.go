@@ -62,6 +62,10 @@ type Target = api.Target
 // input and fresh history; return it from the workflow function.
 type ContinueAsNewError = sdk.ContinueAsNewError
 
+// ParentClosePolicy says what happens to a running child when its parent
+// closes.
+type ParentClosePolicy = api.ParentClosePolicy
+
 // Parent-close policies for ChildOptions.ParentClose.
 const (
 	ParentCloseTerminate     = api.ParentCloseTerminate

@@ -1,0 +1,283 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+func Sleeper(ctx workflow.Context, d time.Duration) (string, error) {
+	if err := workflow.Sleep(ctx, d); err != nil {
+		return "", err
+	}
+	return "woke", nil
+}
+
+func TestDurableSleepAcrossRestart(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Sleeper) })
+		r, err := client.Start(e.ctx, e.c, Sleeper, 1500*time.Millisecond, client.StartOptions{ID: "sleeper"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the timer to start", func() bool {
+			d, err := e.c.Describe(e.ctx, "sleeper", "")
+			return err == nil && len(d.Timers) == 1
+		})
+		e.restart() // nothing of the run is in memory now
+		got, err := client.GetRun[string](e.c, r.WorkflowID, r.RunID).Get(e.ctx)
+		if err != nil || got != "woke" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		evs := e.history("sleeper", "")
+		if count(evs, api.EventTimerFired) != 1 || count(evs, api.EventWorkflowCompleted) != 1 {
+			dump(t, evs)
+			t.Fatal("want one timer fired and one completion")
+		}
+	})
+}
+
+// Collector receives n "item" signals, or stops at a "done" signal.
+func Collector(ctx workflow.Context, n int) ([]string, error) {
+	items := workflow.GetSignalChannel[string](ctx, "item")
+	var got []string
+	workflow.SetQueryHandler(ctx, "count", func(struct{}) (int, error) { return len(got), nil })
+	for len(got) < n {
+		v, _ := items.Receive(ctx)
+		got = append(got, v)
+	}
+	return got, nil
+}
+
+func TestSignalsAndQueries(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Collector) })
+		// Signal-with-start: the signal is there before the workflow waits.
+		r, err := client.SignalWithStart[[]string](e.ctx, e.c, "Collector", 3, client.StartOptions{ID: "collector"}, "item", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.Signal(e.ctx, "collector", "", "item", "b"); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the workflow to see two items", func() bool {
+			n, err := client.Query[int](e.ctx, e.c, "collector", "", "count", struct{}{})
+			return err == nil && n == 2
+		})
+		// A signal while it waits.
+		if err := e.c.Signal(e.ctx, "collector", "", "item", "c"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Get(e.ctx)
+		if err != nil || strings.Join(got, ",") != "a,b,c" {
+			t.Fatalf("got %v, %v", got, err)
+		}
+		if _, err := client.Query[int](e.ctx, e.c, "collector", "", "nope", struct{}{}); !errors.Is(err, api.ErrQueryFailed) {
+			t.Fatalf("unknown query: got %v", err)
+		}
+		// A closed run answers queries by replay.
+		if n, err := client.Query[int](e.ctx, e.c, "collector", "", "count", struct{}{}); err != nil || n != 3 {
+			t.Fatalf("query of closed run: %d, %v", n, err)
+		}
+		if err := e.c.Signal(e.ctx, "collector", "", "item", "late"); !errors.Is(err, api.ErrRunClosed) {
+			t.Fatalf("signal to closed run: %v", err)
+		}
+		if err := e.c.Signal(e.ctx, "no-such-workflow", "", "item", "x"); !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("signal to missing workflow: %v", err)
+		}
+		// A signal sent before the workflow started running (start delay).
+		r2, err := client.Start(e.ctx, e.c, Collector, 1, client.StartOptions{ID: "delayed", StartDelay: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.Signal(e.ctx, "delayed", "", "item", "early"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r2.Get(e.ctx); err != nil || len(got) != 1 || got[0] != "early" {
+			t.Fatalf("delayed: got %v, %v", got, err)
+		}
+	})
+}
+
+// Child returns its input doubled, or blocks until canceled when in < 0.
+func Child(ctx workflow.Context, in int) (int, error) {
+	if in < 0 {
+		return 0, workflow.Await(ctx, func() bool { return false })
+	}
+	return 2 * in, nil
+}
+
+// ParentCase says how Parent runs its children.
+type ParentCase struct {
+	Policy  workflow.ParentClosePolicy
+	ChildID string
+}
+
+// Parent awaits one child, then starts a blocking one and returns without
+// waiting for it.
+func Parent(ctx workflow.Context, c ParentCase) (int, error) {
+	v, err := workflow.ExecuteChild(ctx, workflow.ChildOptions{}, Child, 21).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	f := workflow.ExecuteChild(ctx, workflow.ChildOptions{WorkflowID: c.ChildID, ParentClose: c.Policy}, Child, -1)
+	if _, err := f.Started().Get(ctx); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+func TestChildrenAndParentClosePolicies(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, Parent)
+			worker.RegisterWorkflow(w, Child)
+		})
+		for _, tc := range []struct {
+			name   string
+			policy workflow.ParentClosePolicy
+			want   store.RunStatus
+		}{
+			{"terminate", workflow.ParentCloseTerminate, store.StatusTerminated},
+			{"request-cancel", workflow.ParentCloseRequestCancel, store.StatusCanceled},
+			{"abandon", workflow.ParentCloseAbandon, store.StatusRunning},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				childID := "child-" + tc.name
+				got, err := client.Start(e.ctx, e.c, Parent, ParentCase{Policy: tc.policy, ChildID: childID}, client.StartOptions{ID: "parent-" + tc.name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v, err := got.Get(e.ctx); err != nil || v != 42 {
+					t.Fatalf("parent: %d, %v", v, err)
+				}
+				e.eventually("the child to reach "+tc.want.String(), func() bool {
+					d, err := e.c.Describe(e.ctx, childID, "")
+					return err == nil && d.Status == tc.want
+				})
+				d, _ := e.c.Describe(e.ctx, childID, "")
+				if d.Parent == nil || d.Parent.WorkflowID != "parent-"+tc.name {
+					t.Fatalf("child's parent: %+v", d.Parent)
+				}
+			})
+		}
+		if err := e.c.Terminate(e.ctx, "child-abandon", "", "test over"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Counter continues as new until it reaches 3.
+func Counter(ctx workflow.Context, n int) (int, error) {
+	if n < 3 {
+		return 0, workflow.NewContinueAsNewError(ctx, Counter, n+1)
+	}
+	return n * 10, nil
+}
+
+func TestContinueAsNew(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Counter) })
+		r, err := client.Start(e.ctx, e.c, Counter, 0, client.StartOptions{ID: "counter"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Get(e.ctx); err != nil || got != 30 {
+			t.Fatalf("got %d, %v", got, err)
+		}
+		res, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: "counter", RunID: r.RunID}})
+		if err != nil || res.Status != store.StatusContinuedAsNew || res.NextRunID == "" {
+			t.Fatalf("first run: %+v, %v", res, err)
+		}
+		n, err := e.c.Count(e.ctx, api.ListRequest{WorkflowID: "counter"})
+		e.eventually("4 runs listed", func() bool {
+			n, err = e.c.Count(e.ctx, api.ListRequest{WorkflowID: "counter"})
+			return err == nil && n == 4
+		})
+	})
+}
+
+// Guarded waits for a step that never finishes; on cancel it runs a
+// clean-up step on a disconnected context.
+func Guarded(ctx workflow.Context, _ struct{}) (string, error) {
+	_, err := workflow.ExecuteStepByName[string](ctx, workflow.StepOptions{Heartbeat: time.Second}, "forever", "x").Get(ctx)
+	if errors.Is(err, api.ErrCanceled) {
+		dctx := workflow.NewDisconnectedContext(ctx)
+		if _, cerr := workflow.ExecuteStepByName[string](dctx, workflow.StepOptions{}, "cleanup", "x").Get(dctx); cerr != nil {
+			return "", cerr
+		}
+	}
+	return "", err
+}
+
+func TestCancelAndTerminate(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		stepCanceled := make(chan struct{}, 4)
+		cleaned := make(chan struct{}, 4)
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, Guarded)
+			worker.RegisterStepNamed(w, "forever", func(ctx context.Context, in string) (string, error) {
+				for {
+					if err := stepHeartbeat(ctx); err != nil || ctx.Err() != nil {
+						stepCanceled <- struct{}{}
+						return "", context.Canceled
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+			worker.RegisterStepNamed(w, "cleanup", func(ctx context.Context, in string) (string, error) {
+				cleaned <- struct{}{}
+				return "clean", nil
+			})
+		})
+		r, err := client.Start(e.ctx, e.c, Guarded, struct{}{}, client.StartOptions{ID: "guarded"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the step to start", func() bool {
+			d, err := e.c.Describe(e.ctx, "guarded", "")
+			return err == nil && len(d.Steps) == 1 && d.Steps[0].State == "started"
+		})
+		if err := e.c.Cancel(e.ctx, "guarded", "", "changed my mind"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Get(e.ctx)
+		if !errors.Is(err, api.ErrCanceled) {
+			t.Fatalf("got %v, want canceled", err)
+		}
+		<-cleaned
+		<-stepCanceled // the cancellation reached the running step
+
+		r2, err := client.Start(e.ctx, e.c, Guarded, struct{}{}, client.StartOptions{ID: "doomed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the step to start", func() bool {
+			d, err := e.c.Describe(e.ctx, "doomed", "")
+			return err == nil && len(d.Steps) == 1
+		})
+		if err := e.c.Terminate(e.ctx, "doomed", "", "operator said so"); err != nil {
+			t.Fatal(err)
+		}
+		var te *api.TerminatedError
+		if _, err := r2.Get(e.ctx); !errors.As(err, &te) || te.Reason != "operator said so" {
+			t.Fatalf("got %v, want terminated", err)
+		}
+		if err := e.c.Terminate(e.ctx, "doomed", "", "again"); !errors.Is(err, api.ErrRunClosed) {
+			t.Fatalf("second terminate: %v", err)
+		}
+		evs := e.history("doomed", "")
+		if last := evs[len(evs)-1]; last.Type != api.EventWorkflowTerminated || last.Reason != "operator said so" {
+			dump(t, evs)
+			t.Fatal("history does not end with the termination")
+		}
+	})
+}
