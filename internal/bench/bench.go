@@ -192,6 +192,11 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("wf"),
 			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	}
+	// Warm up (connections, prepared statements, caches) with a tenth of
+	// the workflows, unmeasured.
+	if err := warmUp(ctx, c, shape, input, max(cfg.N/10, 1)); err != nil {
+		return res, fmt.Errorf("warm-up: %w", err)
+	}
 	before := eng.Stats()
 	run := fmt.Sprintf("%s-%d", shape, time.Now().UnixNano())
 	lat := make([]time.Duration, cfg.N)
@@ -234,6 +239,29 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	slices.Sort(lat)
 	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 	return res, nil
+}
+
+func warmUp(ctx context.Context, c *client.Client, shape string, input, n int) error {
+	prefix := fmt.Sprintf("warmup-%s-%d", shape, time.Now().UnixNano())
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			r, err := client.StartByName[int](ctx, c, shape, input, client.StartOptions{ID: fmt.Sprintf("%s-%d", prefix, i), Queue: "bench"})
+			if err == nil {
+				_, err = r.Get(ctx)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rawRate measures single-row commits per second on the store's own

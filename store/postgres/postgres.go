@@ -5,9 +5,12 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/strandhq/strand/store"
@@ -49,6 +52,65 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		ForUpdate:     " FOR UPDATE",
 		MigrationLock: "SELECT pg_advisory_xact_lock(738773)",
 		Blob:          "BYTEA",
+		Pipeline:      pipeline,
 	}
 	return sqlstore.New(d, db, db, opts.Limits, db.Close), nil
+}
+
+// pipeline runs a commit's statements in one transaction, sent as one
+// batch: a commit of many runs costs three round trips (begin, the batch,
+// commit) instead of one per statement.
+func pipeline(ctx context.Context, db *sql.DB, ops []sqlstore.Op) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connection: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		tx, err := pc.Begin(ctx)
+		if err != nil {
+			return fmt.Errorf("postgres: begin: %w", err)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		var b pgx.Batch
+		for _, o := range ops {
+			b.Queue(o.Query, o.Args...)
+		}
+		br := tx.SendBatch(ctx, &b)
+		for _, o := range ops {
+			if o.Scan != nil {
+				err = o.Scan(row{br.QueryRow()})
+			} else {
+				var tag pgconn.CommandTag
+				if tag, err = br.Exec(); err != nil {
+					err = fmt.Errorf("postgres: %s: %w", o.What, err)
+				} else if o.Check != nil {
+					err = o.Check(tag.RowsAffected())
+				}
+			}
+			if err != nil {
+				br.Close()
+				return err
+			}
+		}
+		if err := br.Close(); err != nil {
+			return fmt.Errorf("postgres: batch: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("postgres: commit: %w", err)
+		}
+		return nil
+	})
+}
+
+// row gives pgx's row database/sql's no-rows error.
+type row struct{ r pgx.Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sql.ErrNoRows
+	}
+	return err
 }

@@ -86,7 +86,10 @@ func (s *Store) scanShard(row *sql.Row, shardID int32) (store.Shard, error) {
 	return sh, nil
 }
 
-// Commit implements store.ExecutionStore.
+// Commit implements store.ExecutionStore. It turns the batch into a list of
+// statements with the checks their results must pass, then runs them in one
+// transaction: one statement at a time, or pipelined where the dialect can
+// (PostgreSQL), so a commit of many runs costs a few round trips.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	if b == nil {
 		return store.InvalidArgument("batch", "nil")
@@ -99,221 +102,241 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		sh, err := s.lockShard(ctx, tx, b.ShardID)
-		if err != nil {
-			return err
-		}
-		if sh.RangeID != b.RangeID {
-			return &store.ShardOwnershipLostError{ShardID: b.ShardID, ExpectedRangeID: b.RangeID, ActualRangeID: sh.RangeID}
-		}
-		now := store.Now()
-		for i, w := range b.Runs {
-			if err := s.writeRun(ctx, tx, b.ShardID, w, states[i], now); err != nil {
-				return err
-			}
-		}
-		if err := s.insertTasks(ctx, tx, b.ShardID, b.Tasks); err != nil {
-			return err
-		}
-		for _, r := range b.Requests {
-			if err := s.insertRequest(ctx, tx, b.ShardID, r); err != nil {
-				return err
-			}
-		}
-		for _, d := range b.Documents {
-			if err := s.insertDocument(ctx, tx, b.ShardID, d, now); err != nil {
-				return err
-			}
-		}
-		for _, r := range b.CompleteTasks {
-			where, args := taskRangeWhere(b.ShardID, r)
-			if _, err := s.exec(ctx, tx, `DELETE FROM tasks WHERE `+where, args...); err != nil {
-				return fmt.Errorf("%s: complete tasks: %w", s.d.Name, err)
-			}
-		}
-		if b.AckLevels != nil {
-			if _, err := s.exec(ctx, tx, `UPDATE shards SET ack_levels = ?, updated_at = ? WHERE shard_id = ?`,
-				codec.Marshal(b.AckLevels), store.UnixMilli(now), b.ShardID); err != nil {
-				return fmt.Errorf("%s: update ack levels: %w", s.d.Name, err)
-			}
-		}
-		for _, k := range b.DeleteRuns {
-			if err := s.deleteRun(ctx, tx, b.ShardID, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.explain(ctx, b.ShardID, s.runInTx(ctx, s.commitOps(b, states, store.Now())))
 }
 
-func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, shardID int32, w store.RunWrite, state codec.EncodedExecution, now time.Time) error {
+// Op is one statement of a commit: an exec whose affected rows Check
+// inspects, or (Scan set) a query of one row.
+type Op struct {
+	// Query is in the dialect's placeholders already.
+	Query string
+	Args  []any
+	// What names the statement in errors.
+	What  string
+	Check func(affected int64) error
+	Scan  func(row Row) error
+}
+
+// Row is a result row; Scan returns sql.ErrNoRows when there is none.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// runOps runs ops one at a time in tx, stopping at the first failure.
+func (s *Store) runOps(ctx context.Context, tx *sql.Tx, ops []Op) error {
+	for _, o := range ops {
+		if o.Scan != nil {
+			if err := o.Scan(tx.QueryRowContext(ctx, o.Query, o.Args...)); err != nil {
+				return err
+			}
+			continue
+		}
+		res, err := s.exec(ctx, tx, o.Query, o.Args...)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", s.d.Name, o.What, err)
+		}
+		if o.Check != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", s.d.Name, o.What, err)
+			}
+			if err := o.Check(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lookupError is a failed check whose typed error needs a read, done after
+// the transaction rolled back.
+type lookupError struct {
+	current *store.RunKey     // a create met an existing current run
+	request *store.RequestKey // a request id was recorded already
+}
+
+func (e *lookupError) Error() string { return "sqlstore: condition needs a lookup" }
+
+// explain turns a lookupError into the typed error it stands for.
+func (s *Store) explain(ctx context.Context, shardID int32, err error) error {
+	var le *lookupError
+	if !errors.As(err, &le) {
+		return err
+	}
+	switch {
+	case le.current != nil:
+		cur, cerr := s.currentExecution(ctx, s.write, shardID, le.current.Namespace, le.current.WorkflowID)
+		if cerr != nil {
+			return cerr
+		}
+		return &store.WorkflowExistsError{Current: cur}
+	default:
+		existing, gerr := s.getRequest(ctx, s.write, shardID, *le.request, time.Time{})
+		if gerr != nil {
+			return gerr
+		}
+		return &store.DuplicateRequestError{Existing: existing}
+	}
+}
+
+// commitOps lists the statements of a batch.
+func (s *Store) commitOps(b *store.Batch, states []codec.EncodedExecution, now time.Time) []Op {
+	var ops []Op
+	add := func(what, query string, check func(int64) error, args ...any) {
+		ops = append(ops, Op{Query: s.q(query), Args: args, What: what, Check: check})
+	}
+	shardID := b.ShardID
+	ops = append(ops, Op{Query: s.q(`SELECT range_id FROM shards WHERE shard_id = ?` + s.d.ForUpdate), Args: []any{shardID}, What: "lock shard",
+		Scan: func(row Row) error {
+			var rangeID int64
+			if err := row.Scan(&rangeID); err != nil {
+				if errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("%w: %d", store.ErrShardNotFound, shardID)
+				}
+				return fmt.Errorf("%s: read shard %d: %w", s.d.Name, shardID, err)
+			}
+			if rangeID != b.RangeID {
+				return &store.ShardOwnershipLostError{ShardID: shardID, ExpectedRangeID: b.RangeID, ActualRangeID: rangeID}
+			}
+			return nil
+		}})
+	for i, w := range b.Runs {
+		ops = s.runWriteOps(ops, shardID, w, states[i], now)
+	}
+	if len(b.Tasks) > 0 {
+		args := make([]any, 0, 10*len(b.Tasks))
+		for _, t := range b.Tasks {
+			args = append(args, shardID, t.Category, t.Partition, store.UnixMilli(t.Key.FireTime), t.Key.TaskID, t.Type,
+				t.Run.Namespace, t.Run.WorkflowID, t.Run.RunID, nonNil(t.Data))
+		}
+		add("insert tasks", `INSERT INTO tasks
+			(shard_id, category, partition, fire_time, task_id, type, namespace, workflow_id, run_id, data) VALUES `+placeholders(10, len(b.Tasks))+`
+			ON CONFLICT (shard_id, category, partition, fire_time, task_id)
+			DO UPDATE SET type = excluded.type, namespace = excluded.namespace, workflow_id = excluded.workflow_id,
+			run_id = excluded.run_id, data = excluded.data`, nil, args...)
+	}
+	for _, r := range b.Requests {
+		key := r.Key()
+		// An expired row is replaced; an unexpired one blocks the batch.
+		add("insert request", `INSERT INTO requests
+			(shard_id, namespace, workflow_id, kind, request_id, run_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (shard_id, namespace, workflow_id, kind, request_id)
+			DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE requests.expires_at <= ?`,
+			func(n int64) error {
+				if n == 1 {
+					return nil
+				}
+				return &lookupError{request: &key}
+			},
+			shardID, r.Namespace, r.WorkflowID, r.Kind, r.RequestID, r.RunID, store.UnixMilli(r.CreatedAt), store.UnixMilli(r.ExpiresAt),
+			store.UnixMilli(now))
+	}
+	for _, d := range b.Documents {
+		// The id is the content's hash: a document stored already is the same.
+		blob := codec.Compress(d.Data, false)
+		k := d.Run
+		add("insert document", `INSERT INTO documents (shard_id, namespace, workflow_id, run_id, id, size, stored_size, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id, id) DO NOTHING`, nil,
+			shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, len(d.Data), len(blob), store.UnixMilli(now))
+		add("insert document bytes", `INSERT INTO document_blobs (shard_id, namespace, workflow_id, run_id, id, data)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id, id) DO NOTHING`, nil,
+			shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, blob)
+	}
+	for _, r := range b.CompleteTasks {
+		where, args := taskRangeWhere(shardID, r)
+		add("complete tasks", `DELETE FROM tasks WHERE `+where, nil, args...)
+	}
+	if b.AckLevels != nil {
+		add("update ack levels", `UPDATE shards SET ack_levels = ?, updated_at = ? WHERE shard_id = ?`, nil,
+			codec.Marshal(b.AckLevels), store.UnixMilli(now), shardID)
+	}
+	for _, k := range b.DeleteRuns {
+		for _, table := range []string{"executions", "history", "documents", "document_blobs", "current_executions"} {
+			add("delete run "+k.String()+" from "+table, `DELETE FROM `+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`, nil,
+				shardID, k.Namespace, k.WorkflowID, k.RunID)
+		}
+	}
+	return ops
+}
+
+// runWriteOps appends the statements that write one run.
+func (s *Store) runWriteOps(ops []Op, shardID int32, w store.RunWrite, state codec.EncodedExecution, now time.Time) []Op {
+	add := func(what, query string, check func(int64) error, args ...any) {
+		ops = append(ops, Op{Query: s.q(query), Args: args, What: what, Check: check})
+	}
 	e := w.Execution
 	key := e.RunKey
-	if w.Current == store.CurrentCreate || w.Current == store.CurrentReplace {
-		if err := s.namespaceExists(ctx, tx, key.Namespace); err != nil {
-			return err
+	one := func(fail func() error) func(int64) error {
+		return func(n int64) error {
+			if n != 1 {
+				return fail()
+			}
+			return nil
 		}
+	}
+	if w.Current == store.CurrentCreate || w.Current == store.CurrentReplace {
+		ns := key.Namespace
+		ops = append(ops, Op{Query: s.q(`SELECT 1 FROM namespaces WHERE name = ?`), Args: []any{ns}, What: "read namespace",
+			Scan: func(row Row) error {
+				var one int
+				if err := row.Scan(&one); err != nil {
+					if errors.Is(err, sql.ErrNoRows) {
+						return fmt.Errorf("%w: %q", store.ErrNamespaceNotFound, ns)
+					}
+					return fmt.Errorf("%s: read namespace %q: %w", s.d.Name, ns, err)
+				}
+				return nil
+			}})
 	}
 	switch w.Current {
 	case store.CurrentCreate:
-		res, err := s.exec(ctx, tx, `INSERT INTO current_executions
+		add("create current "+key.String(), `INSERT INTO current_executions
 			(shard_id, namespace, workflow_id, run_id, create_request_id, state, status, last_write_version, start_time)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id) DO NOTHING`,
+			one(func() error { return &lookupError{current: &key} }),
 			shardID, key.Namespace, key.WorkflowID, key.RunID, e.Info.CreateRequestID, e.State, e.Status, e.LastWriteVersion, store.UnixMilli(e.Info.StartTime))
-		if err != nil {
-			return fmt.Errorf("%s: create current %s: %w", s.d.Name, key, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			cur, err := s.currentExecution(ctx, tx, shardID, key.Namespace, key.WorkflowID)
-			if err != nil {
-				return err
-			}
-			return &store.WorkflowExistsError{Current: cur}
-		}
 	case store.CurrentReplace:
-		res, err := s.exec(ctx, tx, `UPDATE current_executions SET run_id = ?, create_request_id = ?, state = ?, status = ?,
+		add("replace current "+key.String(), `UPDATE current_executions SET run_id = ?, create_request_id = ?, state = ?, status = ?,
 			last_write_version = ?, start_time = ? WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
+			one(func() error {
+				return &store.ConditionFailedError{Run: key, Reason: fmt.Sprintf("current run is not %s", w.PrevRunID)}
+			}),
 			key.RunID, e.Info.CreateRequestID, e.State, e.Status, e.LastWriteVersion, store.UnixMilli(e.Info.StartTime),
 			shardID, key.Namespace, key.WorkflowID, w.PrevRunID)
-		if err != nil {
-			return fmt.Errorf("%s: replace current %s: %w", s.d.Name, key, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return &store.ConditionFailedError{Run: key, Reason: fmt.Sprintf("current run is not %s", w.PrevRunID)}
-		}
 	case store.CurrentUpdate:
-		res, err := s.exec(ctx, tx, `UPDATE current_executions SET state = ?, status = ?, last_write_version = ?
+		add("update current "+key.String(), `UPDATE current_executions SET state = ?, status = ?, last_write_version = ?
 			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
+			one(func() error { return &store.ConditionFailedError{Run: key, Reason: "run is not current"} }),
 			e.State, e.Status, e.LastWriteVersion, shardID, key.Namespace, key.WorkflowID, key.RunID)
-		if err != nil {
-			return fmt.Errorf("%s: update current %s: %w", s.d.Name, key, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return &store.ConditionFailedError{Run: key, Reason: "run is not current"}
-		}
 	}
-
-	var res sql.Result
-	var err error
 	if w.ExpectedDBVersion == 0 {
-		res, err = s.exec(ctx, tx, `INSERT INTO executions
+		add("write run "+key.String(), `INSERT INTO executions
 			(shard_id, namespace, workflow_id, run_id, state, status, next_event_id, db_version, last_write_version, data, checksum, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id) DO NOTHING`,
+			one(func() error { return &store.ConditionFailedError{Run: key, Reason: "run exists"} }),
 			shardID, key.Namespace, key.WorkflowID, key.RunID, e.State, e.Status, e.NextEventID, e.DBVersion, e.LastWriteVersion, state.Blob, state.Checksum, store.UnixMilli(now))
 	} else {
-		res, err = s.exec(ctx, tx, `UPDATE executions SET state = ?, status = ?, next_event_id = ?, db_version = ?,
+		add("write run "+key.String(), `UPDATE executions SET state = ?, status = ?, next_event_id = ?, db_version = ?,
 			last_write_version = ?, data = ?, checksum = ?, updated_at = ?
 			WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ? AND db_version = ?`,
+			one(func() error {
+				return &store.ConditionFailedError{Run: key, Reason: fmt.Sprintf("db_version is not %d", w.ExpectedDBVersion)}
+			}),
 			e.State, e.Status, e.NextEventID, e.DBVersion, e.LastWriteVersion, state.Blob, state.Checksum, store.UnixMilli(now),
 			shardID, key.Namespace, key.WorkflowID, key.RunID, w.ExpectedDBVersion)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: write run %s: %w", s.d.Name, key, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		if w.ExpectedDBVersion == 0 {
-			return &store.ConditionFailedError{Run: key, Reason: "run exists"}
-		}
-		return &store.ConditionFailedError{Run: key, Reason: fmt.Sprintf("db_version is not %d", w.ExpectedDBVersion)}
-	}
-
 	if len(w.History) > 0 {
 		args := make([]any, 0, 8*len(w.History))
 		for _, h := range w.History {
 			args = append(args, shardID, key.Namespace, key.WorkflowID, key.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, true))
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO history
+		add("append history "+key.String(), `INSERT INTO history
 			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, len(w.History))+`
 			ON CONFLICT (shard_id, namespace, workflow_id, run_id, first_event_id)
-			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, args...); err != nil {
-			return fmt.Errorf("%s: append history %s: %w", s.d.Name, key, err)
-		}
+			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, nil, args...)
 	}
-	return nil
-}
-
-func (s *Store) namespaceExists(ctx context.Context, tx *sql.Tx, name string) error {
-	var one int
-	err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM namespaces WHERE name = ?`), name).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %q", store.ErrNamespaceNotFound, name)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: read namespace %q: %w", s.d.Name, name, err)
-	}
-	return nil
-}
-
-func (s *Store) insertTasks(ctx context.Context, tx *sql.Tx, shardID int32, tasks []store.Task) error {
-	if len(tasks) == 0 {
-		return nil
-	}
-	args := make([]any, 0, 10*len(tasks))
-	for _, t := range tasks {
-		args = append(args, shardID, t.Category, t.Partition, store.UnixMilli(t.Key.FireTime), t.Key.TaskID, t.Type,
-			t.Run.Namespace, t.Run.WorkflowID, t.Run.RunID, nonNil(t.Data))
-	}
-	_, err := s.exec(ctx, tx, `INSERT INTO tasks
-		(shard_id, category, partition, fire_time, task_id, type, namespace, workflow_id, run_id, data) VALUES `+placeholders(10, len(tasks))+`
-		ON CONFLICT (shard_id, category, partition, fire_time, task_id)
-		DO UPDATE SET type = excluded.type, namespace = excluded.namespace, workflow_id = excluded.workflow_id,
-		run_id = excluded.run_id, data = excluded.data`, args...)
-	if err != nil {
-		return fmt.Errorf("%s: insert tasks: %w", s.d.Name, err)
-	}
-	return nil
-}
-
-func (s *Store) insertRequest(ctx context.Context, tx *sql.Tx, shardID int32, r store.Request) error {
-	// An expired row is replaced; an unexpired one blocks the batch.
-	res, err := s.exec(ctx, tx, `INSERT INTO requests
-		(shard_id, namespace, workflow_id, kind, request_id, run_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (shard_id, namespace, workflow_id, kind, request_id)
-		DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at, expires_at = excluded.expires_at
-		WHERE requests.expires_at <= ?`,
-		shardID, r.Namespace, r.WorkflowID, r.Kind, r.RequestID, r.RunID, store.UnixMilli(r.CreatedAt), store.UnixMilli(r.ExpiresAt),
-		store.UnixMilli(store.Now()))
-	if err != nil {
-		return fmt.Errorf("%s: insert request: %w", s.d.Name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return nil
-	}
-	existing, err := s.getRequest(ctx, tx, shardID, r.Key(), time.Time{})
-	if err != nil {
-		return err
-	}
-	return &store.DuplicateRequestError{Existing: existing}
-}
-
-func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, shardID int32, d store.Document, now time.Time) error {
-	blob := codec.Compress(d.Data, false)
-	k := d.Run
-	res, err := s.exec(ctx, tx, `INSERT INTO documents (shard_id, namespace, workflow_id, run_id, id, size, stored_size, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shard_id, namespace, workflow_id, run_id, id) DO NOTHING`,
-		shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, len(d.Data), len(blob), store.UnixMilli(now))
-	if err != nil {
-		return fmt.Errorf("%s: insert document: %w", s.d.Name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil // stored already: its id is its content hash
-	}
-	if _, err := s.exec(ctx, tx, `INSERT INTO document_blobs (shard_id, namespace, workflow_id, run_id, id, data)
-		VALUES (?, ?, ?, ?, ?, ?)`, shardID, k.Namespace, k.WorkflowID, k.RunID, d.ID, blob); err != nil {
-		return fmt.Errorf("%s: insert document bytes: %w", s.d.Name, err)
-	}
-	return nil
-}
-
-func (s *Store) deleteRun(ctx context.Context, tx *sql.Tx, shardID int32, k store.RunKey) error {
-	for _, table := range []string{"executions", "history", "documents", "document_blobs", "current_executions"} {
-		if _, err := s.exec(ctx, tx, `DELETE FROM `+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
-			shardID, k.Namespace, k.WorkflowID, k.RunID); err != nil {
-			return fmt.Errorf("%s: delete run %s from %s: %w", s.d.Name, k, table, err)
-		}
-	}
-	return nil
+	return ops
 }
 
 // GetCurrentExecution implements store.ExecutionStore.

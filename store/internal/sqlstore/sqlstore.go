@@ -41,6 +41,11 @@ type Dialect struct {
 	// that do not cache them themselves (pgx does; modernc's SQLite does
 	// not, and parsing costs it a third of a commit's CPU).
 	Prepare bool
+	// Pipeline, when set, runs a commit's statements in one transaction on
+	// a connection of db, sending them together (PostgreSQL's pipeline):
+	// each Op's Check or Scan runs on its result, and the first error rolls
+	// the transaction back.
+	Pipeline func(ctx context.Context, db *sql.DB, ops []Op) error
 }
 
 // Store is the SQL implementation of store.Store.
@@ -54,6 +59,8 @@ type Store struct {
 	mu         sync.Mutex
 	stmts      map[string]*sql.Stmt // nil once closed
 	unprepared map[string]struct{}
+	// numbered caches q's rewrites (query text -> $n form).
+	numbered sync.Map
 }
 
 // maxStatements bounds the statement cache; multi-row inserts make one text
@@ -139,6 +146,9 @@ func (s *Store) q(query string) string {
 	if !s.d.Numbered {
 		return query
 	}
+	if v, ok := s.numbered.Load(query); ok {
+		return v.(string)
+	}
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(query); i++ {
@@ -150,7 +160,9 @@ func (s *Store) q(query string) string {
 		}
 		b.WriteByte(query[i])
 	}
-	return b.String()
+	out := b.String()
+	s.numbered.Store(query, out)
+	return out
 }
 
 // inTx runs fn in a write transaction and commits it, rolling back on error.

@@ -12,54 +12,44 @@ import (
 	"github.com/strandhq/strand/store/internal/codec"
 )
 
-// UpsertVisibility implements store.VisibilityStore.
+// UpsertVisibility implements store.VisibilityStore. A record's attributes
+// are rewritten only while the stored record is the one written here (the
+// version check inside each statement), so the statements of many records
+// run in one transaction, pipelined where the dialect can.
 func (s *Store) UpsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
 	for _, r := range records {
 		if err := r.Validate(); err != nil {
 			return err
 		}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, r := range records {
-			if err := s.upsertVisibility(ctx, tx, r); err != nil {
-				return err
-			}
+	var ops []Op
+	for _, r := range records {
+		ops = append(ops, Op{What: "upsert visibility " + r.Namespace + "/" + r.RunID, Query: s.q(`INSERT INTO visibility
+			(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
+			workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
+			close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
+			version = excluded.version
+			WHERE visibility.version <= excluded.version`),
+			Args: []any{r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
+				r.BusinessKey, codec.Marshal(r.Attributes), r.Version}})
+		current := ` EXISTS (SELECT 1 FROM visibility WHERE namespace = ? AND run_id = ? AND version = ?)`
+		ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(`DELETE FROM visibility_attributes
+			WHERE namespace = ? AND run_id = ? AND` + current), Args: []any{r.Namespace, r.RunID, r.Namespace, r.RunID, r.Version}})
+		for k, v := range r.Attributes {
+			ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value)
+				SELECT ?, ?, ?, ? WHERE` + current), Args: []any{r.Namespace, r.RunID, k, v, r.Namespace, r.RunID, r.Version}})
 		}
-		return nil
-	})
+	}
+	return s.runInTx(ctx, ops)
 }
 
-func (s *Store) upsertVisibility(ctx context.Context, tx *sql.Tx, r store.VisibilityRecord) error {
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility
-		(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
-		workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
-		close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
-		version = excluded.version
-		WHERE visibility.version <= excluded.version`),
-		r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
-		r.BusinessKey, codec.Marshal(r.Attributes), r.Version)
-	if err != nil {
-		return fmt.Errorf("%s: upsert visibility %s/%s: %w", s.d.Name, r.Namespace, r.RunID, err)
+// runInTx runs ops in one write transaction, pipelined where the dialect can.
+func (s *Store) runInTx(ctx context.Context, ops []Op) error {
+	if s.d.Pipeline != nil {
+		return s.d.Pipeline(ctx, s.write, ops)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil // a newer record is stored
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM visibility_attributes WHERE namespace = ? AND run_id = ?`), r.Namespace, r.RunID); err != nil {
-		return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
-	}
-	if len(r.Attributes) == 0 {
-		return nil
-	}
-	args := make([]any, 0, 4*len(r.Attributes))
-	for k, v := range r.Attributes {
-		args = append(args, r.Namespace, r.RunID, k, v)
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value) VALUES `+
-		placeholders(4, len(r.Attributes))), args...); err != nil {
-		return fmt.Errorf("%s: upsert visibility attributes: %w", s.d.Name, err)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.runOps(ctx, tx, ops) })
 }
 
 // DeleteVisibility implements store.VisibilityStore.
