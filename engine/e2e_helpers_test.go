@@ -15,10 +15,11 @@ import (
 	"github.com/strandhq/strand/worker"
 )
 
-// backends runs f on each real backend.
+// backends runs f on each real backend: SQLite, PostgreSQL and Cassandra.
 func backends(t *testing.T, f func(t *testing.T, st store.Store)) {
 	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, testdb.SQLite(t)) })
 	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, testdb.Postgres(t)) })
+	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, testdb.Cassandra(t)) })
 }
 
 // env is an engine with a worker and a client over one store.
