@@ -174,89 +174,58 @@ func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) erro
 }
 
 func (e *Engine) signal(ctx context.Context, req api.SignalRequest) (string, error) {
-	if req.WorkflowID == "" {
-		return "", api.InvalidArgument("workflow_id", "empty")
-	}
 	if req.Name == "" {
 		return "", api.InvalidArgument("name", "empty")
 	}
-	ns := nsOrDefault(req.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
-		return "", err
-	}
-	s := e.shardFor(ns, req.WorkflowID)
-	k, err := s.currentRunID(ctx, req.RunRef)
-	if err != nil {
-		return "", err
-	}
-	var wait <-chan error
-	err = s.withRun(ctx, k, func(r *run) error {
-		t, err := r.tx(ctx)
-		if err != nil {
-			return err
-		}
-		if t.exec.State == store.StateClosed {
-			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
-		}
-		if req.RequestID != "" {
-			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestSignal, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
-				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
-		}
+	return e.input(ctx, req.RunRef, store.RequestSignal, req.RequestID, func(r *run, t *txn) error {
 		pl, err := t.payload(r.key, req.Input)
 		if err != nil {
 			return err
 		}
 		t.event(api.Event{Type: api.EventSignalReceived, Name: req.Name, Payload: pl, Identity: req.Identity})
-		wait, err = r.deliver(ctx, t)
-		return err
+		return nil
 	})
-	if err == nil {
-		err = await(ctx, wait)
-	}
-	if errors.Is(err, store.ErrDuplicateRequest) {
-		err = nil
-	}
-	return k.RunID, err
 }
 
 // CancelWorkflow implements api.Service.
 func (e *Engine) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
-	if req.WorkflowID == "" {
-		return api.InvalidArgument("workflow_id", "empty")
-	}
-	ns := nsOrDefault(req.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
-		return err
-	}
-	s := e.shardFor(ns, req.WorkflowID)
-	k, err := s.currentRunID(ctx, req.RunRef)
-	if err != nil {
-		return err
-	}
-	var wait <-chan error
-	err = s.withRun(ctx, k, func(r *run) error {
-		t, err := r.tx(ctx)
-		if err != nil {
-			return err
-		}
-		if t.exec.State == store.StateClosed {
-			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
-		}
-		if req.RequestID != "" {
-			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestCancel, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
-				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
-		}
+	_, err := e.input(ctx, req.RunRef, store.RequestCancel, req.RequestID, func(r *run, t *txn) error {
 		t.event(api.Event{Type: api.EventCancelRequested, Reason: req.Reason, Identity: req.Identity})
-		wait, err = r.deliver(ctx, t)
-		return err
+		return nil
 	})
-	if err == nil {
-		err = await(ctx, wait)
-	}
-	if errors.Is(err, store.ErrDuplicateRequest) {
-		err = nil
-	}
 	return err
+}
+
+// input delivers what add puts into a transition of a running run (the
+// workflow's current one when ref names none), once per request id, and
+// returns the run id.
+func (e *Engine) input(ctx context.Context, ref api.RunRef, kind store.RequestKind, requestID string, add func(r *run, t *txn) error) (string, error) {
+	if ref.WorkflowID == "" {
+		return "", api.InvalidArgument("workflow_id", "empty")
+	}
+	ns := nsOrDefault(ref.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return "", err
+	}
+	s := e.shardFor(ns, ref.WorkflowID)
+	k, err := s.currentRunID(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	err = s.update(ctx, k, func(r *run, t *txn) (bool, error) {
+		if t.exec.State == store.StateClosed {
+			return false, fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
+		}
+		if requestID != "" {
+			t.part.requests = append(t.part.requests, store.Request{Kind: kind, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
+				RequestID: requestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
+		}
+		return true, add(r, t)
+	})
+	if errors.Is(err, store.ErrDuplicateRequest) {
+		err = nil // applied before
+	}
+	return k.RunID, err
 }
 
 // TerminateWorkflow implements api.Service.

@@ -72,44 +72,26 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 	e := s.e
 	switch task.Type {
 	case transferWorkflowTask:
-		err := s.withRun(ctx, task.Run, func(r *run) error {
+		return s.handOver(ctx, task, func(r *run) bool {
 			if r.exec.State == store.StateClosed || !r.exec.Task.Pending {
-				s.ackTransfer(task.Key)
-				return nil
+				return false
 			}
 			if r.wtTask.TaskID != 0 && r.wtTask != task.Key {
 				s.ackTransfer(r.wtTask)
 			}
 			r.wtTask = task.Key
 			r.dispatchWT()
-			return nil
+			return true
 		})
-		if errors.Is(err, api.ErrNotFound) {
-			s.ackTransfer(task.Key)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return errKeepTask
 	case transferStep:
-		err := s.withRun(ctx, task.Run, func(r *run) error {
+		return s.handOver(ctx, task, func(r *run) bool {
 			info, ok := r.exec.Steps[d.Seq]
 			if !ok || r.exec.State == store.StateClosed || info.Attempt != d.Attempt || !info.RetryAt.IsZero() {
-				s.ackTransfer(task.Key)
-				return nil
+				return false
 			}
 			r.offerStep(task.Key, d)
-			return nil
+			return true
 		})
-		if errors.Is(err, api.ErrNotFound) {
-			s.ackTransfer(task.Key)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return errKeepTask
 	case transferStartChild:
 		return e.startChild(ctx, s, task.Run, d)
 	case transferCloseParent:
@@ -145,6 +127,23 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 
 // errKeepTask says a task was handed on and is acknowledged later.
 var errKeepTask = errors.New("engine: task kept")
+
+// handOver gives a recovered workflow-task or step task to its run: take
+// reports whether the run took it (it is acknowledged when the task is
+// done); a task the run does not take, or of a run that is gone, is stale
+// and acknowledged now.
+func (s *shard) handOver(ctx context.Context, task store.Task, take func(r *run) bool) error {
+	var taken bool
+	err := s.withRun(ctx, task.Run, func(r *run) error { taken = take(r); return nil })
+	switch {
+	case errors.Is(err, api.ErrNotFound) || (err == nil && !taken):
+		s.ackTransfer(task.Key)
+		return nil
+	case err != nil:
+		return err
+	}
+	return errKeepTask
+}
 
 // startChild starts a parent's child run and reports the start to the parent.
 func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, d *taskData) error {
@@ -182,15 +181,10 @@ func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, 
 	if startErr != nil && !errors.Is(startErr, api.ErrAlreadyStarted) && !errors.Is(startErr, api.ErrInvalidArgument) && !errors.Is(startErr, api.ErrNamespaceNotFound) {
 		return startErr
 	}
-	var wait <-chan error
-	err = s.withRun(ctx, parent, func(r *run) error {
-		t, err := r.tx(ctx)
-		if err != nil {
-			return err
-		}
+	err = s.update(ctx, parent, func(r *run, t *txn) (bool, error) {
 		c, ok := t.exec.Children[d.Seq]
 		if !ok || c.RunID != "" || t.exec.State == store.StateClosed {
-			return nil
+			return false, nil
 		}
 		if startErr != nil {
 			t.event(api.Event{Type: api.EventChildStartFailed, Seq: d.Seq, Name: d.Name,
@@ -202,16 +196,9 @@ func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, 
 			t.exec.Children[d.Seq] = c
 			t.event(api.Event{Type: api.EventChildStarted, Seq: d.Seq, Name: d.Name, Child: &api.ChildAttrs{Options: *d.Child, RunID: resp.RunID}})
 		}
-		wait, err = r.deliver(ctx, t)
-		return err
+		return true, nil
 	})
-	if errors.Is(err, api.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return await(ctx, wait)
+	return ignoreNotFound(err)
 }
 
 var errStale = errors.New("engine: stale task")
@@ -220,15 +207,10 @@ var errStale = errors.New("engine: stale task")
 func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskData) error {
 	p := *d.Target
 	s := e.shardFor(p.Namespace, p.WorkflowID)
-	var wait <-chan error
-	err := s.withRun(ctx, p, func(r *run) error {
-		t, err := r.tx(ctx)
-		if err != nil {
-			return err
-		}
+	err := s.update(ctx, p, func(r *run, t *txn) (bool, error) {
 		c, ok := t.exec.Children[d.Seq]
 		if !ok || t.exec.State == store.StateClosed || c.WorkflowID != child.WorkflowID {
-			return nil
+			return false, nil
 		}
 		if c.RunID == "" {
 			t.event(api.Event{Type: api.EventChildStarted, Seq: d.Seq, Name: c.Type,
@@ -239,10 +221,10 @@ func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskDa
 		if d.Status == store.StatusCompleted {
 			data, err := e.resolve(ctx, e.shardFor(child.Namespace, child.WorkflowID).id, child, d.Input)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if ev.Payload, err = t.payload(r.key, data); err != nil {
-				return err
+				return false, err
 			}
 		} else {
 			cause := d.Failure
@@ -253,16 +235,9 @@ func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskDa
 		}
 		t.event(ev)
 		delete(t.exec.Children, d.Seq)
-		wait, err = r.deliver(ctx, t)
-		return err
+		return true, nil
 	})
-	if errors.Is(err, api.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return await(ctx, wait)
+	return ignoreNotFound(err)
 }
 
 // reportExternal tells a run how its signal or cancel of another run went.
@@ -270,24 +245,19 @@ func (e *Engine) reportExternal(ctx context.Context, s *shard, source store.RunK
 	if outcome != nil && !errors.Is(outcome, api.ErrNotFound) && !errors.Is(outcome, api.ErrRunClosed) && !errors.Is(outcome, api.ErrInvalidArgument) {
 		return outcome
 	}
-	var wait <-chan error
-	err := s.withRun(ctx, source, func(r *run) error {
-		t, err := r.tx(ctx)
-		if err != nil {
-			return err
-		}
+	err := s.update(ctx, source, func(r *run, t *txn) (bool, error) {
 		x := t.exec
 		if x.State == store.StateClosed {
-			return nil
+			return false, nil
 		}
 		if typ == api.EventExternalSignaled {
 			if _, ok := x.Signals[seq]; !ok {
-				return nil
+				return false, nil
 			}
 			delete(x.Signals, seq)
 		} else {
 			if _, ok := x.CancelRequests[seq]; !ok {
-				return nil
+				return false, nil
 			}
 			delete(x.CancelRequests, seq)
 		}
@@ -296,16 +266,39 @@ func (e *Engine) reportExternal(ctx context.Context, s *shard, source store.RunK
 			ev.Failure = api.FailureOf(outcome)
 		}
 		t.event(ev)
+		return true, nil
+	})
+	return ignoreNotFound(err)
+}
+
+// update runs add in a transition of run k and commits it, or hands its
+// inputs to a waiting worker and waits for the commit that follows; add
+// returns false to write nothing.
+func (s *shard) update(ctx context.Context, k store.RunKey, add func(r *run, t *txn) (bool, error)) error {
+	var wait <-chan error
+	err := s.withRun(ctx, k, func(r *run) error {
+		t, err := r.tx(ctx)
+		if err != nil {
+			return err
+		}
+		if ok, err := add(r, t); err != nil || !ok {
+			return err
+		}
 		wait, err = r.deliver(ctx, t)
 		return err
 	})
-	if errors.Is(err, api.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
 	return await(ctx, wait)
+}
+
+// ignoreNotFound: a task for a run that is gone (past retention) is done.
+func ignoreNotFound(err error) error {
+	if errors.Is(err, api.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // ---- timers ----

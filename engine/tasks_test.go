@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	p := &api.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Second}
+	for attempt, want := range map[int32]time.Duration{2: time.Second, 3: 2 * time.Second, 4: 4 * time.Second, 5: 5 * time.Second, 40: 5 * time.Second} {
+		if got := backoffDelay(p, attempt); got != want {
+			t.Errorf("attempt %d: %s, want %s", attempt, got, want)
+		}
+	}
+	if got := backoffDelay(nil, 2); got != time.Second {
+		t.Errorf("default policy: %s", got)
+	}
+	if got := backoffDelay(nil, 60); got != 100*time.Second {
+		t.Errorf("default cap: %s", got)
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	now := time.Now()
+	info := store.StepInfo{Attempt: 2, ScheduledTime: now, Retry: &store.RetryPolicy{MaximumAttempts: 3, NonRetryableTypes: []string{"Fatal"}}}
+	cases := []struct {
+		name string
+		info store.StepInfo
+		f    api.Failure
+		want bool
+	}{
+		{"plain", info, api.Failure{Type: "Oops"}, true},
+		{"non-retryable flag", info, api.Failure{Type: "Oops", NonRetryable: true}, false},
+		{"non-retryable type", info, api.Failure{Type: "Fatal"}, false},
+		{"schedule-to-start", info, api.Failure{Kind: api.KindTimeout, Type: api.TimeoutScheduleToStart}, false},
+		{"out of attempts", store.StepInfo{Attempt: 3, Retry: info.Retry}, api.Failure{}, false},
+		{"out of time", store.StepInfo{Attempt: 1, ScheduledTime: now, ScheduleToClose: time.Second}, api.Failure{}, false},
+	}
+	for _, c := range cases {
+		if got := retryable(c.info, &c.f, now, 2*time.Second); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestAckTracker(t *testing.T) {
+	k := func(id int64) store.TaskKey { return store.TaskKey{TaskID: id} }
+	a := newAckTracker(k(9))
+	if l, _ := a.level(); l != k(10) {
+		t.Fatalf("empty: %v", l)
+	}
+	a.add(k(10))
+	a.add(k(11))
+	a.add(k(12))
+	a.finish(k(11))
+	if l, _ := a.level(); l != k(10) {
+		t.Fatalf("10 open: %v", l)
+	}
+	a.finish(k(10))
+	if l, _ := a.level(); l != k(12) {
+		t.Fatalf("12 open: %v", l)
+	}
+	a.finish(k(12))
+	if l, _ := a.level(); l != k(13) {
+		t.Fatalf("all done: %v", l)
+	}
+}
+
+func TestValidateCommands(t *testing.T) {
+	bad := [][]api.Command{
+		{{Type: "Nope", Seq: 1}},
+		{{Type: api.CommandScheduleStep, Seq: 0, Name: "x"}},
+		{{Type: api.CommandScheduleStep, Seq: 1}},
+		{{Type: api.CommandStartTimer, Seq: 1}},
+		{{Type: api.CommandComplete}, {Type: api.CommandStartTimer, Seq: 1, Timer: time.Second}},
+		{{Type: api.CommandFail}},
+		{{Type: api.CommandStartChild, Seq: 1, Name: "W"}},
+		{{Type: api.CommandScheduleStep, Seq: 1, Name: "x", Step: &api.StepOptions{Priority: 7}}},
+	}
+	for i, cmds := range bad {
+		if err := validateCommands(cmds); err == nil {
+			t.Errorf("case %d: accepted %+v", i, cmds)
+		}
+	}
+	if err := validateCommands([]api.Command{{Type: api.CommandScheduleStep, Seq: 1, Name: "x"}, {Type: api.CommandComplete}}); err != nil {
+		t.Fatal(err)
+	}
+}
