@@ -57,6 +57,10 @@ func TestSequentialSteps(t *testing.T) {
 				t.Fatalf("run %d: %d completions", i, n)
 			}
 		}
+		// Twenty runs advancing together share commits.
+		if st := e.eng.Stats(); st.CommitParts <= st.Commits {
+			t.Fatalf("%d transitions in %d commits: no group commit", st.CommitParts, st.Commits)
+		}
 		if t.Failed() {
 			return
 		}

@@ -140,6 +140,7 @@ func TestChildrenAndParentClosePolicies(t *testing.T) {
 		e := newEnv(t, st, func(w *worker.Worker) {
 			worker.RegisterWorkflow(w, Parent)
 			worker.RegisterWorkflow(w, Child)
+			worker.RegisterWorkflow(w, WaitChild)
 		})
 		for _, tc := range []struct {
 			name   string
@@ -172,7 +173,36 @@ func TestChildrenAndParentClosePolicies(t *testing.T) {
 		if err := e.c.Terminate(e.ctx, "child-abandon", "", "test over"); err != nil {
 			t.Fatal(err)
 		}
+		t.Run("cancel reaches the child", func(t *testing.T) {
+			r, err := client.Start(e.ctx, e.c, WaitChild, "waited-child", client.StartOptions{ID: "waiting-parent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.eventually("the child to run", func() bool {
+				d, err := e.c.Describe(e.ctx, "waited-child", "")
+				return err == nil && d.Status == store.StatusRunning
+			})
+			if err := e.c.Cancel(e.ctx, "waiting-parent", "", "stop all"); err != nil {
+				t.Fatal(err)
+			}
+			gctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			defer cancel()
+			if _, err := r.Get(gctx); !errors.Is(err, api.ErrCanceled) {
+				dump(t, e.history("waiting-parent", ""))
+				dump(t, e.history("waited-child", ""))
+				t.Fatalf("parent: %v, want canceled", err)
+			}
+			e.eventually("the child to be canceled", func() bool {
+				d, err := e.c.Describe(e.ctx, "waited-child", "")
+				return err == nil && d.Status == store.StatusCanceled
+			})
+		})
 	})
+}
+
+// WaitChild waits for a child that runs until canceled.
+func WaitChild(ctx workflow.Context, childID string) (int, error) {
+	return workflow.ExecuteChild(ctx, workflow.ChildOptions{WorkflowID: childID}, Child, -1).Get(ctx)
 }
 
 // Counter continues as new until it reaches 3.
@@ -255,6 +285,10 @@ func TestCancelAndTerminate(t *testing.T) {
 		}
 		<-cleaned
 		<-stepCanceled // the cancellation reached the running step
+		if evs := e.history("guarded", ""); count(evs, api.EventStepCancelScheduled) != 1 {
+			dump(t, evs)
+			t.Fatal("the workflow did not cancel its step")
+		}
 
 		r2, err := client.Start(e.ctx, e.c, Guarded, struct{}{}, client.StartOptions{ID: "doomed"})
 		if err != nil {

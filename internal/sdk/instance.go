@@ -112,8 +112,9 @@ func (inst *Instance) Execute(events []api.Event, now time.Time) ([]api.Command,
 	return inst.run(now)
 }
 
+// Commands issued while inputs were delivered (the cancel hooks of pending
+// calls) are part of this run's output.
 func (inst *Instance) run(now time.Time) ([]api.Command, error) {
-	inst.commands = nil
 	inst.now = now
 	if p := inst.sched.runUntilBlocked(); p != nil {
 		return nil, &api.PanicError{Message: fmt.Sprint(p.Value), Stack: p.Stack}
