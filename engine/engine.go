@@ -25,9 +25,11 @@ import (
 
 // Options configure an engine.
 type Options struct {
-	// NumShards is how many shards the store's runs are spread over
-	// (default 4). It is fixed when a store is first used: the engine
-	// records it and refuses to open the store with another value.
+	// NumShards is how many shards the store's runs are spread over. It is
+	// fixed when a store is first used: the engine records it and refuses
+	// to open the store with another value. Zero means the recorded value,
+	// or for a new store 4, or 1 on a store that serialises all writes
+	// (SQLite), where more shards would only split group commits.
 	NumShards int
 	// Identity names this engine as shard owner; default host:pid.
 	Identity string
@@ -53,9 +55,6 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() {
-	if o.NumShards <= 0 {
-		o.NumShards = 4
-	}
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -121,6 +120,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	if err := e.checkShardCount(ctx); err != nil {
 		return nil, err
 	}
+	opts = e.opts
 	if _, err := st.CreateNamespace(ctx, store.Namespace{Name: api.DefaultNamespace, Retention: opts.DefaultRetention}); err != nil && !errors.Is(err, store.ErrNamespaceExists) {
 		return nil, fmt.Errorf("engine: create default namespace: %w", err)
 	}
@@ -156,11 +156,20 @@ func (e *Engine) Close() error {
 
 // checkShardCount records the shard count on first use and refuses another.
 func (e *Engine) checkShardCount(ctx context.Context) error {
-	want := strconv.Itoa(e.opts.NumShards)
+	if e.opts.NumShards < 0 {
+		return store.InvalidArgument("num_shards", "negative")
+	}
 	ns, err := e.store.GetNamespace(ctx, systemNamespace)
 	if errors.Is(err, store.ErrNamespaceNotFound) {
+		n := e.opts.NumShards
+		if n == 0 {
+			n = 4
+			if sw, ok := e.store.(interface{ SerialWrites() bool }); ok && sw.SerialWrites() {
+				n = 1
+			}
+		}
 		ns, err = e.store.CreateNamespace(ctx, store.Namespace{Name: systemNamespace, Description: "Strand's own settings",
-			Data: map[string]string{"num_shards": want}})
+			Data: map[string]string{"num_shards": strconv.Itoa(n)}})
 		if errors.Is(err, store.ErrNamespaceExists) {
 			ns, err = e.store.GetNamespace(ctx, systemNamespace)
 		}
@@ -168,9 +177,14 @@ func (e *Engine) checkShardCount(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: read shard count: %w", err)
 	}
-	if got := ns.Data["num_shards"]; got != want {
-		return store.InvalidArgument("num_shards", "the store was set up with %s shards, not %s", got, want)
+	got, err := strconv.Atoi(ns.Data["num_shards"])
+	if err != nil || got <= 0 {
+		return fmt.Errorf("engine: the store records an invalid shard count %q", ns.Data["num_shards"])
 	}
+	if e.opts.NumShards != 0 && e.opts.NumShards != got {
+		return store.InvalidArgument("num_shards", "the store was set up with %d shards, not %d", got, e.opts.NumShards)
+	}
+	e.opts.NumShards = got
 	return nil
 }
 

@@ -126,7 +126,7 @@ type Row interface {
 func (s *Store) runOps(ctx context.Context, tx *sql.Tx, ops []Op) error {
 	for _, o := range ops {
 		if o.Scan != nil {
-			if err := o.Scan(tx.QueryRowContext(ctx, o.Query, o.Args...)); err != nil {
+			if err := o.Scan(s.queryRow(ctx, tx, o.Query, o.Args...)); err != nil {
 				return err
 			}
 			continue
@@ -200,8 +200,20 @@ func (s *Store) commitOps(b *store.Batch, states []codec.EncodedExecution, now t
 			}
 			return nil
 		}})
+	var history []any
 	for i, w := range b.Runs {
 		ops = s.runWriteOps(ops, shardID, w, states[i], now)
+		for _, h := range w.History {
+			k := w.Execution.RunKey
+			history = append(history, shardID, k.Namespace, k.WorkflowID, k.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, true))
+		}
+	}
+	// The history blocks of every run in one statement.
+	if len(history) > 0 {
+		add("append history", `INSERT INTO history
+			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, len(history)/8)+`
+			ON CONFLICT (shard_id, namespace, workflow_id, run_id, first_event_id)
+			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, nil, history...)
 	}
 	if len(b.Tasks) > 0 {
 		args := make([]any, 0, 10*len(b.Tasks))
@@ -260,7 +272,8 @@ func (s *Store) commitOps(b *store.Batch, states []codec.EncodedExecution, now t
 	return ops
 }
 
-// runWriteOps appends the statements that write one run.
+// runWriteOps appends the statements that write one run's current row and
+// state (its history goes with every run's, in one statement).
 func (s *Store) runWriteOps(ops []Op, shardID int32, w store.RunWrite, state codec.EncodedExecution, now time.Time) []Op {
 	add := func(what, query string, check func(int64) error, args ...any) {
 		ops = append(ops, Op{Query: s.q(query), Args: args, What: what, Check: check})
@@ -325,16 +338,6 @@ func (s *Store) runWriteOps(ops []Op, shardID int32, w store.RunWrite, state cod
 			}),
 			e.State, e.Status, e.NextEventID, e.DBVersion, e.LastWriteVersion, state.Blob, state.Checksum, store.UnixMilli(now),
 			shardID, key.Namespace, key.WorkflowID, key.RunID, w.ExpectedDBVersion)
-	}
-	if len(w.History) > 0 {
-		args := make([]any, 0, 8*len(w.History))
-		for _, h := range w.History {
-			args = append(args, shardID, key.Namespace, key.WorkflowID, key.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, true))
-		}
-		add("append history "+key.String(), `INSERT INTO history
-			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, len(w.History))+`
-			ON CONFLICT (shard_id, namespace, workflow_id, run_id, first_event_id)
-			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, nil, args...)
 	}
 	return ops
 }

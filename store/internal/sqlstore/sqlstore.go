@@ -46,6 +46,9 @@ type Dialect struct {
 	// each Op's Check or Scan runs on its result, and the first error rolls
 	// the transaction back.
 	Pipeline func(ctx context.Context, db *sql.DB, ops []Op) error
+	// SerialWrites says the database runs one write transaction at a time
+	// (SQLite).
+	SerialWrites bool
 }
 
 // Store is the SQL implementation of store.Store.
@@ -74,10 +77,27 @@ const maxStatements = 256
 // transaction ends (see inTx): preparing on the pool while tx holds its only
 // connection, as it does on SQLite, would wait forever.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	query = s.q(query)
-	if !s.d.Prepare {
-		return tx.ExecContext(ctx, query, args...)
+	if st := s.stmt(ctx, tx, query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
+	return tx.ExecContext(ctx, s.q(query), args...)
+}
+
+// queryRow is exec for a query of one row.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := s.stmt(ctx, tx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, s.q(query), args...)
+}
+
+// stmt returns query's prepared statement in tx, or nil when it is not
+// prepared yet (it is noted, and prepared after the transaction).
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	if !s.d.Prepare {
+		return nil
+	}
+	query = s.q(query)
 	s.mu.Lock()
 	st, ok := s.stmts[query]
 	if !ok && len(s.stmts)+len(s.unprepared) < maxStatements {
@@ -85,9 +105,9 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	}
 	s.mu.Unlock()
 	if st == nil {
-		return tx.ExecContext(ctx, query, args...)
+		return nil
 	}
-	return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return tx.StmtContext(ctx, st)
 }
 
 // prepare prepares the statements exec met uncached. It runs outside any
@@ -129,6 +149,11 @@ func New(d Dialect, write, read *sql.DB, limits store.Limits, closer func() erro
 
 // Limits implements store.Store.
 func (s *Store) Limits() store.Limits { return s.limits }
+
+// SerialWrites reports whether the database runs one write transaction at a
+// time; the engine then uses one shard by default, since more would only
+// split its group commits.
+func (s *Store) SerialWrites() bool { return s.d.SerialWrites }
 
 // Close implements store.Store.
 func (s *Store) Close() error {
