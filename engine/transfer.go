@@ -470,9 +470,13 @@ func (q *visibilityQueue) take(n int) map[store.RunKey][]store.TaskKey {
 // visibilityBatch bounds the records written in one call.
 const visibilityBatch = 500
 
-// visibilityLoop writes visibility records in batches. It waits a moment
-// after the first update so that updates close together (a short run's
-// start and close) share a write.
+// visibilityDelay is how long updates gather before they are written: a run
+// that starts and closes within it is written once. Listing lags by as much.
+const visibilityDelay = time.Second
+
+// visibilityLoop writes visibility records in batches. It waits
+// visibilityDelay after the first update so that updates close together (a
+// short run's start and close) share a write.
 func (s *shard) visibilityLoop(ctx context.Context) {
 	for {
 		batch := s.vis.take(visibilityBatch)
@@ -483,7 +487,7 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 				return
 			}
 			select {
-			case <-time.After(50 * time.Millisecond):
+			case <-time.After(visibilityDelay):
 			case <-ctx.Done():
 				return
 			}

@@ -25,7 +25,7 @@ func newBenchCommand() *cobra.Command {
 		Short: "Measure workflows/s, steps/s and latency of the embedded engine",
 		Long: "Runs workflows of these shapes on an embedded engine and prints workflows/s, steps/s and p50/p99\n" +
 			"start-to-completion latency, next to the store's raw commit rate measured in the same run:\n\n" + bench.ShapeHelp +
-			"\n\nEach shape runs on a new engine, after an unmeasured warm-up of a tenth of its workflows." +
+			"\n\nEach shape runs on a new engine, after an unmeasured warm-up of a fifth as many workflows." +
 			"\n\nWithout --store it uses a new SQLite file in a temporary directory.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

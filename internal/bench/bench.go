@@ -192,9 +192,9 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("wf"),
 			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	}
-	// Warm up (connections, prepared statements, caches) with a tenth of
+	// Warm up (connections, prepared statements, caches) with a fifth of
 	// the workflows, unmeasured.
-	if err := warmUp(ctx, c, shape, input, max(cfg.N/10, 1)); err != nil {
+	if err := warmUp(ctx, c, shape, input, max(cfg.N/5, 1)); err != nil {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
 	before := eng.Stats()

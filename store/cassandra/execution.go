@@ -390,7 +390,7 @@ func (s *Store) writeAhead(ctx context.Context, b *store.Batch, docs [][]byte, c
 			hb := s.session.Batch(gocql.UnloggedBatch).WithContext(ctx)
 			for _, h := range w.History {
 				hb.Query(s.cql(`INSERT INTO {ks}.history (shard_id, namespace, workflow_id, run_id, first_event_id, commit_id, txn_id, last_event_id, data)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), b.ShardID, k.Namespace, k.WorkflowID, k.RunID, h.FirstEventID, commitID, h.TxnID, h.LastEventID, codec.Compress(h.Events, true))
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), b.ShardID, k.Namespace, k.WorkflowID, k.RunID, h.FirstEventID, commitID, h.TxnID, h.LastEventID, codec.Compress(h.Events, false))
 			}
 			if err := hb.Exec(); err != nil {
 				errs[i] = fmt.Errorf("cassandra: write history of %s: %w", k, err)

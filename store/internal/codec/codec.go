@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -25,8 +26,9 @@ const (
 )
 
 // compressAbove is the size from which Compress tries zstd for a blob that
-// may be small; below it the frame overhead rarely pays.
-const compressAbove = 256
+// may be small; below it the CPU and the frame overhead rarely pay (a
+// small run state or history block is stored raw).
+const compressAbove = 1024
 
 var (
 	encOnce sync.Once
@@ -38,7 +40,7 @@ func coders() (*zstd.Encoder, *zstd.Decoder) {
 	encOnce.Do(func() {
 		var err error
 		// Both are safe for concurrent EncodeAll/DecodeAll.
-		enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 		if err != nil {
 			panic(err)
 		}
@@ -72,7 +74,9 @@ func Decompress(blob []byte) ([]byte, error) {
 	}
 	switch blob[0] {
 	case formatRaw:
-		return blob[1:], nil
+		// A copy: drivers may reuse the buffer a blob was read into (gocql
+		// does, across the rows of one page).
+		return bytes.Clone(blob[1:]), nil
 	case formatZstd:
 		_, d := coders()
 		out, err := d.DecodeAll(blob[1:], nil)

@@ -205,7 +205,7 @@ func (s *Store) commitOps(b *store.Batch, states []codec.EncodedExecution, now t
 		ops = s.runWriteOps(ops, shardID, w, states[i], now)
 		for _, h := range w.History {
 			k := w.Execution.RunKey
-			history = append(history, shardID, k.Namespace, k.WorkflowID, k.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, true))
+			history = append(history, shardID, k.Namespace, k.WorkflowID, k.RunID, h.FirstEventID, h.LastEventID, h.TxnID, codec.Compress(h.Events, false))
 		}
 	}
 	// The history blocks of every run in one statement.
