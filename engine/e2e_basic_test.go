@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -61,6 +62,27 @@ func TestSequentialSteps(t *testing.T) {
 		if st := e.eng.Stats(); st.CommitParts <= st.Commits {
 			t.Fatalf("%d transitions in %d commits: no group commit", st.CommitParts, st.Commits)
 		}
+		// Every transfer task is processed and acknowledged: the ack level
+		// moves and the processed tasks are deleted.
+		e.eventually("the transfer queues to drain", func() bool {
+			for shard := range int32(4) {
+				sh, err := st.GetShard(e.ctx, shard)
+				if errors.Is(err, store.ErrShardNotFound) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				page, err := st.ReadTasks(e.ctx, store.ReadTasksRequest{ShardID: shard, Range: store.TaskRange{Category: store.CategoryTransfer}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page.Tasks) > 0 || sh.AckLevels.Transfer == 0 {
+					return false
+				}
+			}
+			return true
+		})
 		if t.Failed() {
 			return
 		}
