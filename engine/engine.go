@@ -164,7 +164,7 @@ func (e *Engine) checkShardCount(ctx context.Context) error {
 		n := e.opts.NumShards
 		if n == 0 {
 			n = 4
-			if sw, ok := e.store.(interface{ SerialWrites() bool }); ok && sw.SerialWrites() {
+			if sw, ok := e.store.(store.SerialWriter); ok && sw.SerialWrites() {
 				n = 1
 			}
 		}

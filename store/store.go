@@ -37,6 +37,13 @@ type Store interface {
 	Close() error
 }
 
+// SerialWriter is implemented by a backend that runs one write transaction
+// at a time (SQLite). It is a hint, not a contract: the engine then uses one
+// shard by default, since more shards would only split its group commits.
+type SerialWriter interface {
+	SerialWrites() bool
+}
+
 // ExecutionStore holds everything that belongs to a shard.
 type ExecutionStore interface {
 	// AcquireShard raises the shard's range_id by one and records owner,
