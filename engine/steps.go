@@ -49,6 +49,8 @@ type stepToken struct {
 	Nonce   int64        `json:"n"`
 }
 
+func (t *stepToken) run() store.RunKey { return t.Run }
+
 // dispatchStep writes the transfer task that offers the step's current
 // attempt, with its schedule-to-start timer.
 func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) {

@@ -45,8 +45,15 @@ func decodeToken(b []byte, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		return api.InvalidArgument("token", "malformed: %v", err)
 	}
+	if t, ok := v.(interface{ run() store.RunKey }); ok {
+		if err := t.run().Validate("token.run"); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+func (t *wtToken) run() store.RunKey { return t.Run }
 
 // wtOffer is a pending workflow task waiting in a queue; the worker that
 // takes it claims it from the run.
@@ -412,6 +419,7 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 		waiters := f.waiters
 		f.waiters = nil
 		r.dropFlight(nil)
+		creating := t.expected == 0
 		err := r.commit(ctx, t)
 		if err == nil {
 			r.s.ackTransfer(old)
@@ -420,6 +428,11 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 		}
 		for _, w := range waiters {
 			w <- err
+		}
+		if err != nil && creating {
+			// The start this task was handed with failed (its caller has
+			// the reason): for the worker the task is gone.
+			return fmt.Errorf("%w: the run's start was refused: %v", api.ErrTaskNotFound, err)
 		}
 		return err
 	})

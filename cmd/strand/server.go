@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/store/sqlite"
+)
+
+func newServerCommand() *cobra.Command {
+	var (
+		storeURL string
+		listen   string
+		drain    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the engine and serve its HTTP/JSON API (/api/v1)",
+		Long: "Runs the engine over a store and serves its API for remote workers and clients.\n" +
+			"Flags fall back to the environment: STRAND_STORE, STRAND_LISTEN.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if !cmd.Flags().Changed("store") && os.Getenv("STRAND_STORE") != "" {
+				storeURL = os.Getenv("STRAND_STORE")
+			}
+			if !cmd.Flags().Changed("listen") && os.Getenv("STRAND_LISTEN") != "" {
+				listen = os.Getenv("STRAND_LISTEN")
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return &usageError{fmt.Errorf("--listen %q: %v", listen, err)}
+			}
+			st, err := openStore(ctx, storeURL)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer st.Close()
+			if _, _, err := st.Migrate(ctx); err != nil {
+				ln.Close()
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			eng, err := engine.Open(ctx, st, engine.Options{Logger: log})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer eng.Close()
+			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s\n", ln.Addr())
+			select {
+			case err := <-done:
+				return err
+			case <-ctx.Done():
+			}
+			log.Info("shutting down: draining requests", "for", drain)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeURL, "store", "sqlite://"+sqlite.DefaultPath, "store URL (sqlite://PATH, postgres://..., cassandra://...)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8233", "address to listen on")
+	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for requests in flight")
+	return cmd
+}

@@ -1,0 +1,241 @@
+// Package remote is an api.Service that talks to a Strand server over
+// HTTP: hand it to worker.New or client.New instead of the embedded engine.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/server"
+)
+
+// Service is a Strand server seen as an api.Service.
+type Service struct {
+	base string
+	http *http.Client
+}
+
+var _ api.Service = (*Service)(nil)
+
+// New returns the service of the server at baseURL (http://host:port).
+// A nil client means http.DefaultClient; polls and result waits hold a
+// request open for up to the server's poll wait, so a client timeout must
+// be longer than that.
+func New(baseURL string, client *http.Client) *Service {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client}
+}
+
+func ns(n string) string {
+	if n == "" {
+		n = api.DefaultNamespace
+	}
+	return url.PathEscape(n)
+}
+
+func wfPath(ref api.RunRef) string {
+	return "/namespaces/" + ns(ref.Namespace) + "/workflows/" + url.PathEscape(ref.WorkflowID)
+}
+
+// do sends a request and decodes the answer into out; it reports false
+// for 204 (nothing yet).
+func (s *Service) do(ctx context.Context, method, path string, in, out any) (bool, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return false, fmt.Errorf("remote: encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.base+path, body)
+	if err != nil {
+		return false, fmt.Errorf("remote: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNoContent:
+		return false, nil
+	case resp.StatusCode >= 300:
+		var e server.Error
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Code == "" {
+			return false, fmt.Errorf("remote: %s %s: status %d", method, path, resp.StatusCode)
+		}
+		return false, e.Err()
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return false, fmt.Errorf("remote: decode %s %s: %w", method, path, err)
+		}
+	}
+	return true, nil
+}
+
+// StartWorkflow implements api.Service.
+func (s *Service) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
+	var out api.StartResponse
+	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflows", req, &out)
+	return out, err
+}
+
+// SignalWorkflow implements api.Service.
+func (s *Service) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
+	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/signals", req, nil)
+	return err
+}
+
+// SignalWithStart implements api.Service.
+func (s *Service) SignalWithStart(ctx context.Context, req api.SignalWithStartRequest) (api.StartResponse, error) {
+	var out api.StartResponse
+	_, err := s.do(ctx, "POST", wfPath(api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID})+"/signal-with-start", req, &out)
+	return out, err
+}
+
+// CancelWorkflow implements api.Service.
+func (s *Service) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
+	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/cancel", req, nil)
+	return err
+}
+
+// TerminateWorkflow implements api.Service.
+func (s *Service) TerminateWorkflow(ctx context.Context, req api.TerminateRequest) error {
+	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/terminate", req, nil)
+	return err
+}
+
+// QueryWorkflow implements api.Service.
+func (s *Service) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
+	var out server.QueryResult
+	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/queries", req, &out)
+	return out.Result, err
+}
+
+// DescribeWorkflow implements api.Service.
+func (s *Service) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Description, error) {
+	var out api.Description
+	_, err := s.do(ctx, "GET", wfPath(ref)+"?run_id="+url.QueryEscape(ref.RunID), nil, &out)
+	return out, err
+}
+
+// WaitResult implements api.Service: it long-polls until the run closes or
+// ctx ends.
+func (s *Service) WaitResult(ctx context.Context, req api.ResultRequest) (api.Result, error) {
+	q := url.Values{"run_id": {req.RunID}, "follow_runs": {strconv.FormatBool(req.FollowRuns)}}
+	for {
+		var out api.Result
+		ok, err := s.do(ctx, "GET", wfPath(req.RunRef)+"/result?"+q.Encode(), nil, &out)
+		if err != nil || ok {
+			return out, err
+		}
+	}
+}
+
+// ListWorkflows implements api.Service.
+func (s *Service) ListWorkflows(ctx context.Context, req api.ListRequest) (api.ListResponse, error) {
+	var out api.ListResponse
+	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-search", req, &out)
+	return out, err
+}
+
+// CountWorkflows implements api.Service.
+func (s *Service) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
+	var out server.Count
+	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-count", req, &out)
+	return out.Count, err
+}
+
+// GetHistory implements api.Service.
+func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
+	q := url.Values{"run_id": {req.RunID}, "page_token": {string(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
+		"from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
+	var out api.HistoryPage
+	_, err := s.do(ctx, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// PollWorkflowTask implements api.Service.
+func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
+	var out api.WorkflowTask
+	ok, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
+	if err != nil || !ok {
+		return nil, ignoreEnded(ctx, err)
+	}
+	return &out, nil
+}
+
+// CompleteWorkflowTask implements api.Service.
+func (s *Service) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	var out api.CompleteWorkflowTaskResponse
+	_, err := s.do(ctx, "POST", "/workflow-tasks/complete", req, &out)
+	return out, err
+}
+
+// FailWorkflowTask implements api.Service.
+func (s *Service) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
+	_, err := s.do(ctx, "POST", "/workflow-tasks/fail", req, nil)
+	return err
+}
+
+// AnswerQuery implements api.Service.
+func (s *Service) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
+	_, err := s.do(ctx, "POST", "/queries/answer", ans, nil)
+	return err
+}
+
+// PollStepTask implements api.Service.
+func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
+	var out api.StepTask
+	ok, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
+	if err != nil || !ok {
+		return nil, ignoreEnded(ctx, err)
+	}
+	return &out, nil
+}
+
+// CompleteStep implements api.Service.
+func (s *Service) CompleteStep(ctx context.Context, req api.CompleteStepRequest) error {
+	_, err := s.do(ctx, "POST", "/step-tasks/complete", req, nil)
+	return err
+}
+
+// FailStep implements api.Service.
+func (s *Service) FailStep(ctx context.Context, req api.FailStepRequest) error {
+	_, err := s.do(ctx, "POST", "/step-tasks/fail", req, nil)
+	return err
+}
+
+// HeartbeatStep implements api.Service.
+func (s *Service) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+	var out api.HeartbeatResponse
+	_, err := s.do(ctx, "POST", "/step-tasks/heartbeat", req, &out)
+	return out, err
+}
+
+// ignoreEnded turns a poll cut short by ctx into "no task", as the embedded
+// engine answers.
+func ignoreEnded(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,285 @@
+// Package server serves an api.Service (the embedded engine) over HTTP/JSON
+// under /api/v1, and package remote's client speaks it: a worker or client
+// in another process uses the same workflow and step code as an embedded
+// one, with only its constructor changed.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Options configure a handler.
+type Options struct {
+	// MaxBody bounds a request body (default 64 MiB: the store's 16 MiB
+	// payload limit, base64-encoded, with room for the rest).
+	MaxBody int64
+	// PollWait is how long a task poll or a result request waits before it
+	// answers "nothing yet" (default 30s, at most 5m).
+	PollWait time.Duration
+	Logger   *slog.Logger
+}
+
+// New returns the HTTP handler of svc.
+func New(svc api.Service, opts Options) http.Handler {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 64 << 20
+	}
+	if opts.PollWait <= 0 {
+		opts.PollWait = 30 * time.Second
+	}
+	opts.PollWait = min(opts.PollWait, 5*time.Minute)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &handler{svc: svc, opts: opts}
+	mux := http.NewServeMux()
+	for _, r := range h.routes() {
+		mux.HandleFunc(r.Method+" "+r.Path, r.serve)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, Error{Code: CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
+	})
+	return mux
+}
+
+type handler struct {
+	svc  api.Service
+	opts Options
+}
+
+// Route is one endpoint of the API.
+type Route struct {
+	Method, Path string
+	// Summary says what it does (the OpenAPI document uses it).
+	Summary string
+	serve   http.HandlerFunc
+}
+
+// Paths under /api/v1.
+const prefix = "/api/v1"
+
+// routes lists every endpoint.
+func (h *handler) routes() []Route {
+	wf := prefix + "/namespaces/{namespace}/workflows"
+	return []Route{
+		{"POST", wf, "Start a workflow", call(h, func(ctx context.Context, r *http.Request, req api.StartRequest) (api.StartResponse, error) {
+			req.Namespace = r.PathValue("namespace")
+			return h.svc.StartWorkflow(ctx, req)
+		})},
+		{"POST", wf + "/{workflow_id}/signals", "Signal a workflow", call(h, func(ctx context.Context, r *http.Request, req api.SignalRequest) (struct{}, error) {
+			req.RunRef = ref(r, req.RunID)
+			return struct{}{}, h.svc.SignalWorkflow(ctx, req)
+		})},
+		{"POST", wf + "/{workflow_id}/signal-with-start", "Signal a workflow, starting it if it is not running", call(h, func(ctx context.Context, r *http.Request, req api.SignalWithStartRequest) (api.StartResponse, error) {
+			req.Start.Namespace, req.Start.WorkflowID = r.PathValue("namespace"), r.PathValue("workflow_id")
+			return h.svc.SignalWithStart(ctx, req)
+		})},
+		{"POST", wf + "/{workflow_id}/cancel", "Ask a run to cancel", call(h, func(ctx context.Context, r *http.Request, req api.CancelRequest) (struct{}, error) {
+			req.RunRef = ref(r, req.RunID)
+			return struct{}{}, h.svc.CancelWorkflow(ctx, req)
+		})},
+		{"POST", wf + "/{workflow_id}/terminate", "Terminate a run", call(h, func(ctx context.Context, r *http.Request, req api.TerminateRequest) (struct{}, error) {
+			req.RunRef = ref(r, req.RunID)
+			return struct{}{}, h.svc.TerminateWorkflow(ctx, req)
+		})},
+		{"POST", wf + "/{workflow_id}/queries", "Query a run", call(h, func(ctx context.Context, r *http.Request, req api.QueryRequest) (QueryResult, error) {
+			req.RunRef = ref(r, req.RunID)
+			out, err := h.svc.QueryWorkflow(ctx, req)
+			return QueryResult{Result: out}, err
+		})},
+		{"GET", wf + "/{workflow_id}", "Describe a run", get(h, func(ctx context.Context, r *http.Request) (api.Description, error) {
+			return h.svc.DescribeWorkflow(ctx, ref(r, r.URL.Query().Get("run_id")))
+		})},
+		{"GET", wf + "/{workflow_id}/result", "Wait for a run's result (long poll: 204 when it has not closed within wait)", h.result},
+		{"GET", wf + "/{workflow_id}/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
+			q := r.URL.Query()
+			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), PageToken: []byte(q.Get("page_token")), Resolve: q.Get("resolve") == "true"}
+			var err error
+			if req.FromEventID, err = intParam(q.Get("from_event_id"), "from_event_id"); err != nil {
+				return api.HistoryPage{}, err
+			}
+			n, err := intParam(q.Get("page_size"), "page_size")
+			req.PageSize = int(n)
+			if err != nil {
+				return api.HistoryPage{}, err
+			}
+			return h.svc.GetHistory(ctx, req)
+		})},
+		{"POST", prefix + "/namespaces/{namespace}/workflow-search", "List runs matching a filter, in pages", call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (api.ListResponse, error) {
+			req.Namespace = r.PathValue("namespace")
+			return h.svc.ListWorkflows(ctx, req)
+		})},
+		{"POST", prefix + "/namespaces/{namespace}/workflow-count", "Count runs matching a filter", call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (Count, error) {
+			req.Namespace = r.PathValue("namespace")
+			n, err := h.svc.CountWorkflows(ctx, req)
+			return Count{Count: n}, err
+		})},
+		{"POST", prefix + "/namespaces/{namespace}/workflow-tasks/poll", "Wait for a workflow task of a queue (204 when none came within wait)", poll(h, h.svc.PollWorkflowTask)},
+		{"POST", prefix + "/workflow-tasks/complete", "Complete a workflow task with its commands", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+			return h.svc.CompleteWorkflowTask(ctx, req)
+		})},
+		{"POST", prefix + "/workflow-tasks/fail", "Report a workflow task that could not complete", call(h, func(ctx context.Context, _ *http.Request, req api.FailWorkflowTaskRequest) (struct{}, error) {
+			return struct{}{}, h.svc.FailWorkflowTask(ctx, req)
+		})},
+		{"POST", prefix + "/queries/answer", "Answer a query task", call(h, func(ctx context.Context, _ *http.Request, req api.QueryAnswer) (struct{}, error) {
+			return struct{}{}, h.svc.AnswerQuery(ctx, req)
+		})},
+		{"POST", prefix + "/namespaces/{namespace}/step-tasks/poll", "Wait for a step task of a queue (204 when none came within wait)", poll(h, h.svc.PollStepTask)},
+		{"POST", prefix + "/step-tasks/complete", "Complete a step attempt", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteStepRequest) (struct{}, error) {
+			return struct{}{}, h.svc.CompleteStep(ctx, req)
+		})},
+		{"POST", prefix + "/step-tasks/fail", "Fail a step attempt (retried by its policy)", call(h, func(ctx context.Context, _ *http.Request, req api.FailStepRequest) (struct{}, error) {
+			return struct{}{}, h.svc.FailStep(ctx, req)
+		})},
+		{"POST", prefix + "/step-tasks/heartbeat", "Record a running step's progress", call(h, func(ctx context.Context, _ *http.Request, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+			return h.svc.HeartbeatStep(ctx, req)
+		})},
+	}
+}
+
+// QueryResult is a query's answer.
+type QueryResult struct {
+	Result []byte `json:"result,omitempty"`
+}
+
+// Count is a count of runs.
+type Count struct {
+	Count int64 `json:"count"`
+}
+
+func ref(r *http.Request, runID string) api.RunRef {
+	return api.RunRef{Namespace: r.PathValue("namespace"), WorkflowID: r.PathValue("workflow_id"), RunID: runID}
+}
+
+func intParam(v, name string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, api.InvalidArgument(name, "want a non-negative integer, got %q", v)
+	}
+	return n, nil
+}
+
+// call serves a POST whose JSON body decodes into Req.
+func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request, req Req) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := h.decode(w, r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		resp, err := f(r.Context(), r, req)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// get serves a GET.
+func get[Resp any](h *handler, f func(ctx context.Context, r *http.Request) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		resp, err := f(r.Context(), r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// poll serves a task poll: it waits up to PollWait and answers 204 when no
+// task came.
+func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req api.PollRequest
+		if err := h.decode(w, r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		req.Namespace = r.PathValue("namespace")
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.PollWait)
+		defer cancel()
+		t, err := f(ctx, req)
+		switch {
+		case err != nil:
+			writeError(w, err)
+		case t == nil:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			writeJSON(w, http.StatusOK, t)
+		}
+	}
+}
+
+// result waits for a run to close, up to wait (default PollWait).
+func (h *handler) result(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wait := h.opts.PollWait
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeError(w, api.InvalidArgument("wait", "want a duration such as 30s, got %q", v))
+			return
+		}
+		wait = min(d, h.opts.PollWait)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: q.Get("follow_runs") == "true"})
+	switch {
+	case err != nil && errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case err != nil:
+		writeError(w, err)
+	default:
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// decode reads a JSON body of at most MaxBody bytes; unknown fields are bad
+// input, as is anything after the value.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, h.opts.MaxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return store.PayloadTooLarge("body", int(mbe.Limit)+1, int(mbe.Limit))
+		}
+		if errors.Is(err, io.EOF) {
+			return api.InvalidArgument("body", "empty; want a JSON object")
+		}
+		return api.InvalidArgument("body", "%v", err)
+	}
+	if dec.More() {
+		return api.InvalidArgument("body", "more than one JSON value")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, body := errorOf(err)
+	writeJSON(w, status, body)
+}

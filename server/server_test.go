@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+func Double(ctx context.Context, n int) (int, error) { return 2 * n, nil }
+
+// Order doubles its input in a step, waits for an "approve" signal and
+// answers a "stage" query meanwhile.
+func Order(ctx workflow.Context, n int) (int, error) {
+	stage := "doubling"
+	workflow.SetQueryHandler(ctx, "stage", func(struct{}) (string, error) { return stage, nil })
+	v, err := workflow.ExecuteStep(ctx, workflow.StepOptions{}, Double, n).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stage = "waiting"
+	by, _ := workflow.GetSignalChannel[int](ctx, "approve").Receive(ctx)
+	return v + by, nil
+}
+
+// TestRemoteWorkerAndClient runs a worker and a client over HTTP against an
+// engine on each SQL backend: the same code as embedded.
+func TestRemoteWorkerAndClient(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) store.Store{"sqlite": testdb.SQLite, "postgres": testdb.Postgres} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			eng, err := engine.Open(ctx, open(t), engine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+			defer srv.Close()
+
+			svc := remote.New(srv.URL, nil)
+			w := worker.New(svc, worker.Options{})
+			worker.RegisterWorkflow(w, Order)
+			worker.RegisterStep(w, Double)
+			if err := w.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			c := client.New(svc, client.Options{})
+
+			r, err := client.Start(ctx, c, Order, 20, client.StartOptions{ID: "order-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Start(ctx, c, Order, 20, client.StartOptions{ID: "order-1"}); !errors.Is(err, api.ErrAlreadyStarted) {
+				t.Fatalf("second start: %v", err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				stage, err := client.Query[string](ctx, c, "order-1", "", "stage", struct{}{})
+				if err == nil && stage == "waiting" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("stage %q, %v", stage, err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := c.Signal(ctx, "order-1", "", "approve", 2); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := r.Get(ctx); err != nil || got != 42 {
+				t.Fatalf("got %d, %v", got, err)
+			}
+			d, err := c.Describe(ctx, "order-1", "")
+			if err != nil || d.Status != store.StatusCompleted {
+				t.Fatalf("describe: %+v, %v", d, err)
+			}
+			evs, err := c.AllHistory(ctx, "order-1", "")
+			if err != nil || len(evs) == 0 || evs[len(evs)-1].Type != api.EventWorkflowCompleted {
+				t.Fatalf("history: %d events, %v", len(evs), err)
+			}
+			for {
+				n, err := c.Count(ctx, api.ListRequest{WorkflowID: "order-1", Statuses: []store.RunStatus{store.StatusCompleted}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("count %d", n)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := c.Signal(ctx, "no-such", "", "approve", 1); !errors.Is(err, api.ErrNotFound) {
+				t.Fatalf("signal to missing workflow: %v", err)
+			}
+			if err := c.Terminate(ctx, "order-1", "", "again"); !errors.Is(err, api.ErrRunClosed) {
+				t.Fatalf("terminate closed run: %v", err)
+			}
+			_, err = svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "x", WorkflowType: "Order", Priority: 9})
+			var ia *store.InvalidArgumentError
+			if !errors.As(err, &ia) || ia.Field != "priority" {
+				t.Fatalf("bad priority: %v", err)
+			}
+		})
+	}
+}
+
+// TestBadRequests: malformed bodies and unknown routes get a 4xx with a
+// JSON error code, and change nothing.
+func TestBadRequests(t *testing.T) {
+	ctx := context.Background()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{MaxBody: 1 << 10}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "a"`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "a", "nope": 1}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "a", "workflow_type": "T"} {}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/namespaces/default/workflows", ``, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "` + strings.Repeat("x", 2000) + `"}`, 413, server.CodePayloadTooLarge},
+		{"POST", "/api/v1/namespaces/nope/workflows", `{"workflow_id": "a", "workflow_type": "T"}`, 404, server.CodeNamespaceNotFound},
+		{"GET", "/api/v1/namespaces/default/workflows/missing", ``, 404, server.CodeNotFound},
+		{"GET", "/api/v1/namespaces/default/workflows/missing/history?page_size=-1", ``, 400, server.CodeInvalidArgument},
+		{"GET", "/api/v1/namespaces/default/workflows/missing/result?wait=soon", ``, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/workflow-tasks/complete", `{"token": "bm9wZQ=="}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/step-tasks/complete", `{"token": "e30="}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/step-tasks/complete", `{"token": "` + base64.StdEncoding.EncodeToString([]byte(`{"run":{"ns":"default","wf":"w","run":"r"},"seq":1,"attempt":1}`)) + `"}`, 404, server.CodeTaskNotFound},
+		{"GET", "/api/v1/nothing-here", ``, 404, server.CodeNotFound},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e server.Error
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || e.Code != tc.code || e.Message == "" {
+			t.Errorf("%s %s %.40q: %d %+v, want %d %s", tc.method, tc.path, tc.body, resp.StatusCode, e, tc.status, tc.code)
+		}
+	}
+	if n, _ := eng.CountWorkflows(ctx, api.ListRequest{}); n != 0 {
+		t.Fatalf("%d workflows after bad requests", n)
+	}
+}
