@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/store"
+)
+
+// cliOptions are the flags every command that talks to a server shares.
+type cliOptions struct {
+	server    string
+	namespace string
+	output    string
+}
+
+func (o *cliOptions) register(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&o.server, "server", envOr("STRAND_SERVER", "http://127.0.0.1:8233"), "the server's URL (env STRAND_SERVER)")
+	cmd.PersistentFlags().StringVar(&o.namespace, "namespace", api.DefaultNamespace, "namespace")
+	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (o *cliOptions) service() (*remote.Service, error) {
+	if o.output != "table" && o.output != "json" {
+		return nil, &usageError{fmt.Errorf("--output %q: want table or json", o.output)}
+	}
+	if !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://") {
+		return nil, &usageError{fmt.Errorf("--server %q: want http://HOST:PORT", o.server)}
+	}
+	return remote.New(o.server, nil), nil
+}
+
+func (o *cliOptions) ref(id, run string) api.RunRef {
+	return api.RunRef{Namespace: o.namespace, WorkflowID: id, RunID: run}
+}
+
+// print writes v as JSON, or calls table for people.
+func (o *cliOptions) print(w io.Writer, v any, table func(tw *tabwriter.Writer)) error {
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	table(tw)
+	return tw.Flush()
+}
+
+// jsonArg checks that a command-line value is JSON (workflow and signal
+// inputs are JSON, as the SDK encodes them).
+func jsonArg(flag, v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if !json.Valid([]byte(v)) {
+		return nil, &usageError{fmt.Errorf("--%s: not valid JSON: %s", flag, v)}
+	}
+	return []byte(v), nil
+}
+
+func newWorkflowCommand() *cobra.Command {
+	o := &cliOptions{}
+	cmd := &cobra.Command{Use: "workflow", Short: "Start and manage workflows on a server"}
+	o.register(cmd)
+	var run string
+	runFlag := func(c *cobra.Command) { c.Flags().StringVar(&run, "run-id", "", "the run (default: the workflow's current run)") }
+
+	var typ, input, queue, reuse, requestID string
+	var delay, timeout time.Duration
+	start := &cobra.Command{
+		Use: "start WORKFLOW_ID", Short: "Start a workflow", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			in, err := jsonArg("input", input)
+			if err != nil {
+				return err
+			}
+			policy, ok := map[string]api.IDReusePolicy{"allow-duplicate": api.AllowDuplicate, "allow-duplicate-failed-only": api.AllowDuplicateFailedOnly,
+				"reject-duplicate": api.RejectDuplicate, "terminate-if-running": api.TerminateIfRunning}[reuse]
+			if !ok {
+				return &usageError{fmt.Errorf("--id-reuse %q: want allow-duplicate, allow-duplicate-failed-only, reject-duplicate or terminate-if-running", reuse)}
+			}
+			if requestID == "" {
+				requestID = uuid.NewString()
+			}
+			resp, err := svc.StartWorkflow(cmd.Context(), api.StartRequest{Namespace: o.namespace, WorkflowID: args[0], WorkflowType: typ, Input: in,
+				Queue: queue, RequestID: requestID, IDReuse: policy, StartDelay: delay, RunTimeout: timeout, Identity: "strand-cli"})
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), resp, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "WORKFLOW\tRUN\tSTARTED\n%s\t%s\t%v\n", args[0], resp.RunID, resp.Started)
+			})
+		},
+	}
+	start.Flags().StringVar(&typ, "type", "", "workflow type (required)")
+	start.Flags().StringVar(&input, "input", "", "input as JSON")
+	start.Flags().StringVar(&queue, "queue", "", "task queue")
+	start.Flags().StringVar(&reuse, "id-reuse", "allow-duplicate", "id reuse policy")
+	start.Flags().StringVar(&requestID, "request-id", "", "request id (a retried start with the same id returns the same run)")
+	start.Flags().DurationVar(&delay, "start-delay", 0, "start after this delay")
+	start.Flags().DurationVar(&timeout, "run-timeout", 0, "the run's timeout")
+	start.MarkFlagRequired("type")
+
+	var signalInput string
+	signal := &cobra.Command{
+		Use: "signal WORKFLOW_ID SIGNAL", Short: "Send a signal", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			in, err := jsonArg("input", signalInput)
+			if err != nil {
+				return err
+			}
+			return svc.SignalWorkflow(cmd.Context(), api.SignalRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in, RequestID: uuid.NewString(), Identity: "strand-cli"})
+		},
+	}
+	signal.Flags().StringVar(&signalInput, "input", "", "signal value as JSON")
+	runFlag(signal)
+
+	var reason string
+	cancel := &cobra.Command{
+		Use: "cancel WORKFLOW_ID", Short: "Ask a run to cancel", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			return svc.CancelWorkflow(cmd.Context(), api.CancelRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: uuid.NewString(), Identity: "strand-cli"})
+		},
+	}
+	terminate := &cobra.Command{
+		Use: "terminate WORKFLOW_ID", Short: "Terminate a run", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			return svc.TerminateWorkflow(cmd.Context(), api.TerminateRequest{RunRef: o.ref(args[0], run), Reason: reason, Identity: "strand-cli"})
+		},
+	}
+	for _, c := range []*cobra.Command{cancel, terminate} {
+		c.Flags().StringVar(&reason, "reason", "", "why")
+		runFlag(c)
+	}
+
+	var queryInput string
+	query := &cobra.Command{
+		Use: "query WORKFLOW_ID QUERY", Short: "Query a run", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			in, err := jsonArg("input", queryInput)
+			if err != nil {
+				return err
+			}
+			out, err := svc.QueryWorkflow(cmd.Context(), api.QueryRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
+			return nil
+		},
+	}
+	query.Flags().StringVar(&queryInput, "input", "", "query argument as JSON")
+	runFlag(query)
+
+	describe := &cobra.Command{
+		Use: "describe WORKFLOW_ID", Short: "Show a run with its pending steps, timers and children", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			d, err := svc.DescribeWorkflow(cmd.Context(), o.ref(args[0], run))
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), d, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "workflow\t%s\nrun\t%s\ntype\t%s\nstatus\t%s\nqueue\t%s\nstarted\t%s\n", d.WorkflowID, d.RunID, d.WorkflowType, d.Status, d.Queue, d.StartTime.Format(time.RFC3339Nano))
+				if !d.CloseTime.IsZero() {
+					fmt.Fprintf(tw, "closed\t%s\n", d.CloseTime.Format(time.RFC3339Nano))
+				}
+				for _, s := range d.Steps {
+					fmt.Fprintf(tw, "step #%d\t%s %s attempt %d %s\n", s.Seq, s.Name, s.State, s.Attempt, s.LastFailure)
+				}
+				for _, tm := range d.Timers {
+					fmt.Fprintf(tw, "timer #%d\tfires %s\n", tm.Seq, tm.FireTime.Format(time.RFC3339Nano))
+				}
+				for _, c := range d.Children {
+					fmt.Fprintf(tw, "child #%d\t%s %s %s\n", c.Seq, c.WorkflowType, c.WorkflowID, c.RunID)
+				}
+				if f := d.WorkflowTaskFailure; f != nil {
+					fmt.Fprintf(tw, "task failure\t%s: %s\n", f.Kind, f.Message)
+				}
+			})
+		},
+	}
+	runFlag(describe)
+
+	var statuses []string
+	var wfType string
+	var limit int
+	list := &cobra.Command{
+		Use: "list", Short: "List runs", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, PageSize: limit}
+			for _, s := range statuses {
+				st, err := store.ParseRunStatus(s)
+				if err != nil {
+					return &usageError{err}
+				}
+				req.Statuses = append(req.Statuses, st)
+			}
+			page, err := svc.ListWorkflows(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), page, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "WORKFLOW\tRUN\tTYPE\tSTATUS\tSTARTED\tCLOSED")
+				for _, r := range page.Runs {
+					closed := ""
+					if !r.CloseTime.IsZero() {
+						closed = r.CloseTime.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RunID, r.Type, r.Status, r.StartTime.Format(time.RFC3339), closed)
+				}
+			})
+		},
+	}
+	list.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (running, completed, failed, canceled, terminated, continued_as_new, timed_out)")
+	list.Flags().StringVar(&wfType, "type", "", "only this workflow type")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs")
+
+	history := &cobra.Command{
+		Use: "history WORKFLOW_ID", Short: "Print a run's history, one event a line", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			var all []api.Event
+			var token []byte
+			for {
+				page, err := svc.GetHistory(cmd.Context(), api.HistoryRequest{RunRef: o.ref(args[0], run), PageToken: token})
+				if err != nil {
+					return err
+				}
+				all = append(all, page.Events...)
+				if token = page.NextPageToken; len(token) == 0 {
+					break
+				}
+			}
+			return o.print(cmd.OutOrStdout(), all, func(tw *tabwriter.Writer) {
+				for _, e := range all {
+					fmt.Fprintln(tw, e.Summary())
+				}
+			})
+		},
+	}
+	runFlag(history)
+
+	var wait time.Duration
+	result := &cobra.Command{
+		Use: "result WORKFLOW_ID", Short: "Wait for a run's result", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if wait > 0 {
+				var cancel func()
+				ctx, cancel = context.WithTimeout(ctx, wait)
+				defer cancel()
+			}
+			res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: o.ref(args[0], run), FollowRuns: true})
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), res, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "run\t%s\nstatus\t%s\n", res.RunID, res.Status)
+				if len(res.Output) > 0 {
+					fmt.Fprintf(tw, "output\t%s\n", res.Output)
+				}
+				if res.Failure != nil {
+					fmt.Fprintf(tw, "failure\t%s\n", res.Failure.Error())
+				}
+			})
+		},
+	}
+	result.Flags().DurationVar(&wait, "wait", 0, "give up after this long (default: wait until it closes)")
+	runFlag(result)
+
+	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result)
+	return cmd
+}

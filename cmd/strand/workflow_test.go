@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// Approval waits for an "approve" signal carrying who approved.
+func Approval(ctx workflow.Context, item string) (string, error) {
+	workflow.SetQueryHandler(ctx, "item", func(struct{}) (string, error) { return item, nil })
+	who, _ := workflow.GetSignalChannel[string](ctx, "approve").Receive(ctx)
+	return item + " approved by " + who, nil
+}
+
+// TestWorkflowVerbs drives every `strand workflow` verb against a server
+// with a remote worker.
+func TestWorkflowVerbs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+	defer srv.Close()
+	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
+	worker.RegisterWorkflow(w, Approval)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	cli := func(args ...string) string {
+		t.Helper()
+		out, code := run(t, append(args, "--server", srv.URL)...)
+		if code != 0 {
+			t.Fatalf("strand %s: exit %d: %s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	out := cli("workflow", "start", "po-1", "--type", "Approval", "--input", `"laptop"`)
+	if !strings.Contains(out, "po-1") || !strings.Contains(out, "true") {
+		t.Fatalf("start: %s", out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, code := run(t, "workflow", "query", "po-1", "item", "--server", srv.URL)
+		if code == 0 && strings.TrimSpace(out) == `"laptop"` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("query: %d %s", code, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := cli("workflow", "describe", "po-1"); !strings.Contains(out, "running") || !strings.Contains(out, "Approval") {
+		t.Fatalf("describe: %s", out)
+	}
+	cli("workflow", "signal", "po-1", "approve", "--input", `"ada"`)
+	var res api.Result
+	if err := json.Unmarshal([]byte(cli("workflow", "result", "po-1", "-o", "json")), &res); err != nil || string(res.Output) != `"laptop approved by ada"` {
+		t.Fatalf("result: %+v, %v", res, err)
+	}
+	if out := cli("workflow", "history", "po-1"); !strings.Contains(out, "SignalReceived") || !strings.Contains(out, "WorkflowCompleted") {
+		t.Fatalf("history: %s", out)
+	}
+	for time.Now().Before(deadline) {
+		if out := cli("workflow", "list", "--status", "completed"); strings.Contains(out, "po-1") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out := cli("workflow", "list", "--status", "completed"); !strings.Contains(out, "po-1") {
+		t.Fatalf("list: %s", out)
+	}
+	cli("workflow", "start", "po-2", "--type", "Approval", "--input", `"desk"`)
+	cli("workflow", "cancel", "po-2", "--reason", "not needed")
+	cli("workflow", "terminate", "po-2", "--reason", "really not needed")
+	if out := cli("workflow", "result", "po-2"); !strings.Contains(out, "terminated") {
+		t.Fatalf("result of terminated: %s", out)
+	}
+
+	// Bad input: exit status 2, nothing changes.
+	for _, args := range [][]string{
+		{"workflow", "start", "po-3", "--type", "Approval", "--input", "{not json"},
+		{"workflow", "start", "po-3", "--type", "Approval", "--id-reuse", "sometimes"},
+		{"workflow", "list", "--status", "sleeping"},
+		{"workflow", "describe", "po-1", "-o", "yaml"},
+		{"workflow", "signal", "po-1"},
+	} {
+		if out, code := run(t, append(args, "--server", srv.URL)...); code != 2 {
+			t.Errorf("strand %s: exit %d (%s), want 2", strings.Join(args, " "), code, out)
+		}
+	}
+	if _, code := run(t, "workflow", "describe", "po-3", "--server", srv.URL); code != 1 {
+		t.Errorf("po-3 exists after bad starts")
+	}
+	if out, code := run(t, "workflow", "start", "po-1", "--type", "Approval", "--id-reuse", "reject-duplicate", "--server", srv.URL); code != 1 || !strings.Contains(out, "already started") {
+		t.Errorf("duplicate start: %d %s", code, out)
+	}
+}
