@@ -81,7 +81,9 @@ func newWorkflowCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "workflow", Short: "Start and manage workflows on a server"}
 	o.register(cmd)
 	var run string
-	runFlag := func(c *cobra.Command) { c.Flags().StringVar(&run, "run-id", "", "the run (default: the workflow's current run)") }
+	runFlag := func(c *cobra.Command) {
+		c.Flags().StringVar(&run, "run-id", "", "the run (default: the workflow's current run)")
+	}
 
 	var typ, input, queue, reuse, requestID string
 	var delay, timeout time.Duration
