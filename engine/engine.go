@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
@@ -52,6 +54,8 @@ type Options struct {
 	// DefaultRetention is how long closed runs are kept in a namespace that
 	// sets none (default 72h).
 	DefaultRetention time.Duration
+	// Metrics, when set, receives the engine's Prometheus metrics.
+	Metrics prometheus.Registerer
 }
 
 func (o *Options) setDefaults() {
@@ -101,6 +105,8 @@ type Engine struct {
 	nsMu       sync.Mutex
 	namespaces map[string]store.Namespace
 
+	metrics *metrics
+
 	queryMu sync.Mutex
 	queries map[string]chan api.QueryAnswer
 	nonce   atomicCounter
@@ -117,6 +123,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
 		match: newMatcher(), namespaces: map[string]store.Namespace{}, queries: map[string]chan api.QueryAnswer{},
 	}
+	e.metrics = newMetrics(e, opts.Metrics)
 	if err := e.checkShardCount(ctx); err != nil {
 		return nil, err
 	}
@@ -263,6 +270,9 @@ type Stats struct {
 	ShardsOwned int
 	CachedRuns  int
 }
+
+// Ready reports whether the engine owns every shard it should.
+func (e *Engine) Ready() bool { return e.Stats().ShardsOwned == len(e.shards) }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {

@@ -311,6 +311,7 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 	t.timer(timerRetention, t.now.Add(t.r.s.e.retention(t.r.key.Namespace)), &taskData{})
 	r := t.r
 	t.onCommit(func() {
+		r.s.e.metrics.closed.WithLabelValues(status.String()).Inc()
 		r.dropFlight(fmt.Errorf("%w: run closed", api.ErrTaskNotFound))
 		for seq, sr := range r.steps {
 			sr.stop()

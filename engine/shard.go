@@ -256,7 +256,9 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		}
 		return
 	}
+	begun := time.Now()
 	err := s.e.store.Commit(ctx, b)
+	s.e.metrics.observeCommit(begun, len(b.Runs))
 	s.mu.Lock()
 	s.commits++
 	s.partsCommitted += int64(len(parts))

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
@@ -28,6 +31,11 @@ type Options struct {
 	// answers "nothing yet" (default 30s, at most 5m).
 	PollWait time.Duration
 	Logger   *slog.Logger
+	// Registry, when set, gets the API's metrics and is served at /metrics
+	// (register the engine's on it too: engine.Options.Metrics).
+	Registry *prometheus.Registry
+	// Ready answers /readyz (nil: always ready).
+	Ready func() bool
 }
 
 // New returns the HTTP handler of svc.
@@ -44,9 +52,40 @@ func New(svc api.Service, opts Options) http.Handler {
 	}
 	h := &handler{svc: svc, opts: opts}
 	mux := http.NewServeMux()
-	for _, r := range h.routes() {
-		mux.HandleFunc(r.Method+" "+r.Path, r.serve)
+	var requests *prometheus.CounterVec
+	var latency *prometheus.HistogramVec
+	if reg := opts.Registry; reg != nil {
+		requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strand_api_requests_total",
+			Help: "API requests by route and status code."}, []string{"route", "code"})
+		latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strand_api_request_seconds",
+			Help: "API request latency by route (polls include their wait).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"})
+		reg.MustRegister(requests, latency)
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	}
+	for _, r := range h.routes() {
+		route := r.Method + " " + r.Path
+		serve := r.serve
+		if requests != nil {
+			serve = func(w http.ResponseWriter, req *http.Request) {
+				start := time.Now()
+				sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+				r.serve(sw, req)
+				requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+				latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+			}
+		}
+		mux.HandleFunc(route, serve)
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if opts.Ready != nil && !opts.Ready() {
+			writeJSON(w, http.StatusServiceUnavailable, Error{Code: CodeUnavailable, Message: "not ready: shards not owned"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, Error{Code: CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -271,6 +310,17 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return api.InvalidArgument("body", "more than one JSON value")
 	}
 	return nil
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -5,11 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
@@ -45,12 +48,13 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			eng, err := engine.Open(ctx, open(t), engine.Options{})
+			reg := prometheus.NewRegistry()
+			eng, err := engine.Open(ctx, open(t), engine.Options{Metrics: reg})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer eng.Close()
-			srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+			srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second, Registry: reg, Ready: eng.Ready}))
 			defer srv.Close()
 
 			svc := remote.New(srv.URL, nil)
@@ -113,6 +117,24 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 			}
 			if err := c.Terminate(ctx, "order-1", "", "again"); !errors.Is(err, api.ErrRunClosed) {
 				t.Fatalf("terminate closed run: %v", err)
+			}
+			for path, want := range map[string][]string{
+				"/healthz": {`"ok"`},
+				"/readyz":  {`"ready"`},
+				"/metrics": {`strand_workflows_closed_total{status="completed"} 1`, "strand_store_commit_seconds_count", "strand_store_commit_runs_bucket",
+					`strand_api_requests_total{code="200",route="POST /api/v1/namespaces/{namespace}/workflows"}`, "strand_task_sync_matched_total", "strand_shards_owned"},
+			} {
+				resp, err := http.Get(srv.URL + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				for _, w := range want {
+					if resp.StatusCode != 200 || !strings.Contains(string(body), w) {
+						t.Errorf("%s: %d, %q not in\n%s", path, resp.StatusCode, w, body)
+					}
+				}
 			}
 			_, err = svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "x", WorkflowType: "Order", Priority: 9})
 			var ia *store.InvalidArgumentError

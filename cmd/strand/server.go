@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/strandhq/strand/engine"
@@ -52,13 +54,15 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			eng, err := engine.Open(ctx, st, engine.Options{Logger: log})
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			eng, err := engine.Open(ctx, st, engine.Options{Logger: log, Metrics: reg})
 			if err != nil {
 				ln.Close()
 				return err
 			}
 			defer eng.Close()
-			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready}), ReadHeaderTimeout: 10 * time.Second}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
