@@ -39,3 +39,11 @@ echo "test.sh: go vet ./..."
 go vet ./...
 echo "test.sh: go test -race -count=1 ./... $*"
 go test -race -count=1 ./... "$@"
+if [[ $# -eq 0 ]]; then
+	# A short run of each fuzz target (a failure leaves its input in testdata/fuzz).
+	for target in "FuzzDecodeEvents ./api" "FuzzRequests ./server"; do
+		set -- $target
+		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s $2"
+		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s "$2"
+	done
+fi
