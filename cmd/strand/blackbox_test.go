@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/internal/testdb"
+)
+
+// TestBlackBox builds the binary and a worker program, starts `strand
+// server` on a free port and a remote worker process, and drives the CLI
+// against them: on a temporary SQLite file and on PostgreSQL.
+func TestBlackBox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := t.TempDir()
+	for _, b := range []struct{ out, pkg string }{{"strand", "."}, {"testworker", "../../internal/testworker"}} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, b.out), b.pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		blackBox(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "strand.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		base := testdb.PostgresURL(t)
+		blackBox(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
+	})
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process starts a program and waits for a line of its output.
+func process(t *testing.T, ready string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("%s did not stop on SIGINT", name)
+		}
+	})
+	lines := bufio.NewScanner(out)
+	found := make(chan bool, 1)
+	go func() {
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), ready) {
+				found <- true
+				break
+			}
+		}
+		for lines.Scan() {
+		}
+	}()
+	select {
+	case <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not say %q: %s", name, ready, stderr.String())
+	}
+}
+
+func blackBox(t *testing.T, bin, storeURL string) {
+	addr := freePort(t)
+	url := "http://" + addr
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr)
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli := func(args ...string) (string, int) {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "strand"), append(args, "--server", url)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, code := cli(args...)
+		if code != 0 {
+			t.Fatalf("strand %s: exit %d: %s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	eventually := func(what string, f func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !f(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	must("workflow", "start", "po-1", "--type", "Approval", "--input", `"laptop"`)
+	eventually("the query to answer", func() bool {
+		out, code := cli("workflow", "query", "po-1", "item")
+		return code == 0 && strings.TrimSpace(out) == `"laptop"`
+	})
+	if out := must("workflow", "describe", "po-1"); !strings.Contains(out, "running") {
+		t.Fatalf("describe: %s", out)
+	}
+	must("workflow", "signal", "po-1", "approve", "--input", `"ada"`)
+	if out := must("workflow", "result", "po-1"); !strings.Contains(out, `"laptop approved by ADA"`) || !strings.Contains(out, "completed") {
+		t.Fatalf("result: %s", out)
+	}
+	if out := must("workflow", "history", "po-1"); !strings.Contains(out, "StepCompleted") || !strings.Contains(out, "WorkflowCompleted") {
+		t.Fatalf("history: %s", out)
+	}
+	eventually("the run listed", func() bool {
+		out, _ := cli("workflow", "list", "--status", "completed", "-o", "json")
+		return strings.Contains(out, `"po-1"`)
+	})
+	must("workflow", "start", "po-2", "--type", "Approval", "--input", `"desk"`)
+	must("workflow", "cancel", "po-2", "--reason", "not needed")
+	must("workflow", "terminate", "po-2", "--reason", "really")
+	if out := must("workflow", "result", "po-2"); !strings.Contains(out, "terminated") {
+		t.Fatalf("result: %s", out)
+	}
+	if out, code := cli("workflow", "start", "po-1", "--type", "Approval", "--id-reuse", "reject-duplicate"); code != 1 || !strings.Contains(out, "already started") {
+		t.Fatalf("duplicate: %d %s", code, out)
+	}
+	if out, code := cli("workflow", "start", "po-3", "--type", "Approval", "--input", "{"); code != 2 {
+		t.Fatalf("bad input: %d %s", code, out)
+	}
+}
