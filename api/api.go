@@ -466,3 +466,24 @@ type HeartbeatRequest struct {
 type HeartbeatResponse struct {
 	CancelRequested bool `json:"cancel_requested"`
 }
+
+// Namespaces is what operators need besides Service: namespaces and their
+// retention. The engine implements it, and so does a remote service.
+type Namespaces interface {
+	CreateNamespace(ctx context.Context, ns Namespace) (Namespace, error)
+	DescribeNamespace(ctx context.Context, name string) (Namespace, error)
+	UpdateNamespace(ctx context.Context, ns Namespace) (Namespace, error)
+	ListNamespaces(ctx context.Context) ([]Namespace, error)
+}
+
+// Namespace isolates workflows and says how long closed runs are kept.
+type Namespace struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Retention   time.Duration     `json:"retention,omitempty"`
+	Data        map[string]string `json:"data,omitempty"`
+	// Version guards updates: an update must carry the version it read.
+	Version   int64     `json:"version,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}

@@ -41,6 +41,11 @@ var (
 	ErrTaskNotFound = errors.New("task not found")
 	// ErrCorruptHistory: a history block does not decode or has a gap.
 	ErrCorruptHistory = errors.New("corrupt history")
+	// ErrAlreadyExists: a namespace (or another named thing) of that name
+	// exists already.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConflict: the update was based on a version that changed since.
+	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: the engine cannot serve the request now (it is
 	// stopping, or it does not own the workflow's shard); retry later.
 	ErrUnavailable = errors.New("unavailable")

@@ -23,7 +23,10 @@ type Service struct {
 	http *http.Client
 }
 
-var _ api.Service = (*Service)(nil)
+var (
+	_ api.Service    = (*Service)(nil)
+	_ api.Namespaces = (*Service)(nil)
+)
 
 // New returns the service of the server at baseURL (http://host:port).
 // A nil client means http.DefaultClient; polls and result waits hold a
@@ -238,4 +241,32 @@ func ignoreEnded(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
+}
+
+// CreateNamespace implements api.Namespaces.
+func (s *Service) CreateNamespace(ctx context.Context, n api.Namespace) (api.Namespace, error) {
+	var out api.Namespace
+	_, err := s.do(ctx, "POST", "/namespaces", n, &out)
+	return out, err
+}
+
+// DescribeNamespace implements api.Namespaces.
+func (s *Service) DescribeNamespace(ctx context.Context, name string) (api.Namespace, error) {
+	var out api.Namespace
+	_, err := s.do(ctx, "GET", "/namespaces/"+url.PathEscape(name), nil, &out)
+	return out, err
+}
+
+// UpdateNamespace implements api.Namespaces.
+func (s *Service) UpdateNamespace(ctx context.Context, n api.Namespace) (api.Namespace, error) {
+	var out api.Namespace
+	_, err := s.do(ctx, "PUT", "/namespaces/"+url.PathEscape(n.Name), n, &out)
+	return out, err
+}
+
+// ListNamespaces implements api.Namespaces.
+func (s *Service) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
+	var out server.NamespaceList
+	_, err := s.do(ctx, "GET", "/namespaces", nil, &out)
+	return out.Namespaces, err
 }

@@ -28,6 +28,8 @@ const (
 	CodeNamespaceNotFound = "namespace_not_found"
 	CodeNotFound          = "not_found"
 	CodeAlreadyStarted    = "already_started"
+	CodeAlreadyExists     = "already_exists"
+	CodeConflict          = "conflict"
 	CodeRunClosed         = "run_closed"
 	CodeTaskNotFound      = "task_not_found"
 	CodeQueryFailed       = "query_failed"
@@ -60,6 +62,12 @@ func errorOf(err error) (int, Error) {
 	case errors.Is(err, api.ErrNotFound):
 		body.Code = CodeNotFound
 		return http.StatusNotFound, body
+	case errors.Is(err, api.ErrAlreadyExists):
+		body.Code = CodeAlreadyExists
+		return http.StatusConflict, body
+	case errors.Is(err, api.ErrConflict):
+		body.Code = CodeConflict
+		return http.StatusConflict, body
 	case errors.Is(err, api.ErrRunClosed):
 		body.Code = CodeRunClosed
 		return http.StatusConflict, body
@@ -94,6 +102,10 @@ func (e Error) Err() error {
 		return &api.AlreadyStartedError{WorkflowID: e.WorkflowID, RunID: e.RunID}
 	case CodeNotFound:
 		return wrap(api.ErrNotFound, e.Message)
+	case CodeAlreadyExists:
+		return wrap(api.ErrAlreadyExists, e.Message)
+	case CodeConflict:
+		return wrap(api.ErrConflict, e.Message)
 	case CodeRunClosed:
 		return wrap(api.ErrRunClosed, e.Message)
 	case CodeTaskNotFound:

@@ -111,7 +111,7 @@ const prefix = "/api/v1"
 // routes lists every endpoint.
 func (h *handler) routes() []Route {
 	wf := prefix + "/namespaces/{namespace}/workflows"
-	return []Route{
+	routes := []Route{
 		{"POST", wf, "Start a workflow", call(h, func(ctx context.Context, r *http.Request, req api.StartRequest) (api.StartResponse, error) {
 			req.Namespace = r.PathValue("namespace")
 			return h.svc.StartWorkflow(ctx, req)
@@ -185,6 +185,31 @@ func (h *handler) routes() []Route {
 			return h.svc.HeartbeatStep(ctx, req)
 		})},
 	}
+	ns, ok := h.svc.(api.Namespaces)
+	if !ok {
+		return routes
+	}
+	return append(routes,
+		Route{"POST", prefix + "/namespaces", "Create a namespace", call(h, func(ctx context.Context, _ *http.Request, req api.Namespace) (api.Namespace, error) {
+			return ns.CreateNamespace(ctx, req)
+		})},
+		Route{"GET", prefix + "/namespaces", "List namespaces", get(h, func(ctx context.Context, _ *http.Request) (NamespaceList, error) {
+			all, err := ns.ListNamespaces(ctx)
+			return NamespaceList{Namespaces: all}, err
+		})},
+		Route{"GET", prefix + "/namespaces/{namespace}", "Describe a namespace", get(h, func(ctx context.Context, r *http.Request) (api.Namespace, error) {
+			return ns.DescribeNamespace(ctx, r.PathValue("namespace"))
+		})},
+		Route{"PUT", prefix + "/namespaces/{namespace}", "Update a namespace (carry the version you read)", call(h, func(ctx context.Context, r *http.Request, req api.Namespace) (api.Namespace, error) {
+			req.Name = r.PathValue("namespace")
+			return ns.UpdateNamespace(ctx, req)
+		})},
+	)
+}
+
+// NamespaceList is the namespaces.
+type NamespaceList struct {
+	Namespaces []api.Namespace `json:"namespaces"`
 }
 
 // QueryResult is a query's answer.

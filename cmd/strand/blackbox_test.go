@@ -154,4 +154,24 @@ func blackBox(t *testing.T, bin, storeURL string) {
 	if out, code := cli("workflow", "start", "po-3", "--type", "Approval", "--input", "{"); code != 2 {
 		t.Fatalf("bad input: %d %s", code, out)
 	}
+	if out := must("namespace", "create", "billing", "--retention", "24h", "--description", "invoices"); !strings.Contains(out, "24h0m0s") {
+		t.Fatalf("namespace create: %s", out)
+	}
+	if out, code := cli("namespace", "create", "billing"); code != 1 || !strings.Contains(out, "already exists") {
+		t.Fatalf("second create: %d %s", code, out)
+	}
+	must("namespace", "update", "billing", "--retention", "48h")
+	if out := must("namespace", "describe", "billing"); !strings.Contains(out, "48h0m0s") || !strings.Contains(out, "invoices") {
+		t.Fatalf("namespace describe: %s", out)
+	}
+	if out := must("namespace", "list"); !strings.Contains(out, "billing") || !strings.Contains(out, "default") || strings.Contains(out, "strand-system") {
+		t.Fatalf("namespace list: %s", out)
+	}
+	if out, code := cli("namespace", "describe", "nope"); code != 1 || !strings.Contains(out, "namespace not found") {
+		t.Fatalf("missing namespace: %d %s", code, out)
+	}
+	must("workflow", "start", "inv-1", "--type", "Approval", "--namespace", "billing", "--input", `"x"`)
+	if out := must("workflow", "describe", "inv-1", "--namespace", "billing"); !strings.Contains(out, "running") {
+		t.Fatalf("describe in billing: %s", out)
+	}
 }
