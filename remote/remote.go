@@ -29,12 +29,15 @@ var (
 )
 
 // New returns the service of the server at baseURL (http://host:port).
-// A nil client means http.DefaultClient; polls and result waits hold a
+// A nil client means one with a connection pool sized for a worker; polls and result waits hold a
 // request open for up to the server's poll wait, so a client timeout must
 // be longer than that.
 func New(baseURL string, client *http.Client) *Service {
 	if client == nil {
-		client = http.DefaultClient
+		// A worker holds many polls open at once: keep as many connections.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 512
+		client = &http.Client{Transport: t}
 	}
 	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client}
 }

@@ -19,6 +19,7 @@ func newBenchCommand() *cobra.Command {
 		rawFor   time.Duration
 		quiet    bool
 		shards   int
+		srvURL   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -26,11 +27,32 @@ func newBenchCommand() *cobra.Command {
 		Long: "Runs workflows of these shapes on an embedded engine and prints workflows/s, steps/s and p50/p99\n" +
 			"start-to-completion latency, next to the store's raw commit rate measured in the same run:\n\n" + bench.ShapeHelp +
 			"\n\nEach shape runs on a new engine, after an unmeasured warm-up of a fifth as many workflows." +
-			"\n\nWithout --store it uses a new SQLite file in a temporary directory.",
+			"\n\nWithout --store it uses a new SQLite file in a temporary directory; with --server it measures a running\n" +
+			"server, its workers and client in this process over HTTP.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n <= 0 {
 				return &usageError{fmt.Errorf("--n %d: want a positive number", n)}
+			}
+			if srvURL != "" {
+				if storeURL != "" {
+					return &usageError{fmt.Errorf("--server and --store: give one")}
+				}
+				o := &cliOptions{server: srvURL, output: "table"}
+				svc, err := o.service()
+				if err != nil {
+					return err
+				}
+				cfg := bench.Config{Service: svc, Shapes: shapes, N: n}
+				if !quiet {
+					cfg.Progress = cmd.ErrOrStderr()
+				}
+				rep, err := bench.Run(cmd.Context(), cfg)
+				if err != nil {
+					return err
+				}
+				bench.Print(cmd.OutOrStdout(), srvURL, rep)
+				return nil
 			}
 			backend := storeURL
 			if storeURL == "" {
@@ -63,6 +85,7 @@ func newBenchCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
+	cmd.Flags().StringVar(&srvURL, "server", "", "measure a running server instead (workers and client in this process, over HTTP)")
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")

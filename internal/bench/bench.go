@@ -17,6 +17,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/store"
@@ -35,7 +36,10 @@ sleep:      N workflows that sleep 1s (d)`
 
 // Config is one benchmark run.
 type Config struct {
-	Store store.Store
+	// Store runs an embedded engine; Service (a remote server) is used
+	// instead when set.
+	Store   store.Store
+	Service api.Service
 	// Shapes to run, in order; N workflows (roots, for tree) each.
 	Shapes []string
 	N      int
@@ -139,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	var rep Report
-	if cfg.RawFor >= 0 {
+	if cfg.RawFor >= 0 && cfg.Store != nil {
 		if cfg.RawFor == 0 {
 			cfg.RawFor = 2 * time.Second
 		}
@@ -159,12 +163,17 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 }
 
 func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
-	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards})
-	if err != nil {
-		return Result{}, err
+	svc := cfg.Service
+	stats := func() engine.Stats { return engine.Stats{} }
+	if svc == nil {
+		eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards})
+		if err != nil {
+			return Result{}, err
+		}
+		defer eng.Close()
+		svc, stats = eng, eng.Stats
 	}
-	defer eng.Close()
-	w := worker.New(eng, worker.Options{Logger: cfg.Logger, Queue: "bench", WorkflowPollers: 64, StepPollers: 16})
+	w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", WorkflowPollers: 64, StepPollers: 16})
 	worker.RegisterWorkflowNamed(w, "sequential", sequential)
 	worker.RegisterWorkflowNamed(w, "single", single)
 	worker.RegisterWorkflowNamed(w, "sleep", sleep)
@@ -174,7 +183,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		return Result{}, err
 	}
 	defer w.Stop()
-	c := client.New(eng, client.Options{Identity: "bench"})
+	c := client.New(svc, client.Options{Identity: "bench"})
 
 	res := Result{Shape: shape, Workflows: cfg.N}
 	input := 0
@@ -197,7 +206,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	if err := warmUp(ctx, c, shape, input, max(cfg.N/5, 1)); err != nil {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
-	before := eng.Stats()
+	before := stats()
 	run := fmt.Sprintf("%s-%d", shape, time.Now().UnixNano())
 	lat := make([]time.Duration, cfg.N)
 	var failed atomic.Int64
@@ -234,7 +243,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	if n := failed.Load(); n > 0 {
 		return res, fmt.Errorf("%d of %d workflows failed; first: %w", n, cfg.N, firstErr)
 	}
-	after := eng.Stats()
+	after := stats()
 	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
 	slices.Sort(lat)
 	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
@@ -315,11 +324,11 @@ func Print(w io.Writer, backend string, rep Report) {
 	}
 	fmt.Fprintf(w, "%-11s %9s %7s %8s %11s %9s %9s %9s %12s\n", "shape", "workflows", "steps", "elapsed", "workflows/s", "steps/s", "p50", "p99", "runs/commit")
 	for _, r := range rep.Results {
-		perCommit := 0.0
+		perCommit := "-" // not known through a server
 		if r.Commits > 0 {
-			perCommit = float64(r.CommitParts) / float64(r.Commits)
+			perCommit = fmt.Sprintf("%.1f", float64(r.CommitParts)/float64(r.Commits))
 		}
-		fmt.Fprintf(w, "%-11s %9d %7d %8s %11.0f %9.0f %9s %9s %12.1f\n", r.Shape, r.Workflows, r.Steps, r.Elapsed.Round(time.Millisecond),
+		fmt.Fprintf(w, "%-11s %9d %7d %8s %11.0f %9.0f %9s %9s %12s\n", r.Shape, r.Workflows, r.Steps, r.Elapsed.Round(time.Millisecond),
 			r.WorkflowsPerSec(), r.StepsPerSec(), r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), perCommit)
 	}
 }

@@ -2,12 +2,17 @@ package bench_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/bench"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/server"
 )
 
 // TestRun runs every shape on a small scale: each workflow must complete.
@@ -35,4 +40,23 @@ func shapes() []string {
 		return []string{s}
 	}
 	return nil
+}
+
+// TestRunThroughServer runs the shapes against a server, the workers and
+// the client talking HTTP.
+func TestRunThroughServer(t *testing.T) {
+	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+	defer srv.Close()
+	rep, err := bench.Run(context.Background(), bench.Config{Service: remote.New(srv.URL, nil), N: 10, Shapes: []string{"sequential", "tree"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[1].Workflows != 70 {
+		t.Fatalf("results %+v", rep.Results)
+	}
 }
