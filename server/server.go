@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -76,6 +77,7 @@ func New(svc api.Service, opts Options) http.Handler {
 		}
 		mux.HandleFunc(route, serve)
 	}
+	mux.HandleFunc("GET "+prefix+"/openapi.json", serveOpenAPI(OpenAPI(svc)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -102,8 +104,21 @@ type Route struct {
 	Method, Path string
 	// Summary says what it does (the OpenAPI document uses it).
 	Summary string
-	serve   http.HandlerFunc
+	endpoint
 }
+
+// endpoint is a route's handler with what the OpenAPI document says of it.
+type endpoint struct {
+	serve http.HandlerFunc
+	// req and resp are the body types (nil: none).
+	req, resp reflect.Type
+	// noContent: the route may answer 204 (a long poll that got nothing).
+	noContent bool
+	// query are the query parameters it reads.
+	query []string
+}
+
+func (e endpoint) with(query ...string) endpoint { e.query = query; return e }
 
 // Paths under /api/v1.
 const prefix = "/api/v1"
@@ -139,8 +154,9 @@ func (h *handler) routes() []Route {
 		})},
 		{"GET", wf + "/{workflow_id}", "Describe a run", get(h, func(ctx context.Context, r *http.Request) (api.Description, error) {
 			return h.svc.DescribeWorkflow(ctx, ref(r, r.URL.Query().Get("run_id")))
-		})},
-		{"GET", wf + "/{workflow_id}/result", "Wait for a run's result (long poll: 204 when it has not closed within wait)", h.result},
+		}).with("run_id")},
+		{"GET", wf + "/{workflow_id}/result", "Wait for a run's result (long poll: 204 when it has not closed within wait)",
+			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []string{"run_id", "follow_runs", "wait"}}},
 		{"GET", wf + "/{workflow_id}/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
 			q := r.URL.Query()
 			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), PageToken: []byte(q.Get("page_token")), Resolve: q.Get("resolve") == "true"}
@@ -154,7 +170,7 @@ func (h *handler) routes() []Route {
 				return api.HistoryPage{}, err
 			}
 			return h.svc.GetHistory(ctx, req)
-		})},
+		}).with("run_id", "from_event_id", "page_size", "page_token", "resolve")},
 		{"POST", prefix + "/namespaces/{namespace}/workflow-search", "List runs matching a filter, in pages", call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (api.ListResponse, error) {
 			req.Namespace = r.PathValue("namespace")
 			return h.svc.ListWorkflows(ctx, req)
@@ -238,8 +254,8 @@ func intParam(v, name string) (int64, error) {
 }
 
 // call serves a POST whose JSON body decodes into Req.
-func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request, req Req) (Resp, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request, req Req) (Resp, error)) endpoint {
+	return endpoint{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
 		var req Req
 		if err := h.decode(w, r, &req); err != nil {
 			writeError(w, err)
@@ -251,25 +267,25 @@ func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request
 			return
 		}
 		writeJSON(w, http.StatusOK, resp)
-	}
+	}}
 }
 
 // get serves a GET.
-func get[Resp any](h *handler, f func(ctx context.Context, r *http.Request) (Resp, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func get[Resp any](h *handler, f func(ctx context.Context, r *http.Request) (Resp, error)) endpoint {
+	return endpoint{resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
 		resp, err := f(r.Context(), r)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, resp)
-	}
+	}}
 }
 
 // poll serves a task poll: it waits up to PollWait and answers 204 when no
 // task came.
-func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error)) endpoint {
+	return endpoint{req: reflect.TypeFor[api.PollRequest](), resp: reflect.TypeFor[T](), noContent: true, serve: func(w http.ResponseWriter, r *http.Request) {
 		var req api.PollRequest
 		if err := h.decode(w, r, &req); err != nil {
 			writeError(w, err)
@@ -287,7 +303,7 @@ func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error
 		default:
 			writeJSON(w, http.StatusOK, t)
 		}
-	}
+	}}
 }
 
 // result waits for a run to close, up to wait (default PollWait).

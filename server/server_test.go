@@ -54,7 +54,8 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer eng.Close()
-			srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second, Registry: reg, Ready: eng.Ready}))
+			rec := &recorder{h: server.New(eng, server.Options{PollWait: time.Second, Registry: reg, Ready: eng.Ready})}
+			srv := httptest.NewServer(rec)
 			defer srv.Close()
 
 			svc := remote.New(srv.URL, nil)
@@ -140,6 +141,20 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 			var ia *store.InvalidArgumentError
 			if !errors.As(err, &ia) || ia.Field != "priority" {
 				t.Fatalf("bad priority: %v", err)
+			}
+			// Every answer of this run fits the OpenAPI document.
+			w.Stop()
+			checkExchanges(t, loadDoc(t, srv.URL), rec)
+			rec.mu.Lock()
+			ok := 0
+			for _, e := range rec.log {
+				if e.status == 200 {
+					ok++
+				}
+			}
+			rec.mu.Unlock()
+			if ok < 10 {
+				t.Fatalf("only %d successful exchanges checked", ok)
 			}
 		})
 	}
