@@ -45,8 +45,9 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// process starts a program and waits for a line of its output.
-func process(t *testing.T, ready string, name string, args ...string) {
+// process starts a program, waits for a line of its output and returns
+// the process and the rest of its output lines.
+func process(t *testing.T, ready string, name string, args ...string) (*exec.Cmd, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	out, err := cmd.StdoutPipe()
@@ -71,6 +72,7 @@ func process(t *testing.T, ready string, name string, args ...string) {
 	})
 	lines := bufio.NewScanner(out)
 	found := make(chan bool, 1)
+	rest := make(chan string, 100)
 	go func() {
 		for lines.Scan() {
 			if strings.Contains(lines.Text(), ready) {
@@ -79,6 +81,10 @@ func process(t *testing.T, ready string, name string, args ...string) {
 			}
 		}
 		for lines.Scan() {
+			select {
+			case rest <- lines.Text():
+			default:
+			}
 		}
 	}()
 	select {
@@ -86,13 +92,14 @@ func process(t *testing.T, ready string, name string, args ...string) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s did not say %q: %s", name, ready, stderr.String())
 	}
+	return cmd, rest
 }
 
 func blackBox(t *testing.T, bin, storeURL string) {
 	addr := freePort(t)
 	url := "http://" + addr
 	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr)
-	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	worker, said := process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cli := func(args ...string) (string, int) {
@@ -171,6 +178,26 @@ func blackBox(t *testing.T, bin, storeURL string) {
 		t.Fatalf("missing namespace: %d %s", code, out)
 	}
 	must("workflow", "start", "inv-1", "--type", "Approval", "--namespace", "billing", "--input", `"x"`)
+
+	// A worker killed in the middle of a step loses nothing: the step's
+	// start-to-close timeout gives it to another worker.
+	must("workflow", "start", "nap-1", "--type", "Patient", "--input", "{}")
+	select {
+	case line := <-said:
+		for !strings.Contains(line, "nap started") {
+			line = <-said
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the step did not start")
+	}
+	worker.Process.Kill()
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	if out := must("workflow", "result", "nap-1"); !strings.Contains(out, "rested on attempt 2") {
+		t.Fatalf("result after the worker died: %s", out)
+	}
+	if out := must("workflow", "history", "nap-1"); !strings.Contains(out, "StepAttemptFailed") || !strings.Contains(out, "start_to_close") {
+		t.Fatalf("history after the worker died: %s", out)
+	}
 	if out := must("workflow", "describe", "inv-1", "--namespace", "billing"); !strings.Contains(out, "running") {
 		t.Fatalf("describe in billing: %s", out)
 	}

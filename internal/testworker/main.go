@@ -11,8 +11,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -28,6 +30,25 @@ func Approval(ctx workflow.Context, item string) (string, error) {
 	return item + " approved by " + loud, nil
 }
 
+// Patient runs Nap, which a killed worker leaves unfinished: its
+// start-to-close timeout hands it to another worker.
+func Patient(ctx workflow.Context, _ struct{}) (string, error) {
+	return workflow.ExecuteStep(ctx, workflow.StepOptions{StartToClose: 2 * time.Second}, Nap, 0).Get(ctx)
+}
+
+// Nap says it started, then takes its time on the first attempt.
+func Nap(ctx context.Context, _ int) (string, error) {
+	if step.GetInfo(ctx).Attempt == 1 {
+		fmt.Println("nap started")
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Minute):
+		}
+	}
+	return fmt.Sprintf("rested on attempt %d", step.GetInfo(ctx).Attempt), nil
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
@@ -39,6 +60,8 @@ func main() {
 	w := worker.New(remote.New(*server, nil), worker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	worker.RegisterWorkflow(w, Approval)
 	worker.RegisterStep(w, Shout)
+	worker.RegisterWorkflow(w, Patient)
+	worker.RegisterStep(w, Nap)
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
