@@ -34,6 +34,7 @@ const (
 	CodeTaskNotFound      = "task_not_found"
 	CodeQueryFailed       = "query_failed"
 	CodeUnavailable       = "unavailable"
+	CodeRateLimited       = "rate_limited"
 	CodeTimeout           = "timeout"
 	CodeInternal          = "internal"
 )
@@ -112,7 +113,7 @@ func (e Error) Err() error {
 		return wrap(api.ErrTaskNotFound, e.Message)
 	case CodeQueryFailed:
 		return wrap(api.ErrQueryFailed, e.Message)
-	case CodeUnavailable:
+	case CodeUnavailable, CodeRateLimited:
 		return wrap(api.ErrUnavailable, e.Message)
 	case CodeTimeout:
 		return wrap(context.DeadlineExceeded, e.Message)

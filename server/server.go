@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
@@ -37,6 +38,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Ready answers /readyz (nil: always ready).
 	Ready func() bool
+	// PollRate bounds task polls per second across the server (0: no
+	// limit); a poll above it gets 429 rate_limited and the worker backs off.
+	PollRate float64
 }
 
 // New returns the HTTP handler of svc.
@@ -52,6 +56,9 @@ func New(svc api.Service, opts Options) http.Handler {
 		opts.Logger = slog.Default()
 	}
 	h := &handler{svc: svc, opts: opts}
+	if opts.PollRate > 0 {
+		h.polls = rate.NewLimiter(rate.Limit(opts.PollRate), max(1, int(opts.PollRate)))
+	}
 	mux := http.NewServeMux()
 	var requests *prometheus.CounterVec
 	var latency *prometheus.HistogramVec
@@ -95,8 +102,9 @@ func New(svc api.Service, opts Options) http.Handler {
 }
 
 type handler struct {
-	svc  api.Service
-	opts Options
+	svc   api.Service
+	opts  Options
+	polls *rate.Limiter // nil: no limit
 }
 
 // Route is one endpoint of the API.
@@ -286,6 +294,10 @@ func get[Resp any](h *handler, f func(ctx context.Context, r *http.Request) (Res
 // task came.
 func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error)) endpoint {
 	return endpoint{req: reflect.TypeFor[api.PollRequest](), resp: reflect.TypeFor[T](), noContent: true, serve: func(w http.ResponseWriter, r *http.Request) {
+		if h.polls != nil && !h.polls.Allow() {
+			writeJSON(w, http.StatusTooManyRequests, Error{Code: CodeRateLimited, Message: "too many task polls; retry after a back-off"})
+			return
+		}
 		var req api.PollRequest
 		if err := h.decode(w, r, &req); err != nil {
 			writeError(w, err)

@@ -206,3 +206,30 @@ func TestBadRequests(t *testing.T) {
 		t.Fatalf("%d workflows after bad requests", n)
 	}
 }
+
+// TestPollRate: polls above the configured rate get 429 rate_limited.
+func TestPollRate(t *testing.T) {
+	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{PollRate: 1, PollWait: 10 * time.Millisecond}))
+	defer srv.Close()
+	limited := 0
+	for range 3 {
+		resp, err := http.Post(srv.URL+"/api/v1/namespaces/default/step-tasks/poll", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e server.Error
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests && e.Code == server.CodeRateLimited {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("no poll was limited")
+	}
+}

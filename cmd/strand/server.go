@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,20 +23,23 @@ func newServerCommand() *cobra.Command {
 		storeURL string
 		listen   string
 		drain    time.Duration
+		config   string
+		sopts    server.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the engine and serve its HTTP/JSON API (/api/v1)",
 		Long: "Runs the engine over a store and serves its API for remote workers and clients.\n" +
-			"Flags fall back to the environment: STRAND_STORE, STRAND_LISTEN.",
+			"A flag left unset comes from the environment (STRAND_STORE, STRAND_LISTEN, STRAND_POLL_WAIT, ...)\n" +
+			"or else from the JSON file --config names ({\"store\": \"postgres://...\", \"listen\": \"0.0.0.0:8233\"}).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if !cmd.Flags().Changed("store") && os.Getenv("STRAND_STORE") != "" {
-				storeURL = os.Getenv("STRAND_STORE")
+			if err := applySettings(cmd, config); err != nil {
+				return err
 			}
-			if !cmd.Flags().Changed("listen") && os.Getenv("STRAND_LISTEN") != "" {
-				listen = os.Getenv("STRAND_LISTEN")
+			if sopts.PollWait <= 0 || sopts.MaxBody <= 0 || sopts.PollRate < 0 {
+				return &usageError{fmt.Errorf("--poll-wait and --max-body must be positive, --poll-rate not negative")}
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -62,7 +64,8 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			defer eng.Close()
-			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready}), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
+				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, PollRate: sopts.PollRate}), ReadHeaderTimeout: 10 * time.Second}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
@@ -84,5 +87,9 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&storeURL, "store", "sqlite://"+sqlite.DefaultPath, "store URL (sqlite://PATH, postgres://..., cassandra://...)")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8233", "address to listen on")
 	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for requests in flight")
+	cmd.Flags().StringVar(&config, "config", "", "a JSON file of settings (keys are these flags' names)")
+	cmd.Flags().DurationVar(&sopts.PollWait, "poll-wait", 30*time.Second, "how long a task poll or result wait is held open")
+	cmd.Flags().Int64Var(&sopts.MaxBody, "max-body", 64<<20, "largest request body in bytes")
+	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	return cmd
 }

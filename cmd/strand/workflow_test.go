@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,40 @@ func TestWorkflowVerbs(t *testing.T) {
 	}
 	if out, code := run(t, "workflow", "start", "po-1", "--type", "Approval", "--id-reuse", "reject-duplicate", "--server", srv.URL); code != 1 || !strings.Contains(out, "already started") {
 		t.Errorf("duplicate start: %d %s", code, out)
+	}
+}
+
+// TestServerSettings: settings come from flags, then the environment, then
+// the config file; anything unknown or malformed is bad input (status 2).
+func TestServerSettings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{args: []string{"server", "--config", write("unknown.json", `{"listen": "127.0.0.1:0", "colour": "blue"}`)}},
+		{args: []string{"server", "--config", write("bad.json", `{"listen": `)}},
+		{args: []string{"server", "--config", write("badvalue.json", `{"poll-wait": "soon"}`)}},
+		{args: []string{"server", "--config", dir + "/missing.json"}},
+		{args: []string{"server"}, env: map[string]string{"STRAND_POLL_WAIT": "-1s", "STRAND_LISTEN": "127.0.0.1:0"}},
+		{args: []string{"server", "--listen", "not an address"}},
+		{args: []string{"server", "--store", "mysql://x"}, env: map[string]string{"STRAND_LISTEN": "127.0.0.1:0"}},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		if out, code := run(t, tc.args...); code != 2 {
+			t.Errorf("strand %v (env %v): exit %d: %s", tc.args, tc.env, code, out)
+		}
+		for k := range tc.env {
+			os.Unsetenv(k)
+		}
 	}
 }
