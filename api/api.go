@@ -487,3 +487,40 @@ type Namespace struct {
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
+
+// Cluster is what operators see of the nodes and stored definitions.
+type Cluster interface {
+	// ListNodes returns the live nodes (all known ones with all set).
+	ListNodes(ctx context.Context, all bool) ([]Node, error)
+	// PutDefinition stores a workflow definition; Version 0 stores a new
+	// version unless the latest has the same content.
+	PutDefinition(ctx context.Context, d Definition) (Definition, error)
+	// GetDefinition returns one version, the latest for version 0.
+	GetDefinition(ctx context.Context, typ string, version int32) (Definition, error)
+	// ListDefinitions returns every version of a type, or of all types.
+	ListDefinitions(ctx context.Context, typ string) ([]Definition, error)
+}
+
+// Node is a running Strand process.
+type Node struct {
+	ID          string    `json:"id"`
+	Host        string    `json:"host"`
+	PID         int32     `json:"pid"`
+	Address     string    `json:"address,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	HeartbeatAt time.Time `json:"heartbeat_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// Definition is a stored workflow definition (a DAG, a state machine), by
+// type and version.
+type Definition struct {
+	Type       string    `json:"type"`
+	Version    int32     `json:"version,omitempty"`
+	SHA1       string    `json:"sha1,omitempty"`
+	Body       []byte    `json:"body"`
+	Group      string    `json:"group,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	ModifiedAt time.Time `json:"modified_at,omitzero"`
+	ModifiedBy string    `json:"modified_by,omitempty"`
+}

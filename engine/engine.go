@@ -144,6 +144,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	for _, s := range e.shards {
 		e.wg.Go(s.run)
 	}
+	e.wg.Go(func() { e.heartbeat(e.ctx) })
 	return e, nil
 }
 

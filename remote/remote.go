@@ -26,6 +26,7 @@ type Service struct {
 var (
 	_ api.Service    = (*Service)(nil)
 	_ api.Namespaces = (*Service)(nil)
+	_ api.Cluster    = (*Service)(nil)
 )
 
 // New returns the service of the server at baseURL (http://host:port).
@@ -272,4 +273,32 @@ func (s *Service) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 	var out server.NamespaceList
 	_, err := s.do(ctx, "GET", "/namespaces", nil, &out)
 	return out.Namespaces, err
+}
+
+// ListNodes implements api.Cluster.
+func (s *Service) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
+	var out server.NodeList
+	_, err := s.do(ctx, "GET", "/nodes?all="+strconv.FormatBool(all), nil, &out)
+	return out.Nodes, err
+}
+
+// PutDefinition implements api.Cluster.
+func (s *Service) PutDefinition(ctx context.Context, d api.Definition) (api.Definition, error) {
+	var out api.Definition
+	_, err := s.do(ctx, "POST", "/definitions", d, &out)
+	return out, err
+}
+
+// GetDefinition implements api.Cluster.
+func (s *Service) GetDefinition(ctx context.Context, typ string, version int32) (api.Definition, error) {
+	var out api.Definition
+	_, err := s.do(ctx, "GET", "/definitions/"+url.PathEscape(typ)+"/"+strconv.Itoa(int(version)), nil, &out)
+	return out, err
+}
+
+// ListDefinitions implements api.Cluster.
+func (s *Service) ListDefinitions(ctx context.Context, typ string) ([]api.Definition, error) {
+	var out server.DefinitionList
+	_, err := s.do(ctx, "GET", "/definitions?type="+url.QueryEscape(typ), nil, &out)
+	return out.Definitions, err
 }

@@ -209,6 +209,32 @@ func (h *handler) routes() []Route {
 			return h.svc.HeartbeatStep(ctx, req)
 		})},
 	}
+	if cl, ok := h.svc.(api.Cluster); ok {
+		routes = append(routes,
+			Route{"GET", prefix + "/nodes", "List live nodes (all known ones with all=true)", get(h, func(ctx context.Context, r *http.Request) (NodeList, error) {
+				nodes, err := cl.ListNodes(ctx, r.URL.Query().Get("all") == "true")
+				return NodeList{Nodes: nodes}, err
+			}).with("all")},
+			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
+				return cl.PutDefinition(ctx, req)
+			})},
+			Route{"GET", prefix + "/definitions", "List definitions (of one type with type=)", get(h, func(ctx context.Context, r *http.Request) (DefinitionList, error) {
+				all, err := cl.ListDefinitions(ctx, r.URL.Query().Get("type"))
+				return DefinitionList{Definitions: all}, err
+			}).with("type")},
+			Route{"GET", prefix + "/definitions/{type}/{version}", "Get a definition's version (latest for 0 or latest)", get(h, func(ctx context.Context, r *http.Request) (api.Definition, error) {
+				v := r.PathValue("version")
+				if v == "latest" {
+					v = "0"
+				}
+				n, err := strconv.ParseInt(v, 10, 32)
+				if err != nil || n < 0 {
+					return api.Definition{}, api.InvalidArgument("version", "want a version number or latest, got %q", r.PathValue("version"))
+				}
+				return cl.GetDefinition(ctx, r.PathValue("type"), int32(n))
+			})},
+		)
+	}
 	ns, ok := h.svc.(api.Namespaces)
 	if !ok {
 		return routes
@@ -229,6 +255,16 @@ func (h *handler) routes() []Route {
 			return ns.UpdateNamespace(ctx, req)
 		})},
 	)
+}
+
+// NodeList is the nodes.
+type NodeList struct {
+	Nodes []api.Node `json:"nodes"`
+}
+
+// DefinitionList is definitions.
+type DefinitionList struct {
+	Definitions []api.Definition `json:"definitions"`
 }
 
 // NamespaceList is the namespaces.

@@ -142,6 +142,31 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 			if !errors.As(err, &ia) || ia.Field != "priority" {
 				t.Fatalf("bad priority: %v", err)
 			}
+			// Nodes and definitions.
+			nodes, err := svc.ListNodes(ctx, false)
+			if err != nil || len(nodes) != 1 || nodes[0].PID == 0 {
+				t.Fatalf("nodes: %+v, %v", nodes, err)
+			}
+			d1, err := svc.PutDefinition(ctx, api.Definition{Type: "dag", Body: []byte(`{"steps":1}`)})
+			if err != nil || d1.Version != 1 {
+				t.Fatalf("put definition: %+v, %v", d1, err)
+			}
+			d2, err := svc.PutDefinition(ctx, api.Definition{Type: "dag", Body: []byte(`{"steps":2}`)})
+			if err != nil || d2.Version != 2 {
+				t.Fatalf("second version: %+v, %v", d2, err)
+			}
+			if got, err := svc.GetDefinition(ctx, "dag", 0); err != nil || string(got.Body) != `{"steps":2}` {
+				t.Fatalf("latest: %+v, %v", got, err)
+			}
+			if all, err := svc.ListDefinitions(ctx, "dag"); err != nil || len(all) != 2 {
+				t.Fatalf("list definitions: %d, %v", len(all), err)
+			}
+			if _, err := svc.PutDefinition(ctx, api.Definition{Type: "dag", Version: 1, Body: []byte(`{"other":true}`)}); !errors.Is(err, api.ErrConflict) {
+				t.Fatalf("conflicting version: %v", err)
+			}
+			if _, err := svc.GetDefinition(ctx, "nope", 0); !errors.Is(err, api.ErrNotFound) {
+				t.Fatalf("missing definition: %v", err)
+			}
 			// Every answer of this run fits the OpenAPI document.
 			w.Stop()
 			checkExchanges(t, loadDoc(t, srv.URL), rec)
