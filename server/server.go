@@ -41,6 +41,10 @@ type Options struct {
 	// PollRate bounds task polls per second across the server (0: no
 	// limit); a poll above it gets 429 rate_limited and the worker backs off.
 	PollRate float64
+	// Draining, once done, ends the long polls and result waits in flight
+	// (they answer 204, nothing yet) so that a graceful shutdown does not
+	// wait for them; other requests finish normally.
+	Draining context.Context
 }
 
 // New returns the HTTP handler of svc.
@@ -340,7 +344,7 @@ func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error
 			return
 		}
 		req.Namespace = r.PathValue("namespace")
-		ctx, cancel := context.WithTimeout(r.Context(), h.opts.PollWait)
+		ctx, cancel := h.longPoll(r.Context(), h.opts.PollWait)
 		defer cancel()
 		t, err := f(ctx, req)
 		switch {
@@ -366,17 +370,28 @@ func (h *handler) result(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = min(d, h.opts.PollWait)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	ctx, cancel := h.longPoll(r.Context(), wait)
 	defer cancel()
 	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: q.Get("follow_runs") == "true"})
 	switch {
-	case err != nil && errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+	case err != nil && ctx.Err() != nil && r.Context().Err() == nil:
 		w.WriteHeader(http.StatusNoContent)
 	case err != nil:
 		writeError(w, err)
 	default:
 		writeJSON(w, http.StatusOK, res)
 	}
+}
+
+// longPoll is the context of a long poll: it ends after wait, or when the
+// server starts draining.
+func (h *handler) longPoll(parent context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, wait)
+	if d := h.opts.Draining; d != nil {
+		stop := context.AfterFunc(d, cancel)
+		return ctx, func() { stop(); cancel() }
+	}
+	return ctx, cancel
 }
 
 // decode reads a JSON body of at most MaxBody bytes; unknown fields are bad

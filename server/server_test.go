@@ -21,6 +21,7 @@ import (
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/sqlite"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -256,5 +257,42 @@ func TestPollRate(t *testing.T) {
 	}
 	if limited == 0 {
 		t.Fatal("no poll was limited")
+	}
+}
+
+// TestPayloadLimits: a value above the store's document threshold is
+// stored apart; above its hard limit the request is refused with 413.
+func TestPayloadLimits(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: t.TempDir() + "/limits.db", Limits: store.Limits{DocumentThreshold: 1 << 10, MaxPayload: 4 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(ctx, st, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{}))
+	defer srv.Close()
+	svc := remote.New(srv.URL, nil)
+	input := func(n int) []byte { return []byte(`"` + strings.Repeat("x", n) + `"`) }
+	if _, err := svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "big", WorkflowType: "T", Input: input(2 << 10)}); err != nil {
+		t.Fatalf("above the threshold: %v", err)
+	}
+	page, err := svc.GetHistory(ctx, api.HistoryRequest{RunRef: api.RunRef{WorkflowID: "big"}})
+	if err != nil || len(page.Events) == 0 || page.Events[0].Payload.Doc == nil {
+		t.Fatalf("the input is not a document: %+v, %v", page.Events, err)
+	}
+	_, err = svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "huge", WorkflowType: "T", Input: input(5 << 10)})
+	if !errors.Is(err, store.ErrPayloadTooLarge) {
+		t.Fatalf("above the limit: %v", err)
+	}
+	if _, err := svc.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "huge"}); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("a refused start left a run: %v", err)
 	}
 }

@@ -98,7 +98,13 @@ func process(t *testing.T, ready string, name string, args ...string) (*exec.Cmd
 func blackBox(t *testing.T, bin, storeURL string) {
 	addr := freePort(t)
 	url := "http://" + addr
-	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr)
+	if out, err := exec.Command(filepath.Join(bin, "strand"), "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "strand ") {
+		t.Fatalf("version: %v %s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(bin, "strand"), "migrate", "--store", storeURL).CombinedOutput(); err != nil || !strings.Contains(string(out), "schema") {
+		t.Fatalf("migrate: %v %s", err, out)
+	}
+	srv, _ := process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr)
 	worker, said := process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -198,7 +204,26 @@ func blackBox(t *testing.T, bin, storeURL string) {
 	if out := must("workflow", "history", "nap-1"); !strings.Contains(out, "StepAttemptFailed") || !strings.Contains(out, "start_to_close") {
 		t.Fatalf("history after the worker died: %s", out)
 	}
+
+	// strand bench through the server (its workers and client over HTTP).
+	if out := must("bench", "--n", "20", "--shapes", "sequential,single", "--quiet"); !strings.Contains(out, "sequential") || !strings.Contains(out, "workflows/s") {
+		t.Fatalf("bench: %s", out)
+	}
+
 	if out := must("workflow", "describe", "inv-1", "--namespace", "billing"); !strings.Contains(out, "running") {
 		t.Fatalf("describe in billing: %s", out)
+	}
+
+	// A graceful stop ends the workers' long polls instead of waiting them out.
+	srv.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("server exit: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not stop within 15s of SIGINT (polls are 30s)")
 	}
 }

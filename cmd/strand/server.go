@@ -64,8 +64,10 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			defer eng.Close()
+			draining, drainNow := context.WithCancel(context.WithoutCancel(ctx))
+			defer drainNow()
 			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
-				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, PollRate: sopts.PollRate}), ReadHeaderTimeout: 10 * time.Second}
+				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, PollRate: sopts.PollRate, Draining: draining}), ReadHeaderTimeout: 10 * time.Second}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
@@ -76,6 +78,7 @@ func newServerCommand() *cobra.Command {
 			case <-ctx.Done():
 			}
 			log.Info("shutting down: draining requests", "for", drain)
+			drainNow() // long polls answer at once; the rest finish
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
