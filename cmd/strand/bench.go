@@ -34,45 +34,38 @@ func newBenchCommand() *cobra.Command {
 			if n <= 0 {
 				return &usageError{fmt.Errorf("--n %d: want a positive number", n)}
 			}
-			if srvURL != "" {
-				if storeURL != "" {
-					return &usageError{fmt.Errorf("--server and --store: give one")}
-				}
+			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards}
+			backend := storeURL
+			switch {
+			case srvURL != "" && storeURL != "":
+				return &usageError{fmt.Errorf("--server and --store: give one")}
+			case srvURL != "":
 				o := &cliOptions{server: srvURL, output: "table"}
 				svc, err := o.service()
 				if err != nil {
 					return err
 				}
-				cfg := bench.Config{Service: svc, Shapes: shapes, N: n}
-				if !quiet {
-					cfg.Progress = cmd.ErrOrStderr()
+				cfg.Service, backend = svc, srvURL
+			default:
+				if storeURL == "" {
+					dir, err := os.MkdirTemp("", "strand-bench-")
+					if err != nil {
+						return err
+					}
+					defer os.RemoveAll(dir)
+					storeURL = "sqlite://" + filepath.Join(dir, "bench.db")
+					backend = "sqlite (temporary file)"
 				}
-				rep, err := bench.Run(cmd.Context(), cfg)
+				st, err := openStore(cmd.Context(), storeURL)
 				if err != nil {
 					return err
 				}
-				bench.Print(cmd.OutOrStdout(), srvURL, rep)
-				return nil
-			}
-			backend := storeURL
-			if storeURL == "" {
-				dir, err := os.MkdirTemp("", "strand-bench-")
-				if err != nil {
+				defer st.Close()
+				if _, _, err := st.Migrate(cmd.Context()); err != nil {
 					return err
 				}
-				defer os.RemoveAll(dir)
-				storeURL = "sqlite://" + filepath.Join(dir, "bench.db")
-				backend = "sqlite (temporary file)"
+				cfg.Store = st
 			}
-			st, err := openStore(cmd.Context(), storeURL)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if _, _, err := st.Migrate(cmd.Context()); err != nil {
-				return err
-			}
-			cfg := bench.Config{Store: st, Shapes: shapes, N: n, RawFor: rawFor, Shards: shards}
 			if !quiet {
 				cfg.Progress = cmd.ErrOrStderr()
 			}

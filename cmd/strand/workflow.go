@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -226,7 +227,7 @@ func newWorkflowCommand() *cobra.Command {
 	runFlag(describe)
 
 	var statuses []string
-	var wfType string
+	var wfType, pageToken string
 	var limit int
 	list := &cobra.Command{
 		Use: "list", Short: "List runs", Args: cobra.NoArgs,
@@ -235,7 +236,11 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, PageSize: limit}
+			token, err := base64.RawURLEncoding.DecodeString(pageToken)
+			if err != nil {
+				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
+			}
+			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, PageSize: limit, PageToken: token}
 			for _, s := range statuses {
 				st, err := store.ParseRunStatus(s)
 				if err != nil {
@@ -256,12 +261,16 @@ func newWorkflowCommand() *cobra.Command {
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RunID, r.Type, r.Status, r.StartTime.Format(time.RFC3339), closed)
 				}
+				if len(page.NextPageToken) > 0 {
+					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.RawURLEncoding.EncodeToString(page.NextPageToken))
+				}
 			})
 		},
 	}
 	list.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (running, completed, failed, canceled, terminated, continued_as_new, timed_out)")
 	list.Flags().StringVar(&wfType, "type", "", "only this workflow type")
-	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs (a page)")
+	list.Flags().StringVar(&pageToken, "page-token", "", "the page after the one that printed this token")
 
 	history := &cobra.Command{
 		Use: "history WORKFLOW_ID", Short: "Print a run's history, one event a line", Args: cobra.ExactArgs(1),

@@ -88,6 +88,22 @@ func TestWorkflowVerbs(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 	cli("workflow", "start", "po-2", "--type", "Approval", "--input", `"desk"`)
+	// Pages: one run a page, then the next page by its token.
+	for time.Now().Before(deadline) {
+		if out := cli("workflow", "list"); strings.Count(out, "Approval") == 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	first := cli("workflow", "list", "--limit", "1")
+	i := strings.Index(first, "--page-token ")
+	if strings.Count(first, "Approval") != 1 || i < 0 {
+		t.Fatalf("first page: %s", first)
+	}
+	second := cli("workflow", "list", "--limit", "1", "--page-token", strings.TrimSpace(first[i+len("--page-token "):]))
+	if strings.Count(second, "Approval") != 1 || second == first {
+		t.Fatalf("second page: %s", second)
+	}
 	cli("workflow", "cancel", "po-2", "--reason", "not needed")
 	cli("workflow", "terminate", "po-2", "--reason", "really not needed")
 	if out := cli("workflow", "result", "po-2"); !strings.Contains(out, "terminated") {
