@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
 )
 
 // OpenAPI returns the API's OpenAPI 3 document, built from the route table
@@ -75,10 +76,13 @@ type schemas struct{ defs map[string]any }
 var (
 	timeType     = reflect.TypeFor[time.Time]()
 	durationType = reflect.TypeFor[time.Duration]()
+	statusType   = reflect.TypeFor[store.RunStatus]()
 )
 
 func (g *schemas) of(t reflect.Type) map[string]any {
 	switch {
+	case t == statusType:
+		return map[string]any{"type": "string", "enum": store.RunStatusNames()}
 	case t == timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
 	case t == durationType:

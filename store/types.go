@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,6 +165,41 @@ func (s RunStatus) String() string {
 
 // Valid reports whether s is one of the defined statuses.
 func (s RunStatus) Valid() bool { _, ok := statusNames[s]; return ok }
+
+// MarshalJSON writes a status by name ("completed").
+func (s RunStatus) MarshalJSON() ([]byte, error) {
+	if !s.Valid() {
+		return []byte(strconv.Itoa(int(s))), nil
+	}
+	return []byte(`"` + s.String() + `"`), nil
+}
+
+// UnmarshalJSON reads a status by name, or by number (older state blobs).
+func (s *RunStatus) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		v, err := ParseRunStatus(strings.Trim(string(b), `"`))
+		if err != nil {
+			return err
+		}
+		*s = v
+		return nil
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return invalid("status", "want a status name, got %s", b)
+	}
+	*s = RunStatus(n)
+	return nil
+}
+
+// RunStatusNames lists the statuses by name.
+func RunStatusNames() []string {
+	out := make([]string, 0, len(statusNames))
+	for s := StatusRunning; s <= StatusTimedOut; s++ {
+		out = append(out, s.String())
+	}
+	return out
+}
 
 // ParseRunStatus maps a status name back to its value.
 func ParseRunStatus(name string) (RunStatus, error) {
