@@ -315,3 +315,62 @@ func TestCancelAndTerminate(t *testing.T) {
 		}
 	})
 }
+
+// Closer returns how many "late" signals it saw after its step, taking its
+// time (as slow workflow code would) before it looks.
+func Closer(ctx workflow.Context, _ struct{}) (int, error) {
+	if _, err := workflow.ExecuteStepByName[string](ctx, workflow.StepOptions{}, "gate", "x").Get(ctx); err != nil {
+		return 0, err
+	}
+	if !workflow.IsReplaying(ctx) {
+		time.Sleep(600 * time.Millisecond)
+	}
+	ch := workflow.GetSignalChannel[string](ctx, "late")
+	n := 0
+	for {
+		if _, ok := ch.ReceiveAsync(); !ok {
+			return n, nil
+		}
+		n++
+	}
+}
+
+// TestSignalDuringClosingTask: a signal that arrives while the workflow's
+// closing task runs is not dropped: the close is refused and the task runs
+// again with the signal.
+func TestSignalDuringClosingTask(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		release := make(chan struct{})
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, Closer)
+			worker.RegisterStepNamed(w, "gate", func(ctx context.Context, in string) (string, error) {
+				<-release
+				return in, nil
+			})
+		})
+		r, err := client.Start(e.ctx, e.c, Closer, struct{}{}, client.StartOptions{ID: "closer"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the gate step to start", func() bool {
+			d, err := e.c.Describe(e.ctx, "closer", "")
+			return err == nil && len(d.Steps) == 1 && d.Steps[0].State == "started"
+		})
+		close(release)
+		time.Sleep(250 * time.Millisecond) // the closing task is running (600 ms)
+		if err := e.c.Signal(e.ctx, "closer", "", "late", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Get(e.ctx)
+		if err != nil || got != 1 {
+			dump(t, e.history("closer", ""))
+			t.Fatalf("got %d, %v: the late signal was not seen", got, err)
+		}
+		evs := e.history("closer", "")
+		for i, ev := range evs {
+			if ev.Type == api.EventSignalReceived && i > 0 && count(evs[:i], api.EventWorkflowCompleted) > 0 {
+				t.Fatal("the signal is recorded after the completion")
+			}
+		}
+	})
+}

@@ -392,6 +392,9 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 				return err
 			}
 		}
+		if f.tx == nil && len(r.exec.BufferedEvents) > 0 && closes(req.Commands) {
+			return r.rejectClose(ctx)
+		}
 		t := f.tx
 		if t == nil {
 			t = r.begin()
@@ -437,6 +440,40 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 		return err
 	})
 	return resp, err
+}
+
+// closes reports whether a task's commands close the run.
+func closes(cmds []api.Command) bool {
+	if len(cmds) == 0 {
+		return false
+	}
+	switch cmds[len(cmds)-1].Type {
+	case api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew:
+		return true
+	}
+	return false
+}
+
+// rejectClose refuses a task that closes the run while inputs it has not
+// seen (a signal, a step's result) wait in the buffer: nothing of the task
+// is recorded, the inputs go to history and the task runs again with them,
+// so an acknowledged signal is never dropped by a closing workflow. The
+// worker is told the task is gone and replays.
+func (r *run) rejectClose(ctx context.Context) error {
+	r.dropFlight(nil)
+	t := r.begin()
+	if err := t.flushBuffered(); err != nil {
+		return err
+	}
+	t.exec.Task.Pending = true
+	if r.wtTask.TaskID == 0 {
+		t.transfer(transferWorkflowTask, r.key, &taskData{})
+	}
+	if err := r.commit(ctx, t); err != nil {
+		return err
+	}
+	r.dispatchWT()
+	return fmt.Errorf("%w: new inputs arrived while the workflow closed; the task runs again with them", api.ErrTaskNotFound)
 }
 
 // FailWorkflowTask implements api.Service: the run keeps waiting and the
