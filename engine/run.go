@@ -88,6 +88,42 @@ func (r *run) invalidate() {
 	r.exec = nil
 	r.inputs, r.inputsLoaded = nil, false
 	r.dropFlight(fmt.Errorf("%w: run state reloaded", api.ErrTaskNotFound))
+	// Started attempts are forgotten with their timers: reoffer hands the
+	// attempts the reloaded state still holds to workers again.
+	for seq, sr := range r.steps {
+		sr.stop()
+		delete(r.steps, seq)
+	}
+	r.wake() // callers waiting for the close look again
+}
+
+// reoffer, after invalidate, offers again what the reloaded state says is
+// waiting: the workflow task, and every step attempt not backing off.
+func (r *run) reoffer(ctx context.Context) {
+	x := r.exec
+	// Tasks memory held for things the store no longer has are done.
+	if (x.State == store.StateClosed || !x.Task.Pending) && r.wtTask.TaskID != 0 {
+		r.s.ackTransfer(r.wtTask)
+		r.wtTask = store.TaskKey{}
+	}
+	for seq, k := range r.stepTasks {
+		if _, ok := x.Steps[seq]; !ok || x.State == store.StateClosed {
+			r.s.ackTransfer(k)
+			delete(r.stepTasks, seq)
+		}
+	}
+	r.dispatchWT()
+	for seq, info := range r.exec.Steps {
+		if !info.RetryAt.IsZero() || r.steps[seq] != nil {
+			continue
+		}
+		input, err := r.stepInput(ctx, info)
+		if err != nil {
+			r.s.log.Warn("offer step again", "run", r.key.String(), "seq", seq, "err", err)
+			continue
+		}
+		r.offerStep(r.stepTasks[seq], &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: input})
+	}
 }
 
 // loadInputs reads the committed events after the last processed one.
@@ -226,6 +262,9 @@ func (r *run) commit(ctx context.Context, t *txn) error {
 	if err := r.s.commit(ctx, &t.part); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrOutcomeUnknown) || errors.Is(err, api.ErrUnavailable) {
 			r.invalidate()
+			// Whatever the store holds now is offered again.
+			k, s := r.key, r.s
+			s.work.push(func(ctx context.Context) { s.onRun(ctx, k, func(r *run) { r.reoffer(ctx) }) })
 		}
 		return err
 	}

@@ -284,9 +284,7 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	}
 	if len(parts) == 1 || errors.Is(err, store.ErrOutcomeUnknown) || ctx.Err() != nil {
 		for _, p := range parts {
-			if !errors.Is(err, store.ErrOutcomeUnknown) {
-				s.abandonKeys(p)
-			}
+			s.settle(p, err)
 			p.done <- err
 		}
 		return
@@ -295,11 +293,31 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		one := s.batch([]*part{p})
 		one.AckLevels, one.CompleteTasks = nil, nil
 		err := s.e.store.Commit(ctx, one)
-		if err != nil && !errors.Is(err, store.ErrOutcomeUnknown) {
-			s.abandonKeys(p)
+		if err != nil {
+			s.settle(p, err)
 		}
 		p.done <- err
 	}
+}
+
+// settle releases the ack keys of a part that failed. When the outcome is
+// unknown its tasks are processed as if recovered: if the write landed they
+// are real; if not, the state of their runs (reloaded) makes them stale and
+// they are acknowledged. Either way the ack levels keep moving.
+func (s *shard) settle(p *part, err error) {
+	if !errors.Is(err, store.ErrOutcomeUnknown) {
+		s.abandonKeys(p)
+		return
+	}
+	var timers []*store.Task
+	for _, t := range p.tasks {
+		if t.Category == store.CategoryTransfer {
+			s.dispatchTransfer(*t)
+		} else {
+			timers = append(timers, t)
+		}
+	}
+	s.addTimers(timers)
 }
 
 // abandonKeys releases the ack keys of a part that was not written.

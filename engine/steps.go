@@ -120,8 +120,14 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 	err := s.withRun(ctx, it.run, func(r *run) error {
 		x := r.exec
 		info, ok := x.Steps[it.seq]
-		if !ok || x.State == store.StateClosed || info.Attempt != it.attempt || !info.RetryAt.IsZero() || r.steps[it.seq] != nil {
+		if !ok || x.State == store.StateClosed || info.Attempt != it.attempt || !info.RetryAt.IsZero() {
 			return nil
+		}
+		if sr := r.steps[it.seq]; sr != nil {
+			if sr.attempt == it.attempt {
+				return nil // started already
+			}
+			sr.stop() // an earlier attempt whose end memory missed
 		}
 		input, err := e.resolve(ctx, s.id, r.key, it.input)
 		if err != nil {
@@ -177,7 +183,7 @@ func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *t
 		}
 		info, ok := t.exec.Steps[tok.Seq]
 		sr := r.steps[tok.Seq]
-		if !ok || t.exec.State == store.StateClosed || info.Attempt != tok.Attempt || !info.RetryAt.IsZero() || (sr != nil && sr.nonce != tok.Nonce) {
+		if !ok || t.exec.State == store.StateClosed || info.Attempt != tok.Attempt || !info.RetryAt.IsZero() || (sr != nil && sr.attempt == tok.Attempt && sr.nonce != tok.Nonce) {
 			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
 		}
 		wait, err = f(r, t, tok, info)
@@ -230,10 +236,10 @@ func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (a
 		if f := r.flight; f != nil && f.tx != nil {
 			info, ok = f.tx.exec.Steps[tok.Seq]
 		}
-		if !ok || r.exec.State == store.StateClosed || info.Attempt != tok.Attempt || (sr != nil && sr.nonce != tok.Nonce) {
+		if !ok || r.exec.State == store.StateClosed || info.Attempt != tok.Attempt || (sr != nil && sr.attempt == tok.Attempt && sr.nonce != tok.Nonce) {
 			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
 		}
-		if sr == nil {
+		if sr == nil || sr.attempt != tok.Attempt {
 			return nil
 		}
 		sr.beat = time.Now()

@@ -94,6 +94,26 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 		})
 	case transferStartChild:
 		return e.startChild(ctx, s, task.Run, d)
+	}
+	// The remaining effects leave the run: check first that the run's state
+	// still calls for them (a task of a write whose outcome was unknown may
+	// be processed though the write never landed).
+	if ok, err := s.runIs(ctx, task.Run, func(x *store.Execution) bool {
+		switch task.Type {
+		case transferCloseParent, transferParentClose:
+			return x.State == store.StateClosed
+		case transferSignal:
+			_, ok := x.Signals[d.Seq]
+			return ok
+		case transferCancel:
+			_, ok := x.CancelRequests[d.Seq]
+			return ok
+		}
+		return true
+	}); err != nil || !ok {
+		return err
+	}
+	switch task.Type {
 	case transferCloseParent:
 		return e.notifyParent(ctx, task.Run, d)
 	case transferSignal:
@@ -123,6 +143,19 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 		return nil
 	}
 	return nil
+}
+
+// runIs reports whether run k exists and its state satisfies cond.
+func (s *shard) runIs(ctx context.Context, k store.RunKey, cond func(x *store.Execution) bool) (bool, error) {
+	var ok bool
+	err := s.withRun(ctx, k, func(r *run) error {
+		ok = r.exec != nil && cond(r.exec)
+		return nil
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		return false, nil
+	}
+	return ok, err
 }
 
 // errKeepTask says a task was handed on and is acknowledged later.
@@ -327,6 +360,9 @@ func (s *shard) fireTimer(ctx context.Context, te *timerEntry) {
 func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 	d := te.data
 	if te.typ == timerRetention {
+		if ok, err := s.runIs(ctx, te.run, func(x *store.Execution) bool { return x.State == store.StateClosed }); err != nil || !ok {
+			return err
+		}
 		return s.deleteRun(ctx, te.run)
 	}
 	var wait <-chan error
@@ -354,7 +390,7 @@ func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 			if !ok {
 				return nil
 			}
-			if d.Kind == api.TimeoutScheduleToStart && (info.Attempt != d.Attempt || !info.RetryAt.IsZero() || r.steps[d.Seq] != nil) {
+			if d.Kind == api.TimeoutScheduleToStart && (info.Attempt != d.Attempt || !info.RetryAt.IsZero() || (r.steps[d.Seq] != nil && r.steps[d.Seq].attempt == d.Attempt)) {
 				return nil
 			}
 			var details []byte
