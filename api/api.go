@@ -56,8 +56,9 @@ type Service interface {
 	PollStepTask(ctx context.Context, req PollRequest) (*StepTask, error)
 	CompleteStep(ctx context.Context, req CompleteStepRequest) error
 	FailStep(ctx context.Context, req FailStepRequest) error
-	// HeartbeatStep records progress; it reports whether the step's run
-	// asked for the step to be canceled.
+	// HeartbeatStep records progress. ErrTaskNotFound says the attempt is
+	// over (it timed out, or the workflow canceled the step or closed):
+	// the step should stop.
 	HeartbeatStep(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error)
 }
 
@@ -357,14 +358,7 @@ type StepOptions struct {
 }
 
 // RetryPolicy says how a failed step is retried.
-type RetryPolicy struct {
-	InitialInterval    time.Duration `json:"initial_interval,omitempty"`
-	BackoffCoefficient float64       `json:"backoff_coefficient,omitempty"`
-	MaximumInterval    time.Duration `json:"maximum_interval,omitempty"`
-	// MaximumAttempts bounds the attempts; 0 means unlimited, 1 no retry.
-	MaximumAttempts   int32    `json:"maximum_attempts,omitempty"`
-	NonRetryableTypes []string `json:"non_retryable_types,omitempty"`
-}
+type RetryPolicy = store.RetryPolicy
 
 // ParentClosePolicy says what happens to a running child when its parent closes.
 type ParentClosePolicy int8
@@ -462,10 +456,9 @@ type HeartbeatRequest struct {
 	Details []byte `json:"details,omitempty"`
 }
 
-// HeartbeatResponse tells a step whether to stop.
-type HeartbeatResponse struct {
-	CancelRequested bool `json:"cancel_requested"`
-}
+// HeartbeatResponse answers a heartbeat; a step told to stop gets
+// ErrTaskNotFound instead.
+type HeartbeatResponse struct{}
 
 // Namespaces is what operators need besides Service: namespaces and their
 // retention. The engine implements it, and so does a remote service.

@@ -102,7 +102,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				ScheduledEventID: t.lastEventID(), Name: c.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
 				IdempotencyKey: fmt.Sprintf("%s/%d", r.key.RunID, c.Seq), ScheduledTime: t.now,
 				ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
-				Heartbeat: o.Heartbeat, Retry: storeRetry(o.Retry),
+				Heartbeat: o.Heartbeat, Retry: o.Retry,
 			}
 			if x.Steps == nil {
 				x.Steps = map[int64]store.StepInfo{}
@@ -202,22 +202,6 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 		}
 	}
 	return nil
-}
-
-func storeRetry(p *api.RetryPolicy) *store.RetryPolicy {
-	if p == nil {
-		return nil
-	}
-	return &store.RetryPolicy{InitialInterval: p.InitialInterval, BackoffCoefficient: p.BackoffCoefficient,
-		MaximumInterval: p.MaximumInterval, MaximumAttempts: p.MaximumAttempts, NonRetryableTypes: p.NonRetryableTypes}
-}
-
-func apiRetry(p *store.RetryPolicy) *api.RetryPolicy {
-	if p == nil {
-		return nil
-	}
-	return &api.RetryPolicy{InitialInterval: p.InitialInterval, BackoffCoefficient: p.BackoffCoefficient,
-		MaximumInterval: p.MaximumInterval, MaximumAttempts: p.MaximumAttempts, NonRetryableTypes: p.NonRetryableTypes}
 }
 
 // continueAsNew closes the run and creates its successor in the same batch.

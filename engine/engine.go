@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -109,7 +110,7 @@ type Engine struct {
 
 	queryMu sync.Mutex
 	queries map[string]chan api.QueryAnswer
-	nonce   atomicCounter
+	nonce   atomic.Int64 // flight, step start and query ids
 }
 
 var _ api.Service = (*Engine)(nil)
@@ -248,18 +249,6 @@ func queueOrDefault(q string) string {
 		return api.DefaultQueue
 	}
 	return q
-}
-
-type atomicCounter struct {
-	mu sync.Mutex
-	n  int64
-}
-
-func (c *atomicCounter) next() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return c.n
 }
 
 // Stats are counters an operator (and the benchmark) reads.

@@ -138,6 +138,21 @@ func (m *matcher) poll(ctx context.Context, k queueKey, giveBack func(any)) any 
 	return nil
 }
 
+// pollQueue is the queue a poll names, in a namespace that exists.
+func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueKind) (queueKey, error) {
+	ns := nsOrDefault(req.Namespace)
+	if _, err := e.namespace(ctx, ns); err != nil {
+		return queueKey{}, err
+	}
+	return queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: kind}, nil
+}
+
+// next waits for the next item of queue k (nil when ctx ends); an item
+// handed over as ctx ended goes back to the front of the queue.
+func (e *Engine) next(ctx context.Context, k queueKey) any {
+	return e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+}
+
 // requeue puts an item back at the front of its priority level.
 func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	m.mu.Lock()

@@ -45,12 +45,12 @@ func (u *unsure) Commit(ctx context.Context, b *store.Batch) error {
 }
 
 func Steady(ctx workflow.Context, n int) (int, error) {
-	for i := range 3 {
+	for range 3 {
 		v, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{StartToClose: time.Second, Retry: fastRetry}, "inc", n).Get(ctx)
 		if err != nil {
 			return 0, err
 		}
-		n = v + i - i
+		n = v
 	}
 	return n, nil
 }

@@ -376,9 +376,6 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 	if err != nil {
 		return api.HistoryPage{}, err
 	}
-	if _, err := e.store.GetCurrentExecution(ctx, s.id, k.Namespace, k.WorkflowID); errors.Is(err, store.ErrNotFound) {
-		return api.HistoryPage{}, fmt.Errorf("%w: workflow %s/%s", api.ErrNotFound, k.Namespace, k.WorkflowID)
-	}
 	blocks := 250
 	if req.PageSize > 0 {
 		blocks = max(1, req.PageSize/4)
@@ -386,6 +383,16 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: s.id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
 	if err != nil {
 		return api.HistoryPage{}, err
+	}
+	if len(page.Blocks) == 0 && len(req.PageToken) == 0 {
+		// Nothing at all: say whether the run exists (every run has a
+		// first event, so this read happens only for a bad request).
+		if _, err := e.store.GetExecution(ctx, s.id, k); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return api.HistoryPage{}, fmt.Errorf("%w: run %s", api.ErrNotFound, k)
+			}
+			return api.HistoryPage{}, err
+		}
 	}
 	var out api.HistoryPage
 	for _, b := range page.Blocks {

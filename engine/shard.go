@@ -152,7 +152,7 @@ func (s *shard) recover(ctx context.Context, levels store.AckLevels) error {
 				continue
 			}
 			s.timerAck.add(t.Key)
-			heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d, durable: true})
+			heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d})
 		}
 		s.mu.Unlock()
 		if token = page.NextPageToken; len(token) == 0 {
@@ -404,8 +404,8 @@ func (s *shard) batch(parts []*part) *store.Batch {
 func (s *shard) addAckLevels(b *store.Batch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tl, _ := s.transferAck.level()
-	ml, _ := s.timerAck.level()
+	tl := s.transferAck.level()
+	ml := s.timerAck.level()
 	// The timer level never passes now: tasks written later may fire earlier
 	// than pending ones but never before now.
 	if now := store.Now(); now.Before(ml.FireTime) {
@@ -429,7 +429,8 @@ func (s *shard) addAckLevels(b *store.Batch) {
 	}
 }
 
-// ackLoop persists ack levels while the shard is idle.
+// ackLoop persists ack levels while the shard is idle (busy shards carry
+// them in their batches).
 func (s *shard) ackLoop(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -442,13 +443,8 @@ func (s *shard) ackLoop(ctx context.Context) {
 		if s.isLost() {
 			continue
 		}
-		s.mu.Lock()
-		b := &store.Batch{ShardID: s.id, RangeID: s.rangeID}
-		s.mu.Unlock()
-		s.addAckLevels(b)
-		if b.AckLevels == nil {
-			continue
-		}
+		// An empty part: the committer adds the ack levels when they moved
+		// and writes nothing when they did not.
 		if err := s.commit(ctx, &part{}); err != nil && ctx.Err() == nil {
 			s.log.Warn("persist ack levels", "err", err)
 		}
@@ -534,7 +530,7 @@ func (s *shard) addTimers(tasks []*store.Task) {
 		if err != nil {
 			continue
 		}
-		heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d, durable: true})
+		heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d})
 		added = true
 	}
 	s.mu.Unlock()

@@ -84,13 +84,12 @@ func (r *run) forgetStep(seq int64) {
 
 // PollStepTask implements api.Service.
 func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
-	ns := nsOrDefault(req.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
+	k, err := e.pollQueue(ctx, req, stepQueue)
+	if err != nil {
 		return nil, err
 	}
-	k := queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: stepQueue}
 	for {
-		item := e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+		item := e.next(ctx, k)
 		if item == nil {
 			return nil, nil
 		}
@@ -138,7 +137,7 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 			return err
 		}
 		now := time.Now()
-		sr := &stepRun{attempt: it.attempt, nonce: e.nonce.next(), started: now, worker: identity}
+		sr := &stepRun{attempt: it.attempt, nonce: e.nonce.Add(1), started: now, worker: identity}
 		var deadline time.Time
 		if info.StartToClose > 0 {
 			deadline = now.Add(info.StartToClose)
@@ -285,7 +284,7 @@ func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure
 	if sr := r.steps[seq]; sr != nil {
 		details = sr.details
 	}
-	delay := backoffDelay(apiRetry(info.Retry), info.Attempt+1)
+	delay := backoffDelay(info.Retry, info.Attempt+1)
 	if retryable(info, f, t.now, delay) {
 		t.event(api.Event{Type: api.EventStepAttemptFailed, Seq: seq, Name: info.Name, Attempt: info.Attempt, Failure: f, Identity: identity})
 		info.LastFailure = f.Message

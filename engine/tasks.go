@@ -32,8 +32,6 @@ const (
 	timerRunTimeout  int16 = 4 // the run's timeout
 	timerStartDelay  int16 = 5 // the run's first workflow task after a start delay
 	timerRetention   int16 = 6 // delete a closed run
-	timerFlushStart  int16 = 7 // in memory only: persist a long-running step's start
-	timerTaskRetry   int16 = 8 // in memory only: retry a failed workflow task
 )
 
 // taskData is the payload of a task; each type uses some fields.
@@ -51,7 +49,6 @@ type taskData struct {
 	RequestID string            `json:"request_id,omitempty"`
 	Status    store.RunStatus   `json:"status,omitempty"`
 	Failure   *api.Failure      `json:"failure,omitempty"`
-	Reason    string            `json:"reason,omitempty"`
 }
 
 func encodeTaskData(d *taskData) []byte {
@@ -97,17 +94,16 @@ func (a *ackTracker) add(k store.TaskKey) {
 
 func (a *ackTracker) finish(k store.TaskKey) { a.done[k] = true }
 
-// level returns the key below which everything is processed, or ok false
-// when the smallest pending key is still open and nothing moved.
-func (a *ackTracker) level() (store.TaskKey, bool) {
+// level returns the key below which everything is processed.
+func (a *ackTracker) level() store.TaskKey {
 	for len(a.pending) > 0 && a.done[a.pending[0]] {
 		delete(a.done, a.pending[0])
 		heap.Pop(&a.pending)
 	}
 	if len(a.pending) == 0 {
-		return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}, true
+		return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}
 	}
-	return a.pending[0], true
+	return a.pending[0]
 }
 
 type keyHeap []store.TaskKey
@@ -123,15 +119,14 @@ func (h *keyHeap) Pop() any {
 	return x
 }
 
-// timerEntry is a timer waiting to fire: a durable timer task, or an
-// in-memory one (durable false) that a restart does not need.
+// timerEntry is a durable timer task waiting to fire. (In-memory timers,
+// which a new owner re-creates, are time.AfterFunc: shard.afterFunc.)
 type timerEntry struct {
-	key     store.TaskKey
-	typ     int16
-	run     store.RunKey
-	data    *taskData
-	durable bool
-	index   int
+	key   store.TaskKey
+	typ   int16
+	run   store.RunKey
+	data  *taskData
+	index int
 }
 
 type timerHeap []*timerEntry

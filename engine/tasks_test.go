@@ -49,22 +49,22 @@ func TestRetryable(t *testing.T) {
 func TestAckTracker(t *testing.T) {
 	k := func(id int64) store.TaskKey { return store.TaskKey{TaskID: id} }
 	a := newAckTracker(k(9))
-	if l, _ := a.level(); l != k(10) {
+	if l := a.level(); l != k(10) {
 		t.Fatalf("empty: %v", l)
 	}
 	a.add(k(10))
 	a.add(k(11))
 	a.add(k(12))
 	a.finish(k(11))
-	if l, _ := a.level(); l != k(10) {
+	if l := a.level(); l != k(10) {
 		t.Fatalf("10 open: %v", l)
 	}
 	a.finish(k(10))
-	if l, _ := a.level(); l != k(12) {
+	if l := a.level(); l != k(12) {
 		t.Fatalf("12 open: %v", l)
 	}
 	a.finish(k(12))
-	if l, _ := a.level(); l != k(13) {
+	if l := a.level(); l != k(13) {
 		t.Fatalf("all done: %v", l)
 	}
 }

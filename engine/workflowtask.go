@@ -126,7 +126,7 @@ func await(ctx context.Context, ch <-chan error) error {
 // newFlight hands a workflow task with events to a worker.
 func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.WorkflowTask {
 	e := r.s.e
-	f := &flight{nonce: e.nonce.next(), tx: tx}
+	f := &flight{nonce: e.nonce.Add(1), tx: tx}
 	var docs []store.Document
 	if tx != nil {
 		docs = tx.part.docs
@@ -330,14 +330,12 @@ func (t *txn) flushBuffered() error {
 
 // PollWorkflowTask implements api.Service.
 func (e *Engine) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
-	ns := nsOrDefault(req.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
+	k, err := e.pollQueue(ctx, req, workflowQueue)
+	if err != nil {
 		return nil, err
 	}
-	k := queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: workflowQueue}
 	for {
-		item := e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
-		switch it := item.(type) {
+		switch it := e.next(ctx, k).(type) {
 		case nil:
 			return nil, nil
 		case *api.WorkflowTask:
@@ -550,7 +548,7 @@ func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	id := fmt.Sprintf("q%d", e.nonce.next())
+	id := fmt.Sprintf("q%d", e.nonce.Add(1))
 	ch := make(chan api.QueryAnswer, 1)
 	var q queueKey
 	err = s.withRun(ctx, k, func(r *run) error {

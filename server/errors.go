@@ -39,53 +39,46 @@ const (
 	CodeInternal          = "internal"
 )
 
+// kinds maps the errors a caller switches on to their code and status, in
+// the order they are tested (payload_too_large before invalid_argument,
+// already_started before not_found), both ways.
+var kinds = []struct {
+	sentinel error
+	code     string
+	status   int
+}{
+	{store.ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
+	{api.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest},
+	{api.ErrNamespaceNotFound, CodeNamespaceNotFound, http.StatusNotFound},
+	{api.ErrAlreadyStarted, CodeAlreadyStarted, http.StatusConflict},
+	{api.ErrNotFound, CodeNotFound, http.StatusNotFound},
+	{api.ErrAlreadyExists, CodeAlreadyExists, http.StatusConflict},
+	{api.ErrConflict, CodeConflict, http.StatusConflict},
+	{api.ErrRunClosed, CodeRunClosed, http.StatusConflict},
+	{api.ErrTaskNotFound, CodeTaskNotFound, http.StatusNotFound},
+	{api.ErrQueryFailed, CodeQueryFailed, http.StatusUnprocessableEntity},
+	{api.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
+	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
+	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},
+}
+
 // errorOf maps an error to its status and body.
 func errorOf(err error) (int, Error) {
-	body := Error{Message: err.Error()}
+	body := Error{Code: CodeInternal, Message: err.Error()}
 	var ia *store.InvalidArgumentError
 	if errors.As(err, &ia) {
 		body.Field = ia.Field
 	}
 	var ae *api.AlreadyStartedError
-	switch {
-	case errors.Is(err, store.ErrPayloadTooLarge):
-		body.Code = CodePayloadTooLarge
-		return http.StatusRequestEntityTooLarge, body
-	case errors.Is(err, api.ErrInvalidArgument):
-		body.Code = CodeInvalidArgument
-		return http.StatusBadRequest, body
-	case errors.Is(err, api.ErrNamespaceNotFound):
-		body.Code = CodeNamespaceNotFound
-		return http.StatusNotFound, body
-	case errors.As(err, &ae):
-		body.Code, body.WorkflowID, body.RunID = CodeAlreadyStarted, ae.WorkflowID, ae.RunID
-		return http.StatusConflict, body
-	case errors.Is(err, api.ErrNotFound):
-		body.Code = CodeNotFound
-		return http.StatusNotFound, body
-	case errors.Is(err, api.ErrAlreadyExists):
-		body.Code = CodeAlreadyExists
-		return http.StatusConflict, body
-	case errors.Is(err, api.ErrConflict):
-		body.Code = CodeConflict
-		return http.StatusConflict, body
-	case errors.Is(err, api.ErrRunClosed):
-		body.Code = CodeRunClosed
-		return http.StatusConflict, body
-	case errors.Is(err, api.ErrTaskNotFound):
-		body.Code = CodeTaskNotFound
-		return http.StatusNotFound, body
-	case errors.Is(err, api.ErrQueryFailed):
-		body.Code = CodeQueryFailed
-		return http.StatusUnprocessableEntity, body
-	case errors.Is(err, api.ErrUnavailable):
-		body.Code = CodeUnavailable
-		return http.StatusServiceUnavailable, body
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		body.Code = CodeTimeout
-		return http.StatusGatewayTimeout, body
+	if errors.As(err, &ae) {
+		body.WorkflowID, body.RunID = ae.WorkflowID, ae.RunID
 	}
-	body.Code = CodeInternal
+	for _, k := range kinds {
+		if errors.Is(err, k.sentinel) {
+			body.Code = k.code
+			return k.status, body
+		}
+	}
 	return http.StatusInternalServerError, body
 }
 
@@ -95,28 +88,15 @@ func (e Error) Err() error {
 	switch e.Code {
 	case CodeInvalidArgument:
 		return store.InvalidArgument(e.Field, "%s", e.Message)
-	case CodePayloadTooLarge:
-		return wrap(store.ErrPayloadTooLarge, e.Message)
-	case CodeNamespaceNotFound:
-		return wrap(api.ErrNamespaceNotFound, e.Message)
 	case CodeAlreadyStarted:
 		return &api.AlreadyStartedError{WorkflowID: e.WorkflowID, RunID: e.RunID}
-	case CodeNotFound:
-		return wrap(api.ErrNotFound, e.Message)
-	case CodeAlreadyExists:
-		return wrap(api.ErrAlreadyExists, e.Message)
-	case CodeConflict:
-		return wrap(api.ErrConflict, e.Message)
-	case CodeRunClosed:
-		return wrap(api.ErrRunClosed, e.Message)
-	case CodeTaskNotFound:
-		return wrap(api.ErrTaskNotFound, e.Message)
-	case CodeQueryFailed:
-		return wrap(api.ErrQueryFailed, e.Message)
-	case CodeUnavailable, CodeRateLimited:
+	case CodeRateLimited:
 		return wrap(api.ErrUnavailable, e.Message)
-	case CodeTimeout:
-		return wrap(context.DeadlineExceeded, e.Message)
+	}
+	for _, k := range kinds {
+		if k.code == e.Code {
+			return wrap(k.sentinel, e.Message)
+		}
 	}
 	return errors.New(e.Message)
 }

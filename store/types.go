@@ -262,13 +262,16 @@ type DocumentInfo struct {
 	CreatedAt  time.Time
 }
 
-// RetryPolicy is a step's retry policy as the engine persists it.
+// RetryPolicy says how a failed step is retried; the API (api.RetryPolicy)
+// and the run's state share it.
 type RetryPolicy struct {
-	InitialInterval    time.Duration `json:"initial,omitempty"`
-	BackoffCoefficient float64       `json:"coef,omitempty"`
-	MaximumInterval    time.Duration `json:"max_interval,omitempty"`
-	MaximumAttempts    int32         `json:"max_attempts,omitempty"`
-	NonRetryableTypes  []string      `json:"non_retryable,omitempty"`
+	InitialInterval    time.Duration `json:"initial_interval,omitempty"`
+	BackoffCoefficient float64       `json:"backoff_coefficient,omitempty"`
+	MaximumInterval    time.Duration `json:"maximum_interval,omitempty"`
+	// MaximumAttempts bounds the attempts; 0 means unlimited, 1 no retry.
+	MaximumAttempts int32 `json:"maximum_attempts,omitempty"`
+	// NonRetryableTypes are failure types (api.Failure.Type) never retried.
+	NonRetryableTypes []string `json:"non_retryable_types,omitempty"`
 }
 
 // StepInfo is a pending step (activity) of a run, keyed by the event id that
@@ -293,8 +296,6 @@ type StepInfo struct {
 	LastFailure      string        `json:"last_failure,omitempty"`
 	Worker           string        `json:"worker,omitempty"`
 	TimerTasks       int32         `json:"timer_bits,omitempty"`
-	// CancelRequested says the workflow asked the step to stop.
-	CancelRequested bool `json:"cancel_requested,omitempty"`
 	// RetryAt is when the next attempt is dispatched, while it backs off.
 	RetryAt time.Time `json:"retry_at,omitzero"`
 }

@@ -277,15 +277,11 @@ func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
 	if err != nil {
 		return err
 	}
-	resp, err := r.w.svc.HeartbeatStep(ctx, api.HeartbeatRequest{Token: r.t.Token, Details: p})
-	if err != nil {
+	if _, err := r.w.svc.HeartbeatStep(ctx, api.HeartbeatRequest{Token: r.t.Token, Details: p}); err != nil {
 		if errors.Is(err, api.ErrTaskNotFound) {
-			r.cancel() // the attempt timed out or the step closed: stop
+			r.cancel() // the attempt timed out, or the step was canceled or closed: stop
 		}
 		return err
-	}
-	if resp.CancelRequested {
-		r.cancel()
 	}
 	return nil
 }
