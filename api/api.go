@@ -470,16 +470,7 @@ type Namespaces interface {
 }
 
 // Namespace isolates workflows and says how long closed runs are kept.
-type Namespace struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Retention   time.Duration     `json:"retention,omitempty"`
-	Data        map[string]string `json:"data,omitempty"`
-	// Version guards updates: an update must carry the version it read.
-	Version   int64     `json:"version,omitempty"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
-}
+type Namespace = store.Namespace
 
 // Cluster is what operators see of the nodes and stored definitions.
 type Cluster interface {
@@ -495,25 +486,8 @@ type Cluster interface {
 }
 
 // Node is a running Strand process.
-type Node struct {
-	ID          string    `json:"id"`
-	Host        string    `json:"host"`
-	PID         int32     `json:"pid"`
-	Address     string    `json:"address,omitempty"`
-	StartedAt   time.Time `json:"started_at"`
-	HeartbeatAt time.Time `json:"heartbeat_at"`
-	ExpiresAt   time.Time `json:"expires_at"`
-}
+type Node = store.Node
 
 // Definition is a stored workflow definition (a DAG, a state machine), by
 // type and version.
-type Definition struct {
-	Type       string    `json:"type"`
-	Version    int32     `json:"version,omitempty"`
-	SHA1       string    `json:"sha1,omitempty"`
-	Body       []byte    `json:"body"`
-	Group      string    `json:"group,omitempty"`
-	CreatedAt  time.Time `json:"created_at,omitzero"`
-	ModifiedAt time.Time `json:"modified_at,omitzero"`
-	ModifiedBy string    `json:"modified_by,omitempty"`
-}
+type Definition = store.Definition

@@ -53,28 +53,17 @@ func (e *Engine) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 	if !all {
 		alive = store.Now()
 	}
-	nodes, err := e.store.ListNodes(ctx, alive)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Node, len(nodes))
-	for i, n := range nodes {
-		out[i] = api.Node{ID: n.ID, Host: n.Host, PID: n.PID, Address: n.Address, StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt, ExpiresAt: n.ExpiresAt}
-	}
-	return out, nil
-}
-
-func definitionOf(d store.Definition) api.Definition {
-	return api.Definition{Type: d.Type, Version: d.Version, SHA1: d.SHA1, Body: d.Body, Group: d.Group, CreatedAt: d.CreatedAt, ModifiedAt: d.ModifiedAt, ModifiedBy: d.ModifiedBy}
+	return e.store.ListNodes(ctx, alive)
 }
 
 // PutDefinition implements api.Cluster.
 func (e *Engine) PutDefinition(ctx context.Context, d api.Definition) (api.Definition, error) {
-	got, err := e.store.PutDefinition(ctx, store.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
+	// The store computes the hash and the times; what the caller sent of them is ignored.
+	got, err := e.store.PutDefinition(ctx, api.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
 	if errors.Is(err, store.ErrDefinitionExists) {
 		return api.Definition{}, fmt.Errorf("%w: definition %s version %d has other content", api.ErrConflict, d.Type, d.Version)
 	}
-	return definitionOf(got), err
+	return got, err
 }
 
 // GetDefinition implements api.Cluster.
@@ -83,18 +72,10 @@ func (e *Engine) GetDefinition(ctx context.Context, typ string, version int32) (
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Definition{}, fmt.Errorf("%w: definition %s version %d", api.ErrNotFound, typ, version)
 	}
-	return definitionOf(d), err
+	return d, err
 }
 
 // ListDefinitions implements api.Cluster.
 func (e *Engine) ListDefinitions(ctx context.Context, typ string) ([]api.Definition, error) {
-	all, err := e.store.ListDefinitions(ctx, typ)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Definition, len(all))
-	for i, d := range all {
-		out[i] = definitionOf(d)
-	}
-	return out, nil
+	return e.store.ListDefinitions(ctx, typ)
 }

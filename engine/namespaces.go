@@ -12,10 +12,6 @@ import (
 
 var _ api.Namespaces = (*Engine)(nil)
 
-func toAPI(n store.Namespace) api.Namespace {
-	return api.Namespace{Name: n.Name, Description: n.Description, Retention: n.Retention, Data: n.Data, Version: n.Version, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
-}
-
 func validNamespace(n api.Namespace) error {
 	if strings.HasPrefix(n.Name, "strand-") {
 		return api.InvalidArgument("name", "names starting with strand- are reserved")
@@ -39,7 +35,7 @@ func (e *Engine) CreateNamespace(ctx context.Context, n api.Namespace) (api.Name
 	if errors.Is(err, store.ErrNamespaceExists) {
 		return api.Namespace{}, fmt.Errorf("%w: namespace %q", api.ErrAlreadyExists, n.Name)
 	}
-	return toAPI(got), err
+	return got, err
 }
 
 // DescribeNamespace implements api.Namespaces.
@@ -51,7 +47,7 @@ func (e *Engine) DescribeNamespace(ctx context.Context, name string) (api.Namesp
 	if errors.Is(err, store.ErrNamespaceNotFound) {
 		return api.Namespace{}, fmt.Errorf("%w: %q", api.ErrNamespaceNotFound, name)
 	}
-	return toAPI(n), err
+	return n, err
 }
 
 // UpdateNamespace implements api.Namespaces: the update must carry the
@@ -80,7 +76,7 @@ func (e *Engine) UpdateNamespace(ctx context.Context, n api.Namespace) (api.Name
 		delete(e.namespaces, n.Name)
 		e.nsMu.Unlock()
 	}
-	return toAPI(got), err
+	return got, err
 }
 
 // ListNamespaces implements api.Namespaces (Strand's own is left out).
@@ -92,7 +88,7 @@ func (e *Engine) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 	out := make([]api.Namespace, 0, len(all))
 	for _, n := range all {
 		if n.Name != systemNamespace {
-			out = append(out, toAPI(n))
+			out = append(out, n)
 		}
 	}
 	return out, nil

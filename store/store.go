@@ -229,53 +229,54 @@ type TaskPage struct {
 
 // Namespace isolates workflows and carries their retention.
 type Namespace struct {
-	Name        string
-	Description string
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 	// Retention is how long closed runs are kept.
-	Retention time.Duration
-	Data      map[string]string
-	Version   int64
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Retention time.Duration     `json:"retention,omitempty"`
+	Data      map[string]string `json:"data,omitempty"`
+	// Version guards updates: an update must carry the version it read.
+	Version   int64     `json:"version,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // Node is a live Strand process (nFlow's executor).
 type Node struct {
-	ID          string
-	Host        string
-	PID         int32
-	Group       string
-	Address     string
-	StartedAt   time.Time
-	HeartbeatAt time.Time
-	ExpiresAt   time.Time
+	ID          string    `json:"id"`
+	Host        string    `json:"host"`
+	PID         int32     `json:"pid"`
+	Group       string    `json:"group,omitempty"`
+	Address     string    `json:"address,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	HeartbeatAt time.Time `json:"heartbeat_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
 }
 
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
-	Type       string
-	Version    int32
-	SHA1       string
-	Body       []byte
-	Group      string
-	CreatedAt  time.Time
-	ModifiedAt time.Time
-	ModifiedBy string
+	Type       string    `json:"type"`
+	Version    int32     `json:"version,omitempty"`
+	SHA1       string    `json:"sha1,omitempty"`
+	Body       []byte    `json:"body"`
+	Group      string    `json:"group,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+	ModifiedAt time.Time `json:"modified_at,omitzero"`
+	ModifiedBy string    `json:"modified_by,omitempty"`
 }
 
 // VisibilityRecord is what listing shows of a run.
 type VisibilityRecord struct {
-	Namespace   string
-	WorkflowID  string
-	RunID       string
-	Type        string
-	Status      RunStatus
-	StartTime   time.Time
-	CloseTime   time.Time
-	BusinessKey string
-	Attributes  map[string]string
+	Namespace   string            `json:"namespace"`
+	WorkflowID  string            `json:"workflow_id"`
+	RunID       string            `json:"run_id"`
+	Type        string            `json:"workflow_type"`
+	Status      RunStatus         `json:"status"`
+	StartTime   time.Time         `json:"start_time"`
+	CloseTime   time.Time         `json:"close_time,omitzero"`
+	BusinessKey string            `json:"business_key,omitempty"`
+	Attributes  map[string]string `json:"attributes,omitempty"`
 	// Version orders updates of one run; a lower one never overwrites.
-	Version int64
+	Version int64 `json:"version"`
 }
 
 // RunFilter selects visibility records. Namespace is required; every other
