@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -382,13 +381,6 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 		f := r.flight
 		if f == nil || f.nonce != tok.Nonce || tok.Nonce == 0 {
 			return fmt.Errorf("%w: workflow task of %s", api.ErrTaskNotFound, r.key)
-		}
-		if f.tx != nil && f.tx.expected == 0 && slices.ContainsFunc(req.Commands, func(c api.Command) bool { return c.Type == api.CommandContinueAsNew }) {
-			// A run created and continued in one batch would write its
-			// current row twice; Cassandra cannot. Create it first.
-			if err := r.flushFlight(ctx); err != nil {
-				return err
-			}
 		}
 		if f.tx == nil && len(r.exec.BufferedEvents) > 0 && closes(req.Commands) {
 			return r.rejectClose(ctx)

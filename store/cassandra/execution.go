@@ -274,7 +274,7 @@ func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.E
 		append(append(append([]any{commitID}, setArgs...), shard.args(b.ShardID)...), b.RangeID)...)
 	p.checks = append(p.checks, check{key: shard, kind: checkShard, want: b.RangeID})
 
-	for i, w := range b.Runs {
+	for i, w := range mergeCurrent(b.Runs) {
 		s.addRun(p, b.ShardID, w, states[i], now, commitID)
 	}
 	for _, t := range b.Tasks {
@@ -326,6 +326,31 @@ func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.E
 		deleted = append(deleted, k)
 	}
 	return p, deleted, nil
+}
+
+// mergeCurrent folds a run created in the batch and a run that replaces it
+// as current in the same batch (a workflow that starts and continues as
+// new in one commit) into one write of the current row: a conditional
+// batch may not hold IF NOT EXISTS and IF current_run_id for one row. The
+// successor creates the row; the result is what SQL gets by doing both.
+func mergeCurrent(runs []store.RunWrite) []store.RunWrite {
+	out := runs
+	for i, w := range runs {
+		if w.Current != store.CurrentReplace {
+			continue
+		}
+		for j, c := range runs {
+			if c.Current == store.CurrentCreate && c.Execution.RunID == w.PrevRunID &&
+				c.Execution.Namespace == w.Execution.Namespace && c.Execution.WorkflowID == w.Execution.WorkflowID {
+				if &out[0] == &runs[0] {
+					out = append([]store.RunWrite(nil), runs...)
+				}
+				out[j].Current = store.CurrentNone
+				out[i].Current, out[i].PrevRunID = store.CurrentCreate, ""
+			}
+		}
+	}
+	return out
 }
 
 // addRun adds one run's write: its current row as the write's mode says,

@@ -392,6 +392,20 @@ func testCurrentModes(t *testing.T, s *suite) {
 	_, err = s.updateRunCurrent(sh, closed)
 	s.wantErr(err, store.ErrConditionFailed)
 	equal(t, "old run", s.getRun(sh, key("wf", "r1")), closed)
+
+	// A run created and continued as new in the same batch.
+	first, second := newExecution(key("wf2", "r1")), newExecution(key("wf2", "r2"))
+	first.State, first.Status = store.StateClosed, store.StatusContinuedAsNew
+	s.must(s.st.Commit(s.ctx, &store.Batch{ShardID: 1, RangeID: sh.RangeID, Runs: []store.RunWrite{
+		{Execution: first, Current: store.CurrentCreate, History: []store.HistoryBlock{block(1, 2, "x")}},
+		{Execution: second, Current: store.CurrentReplace, PrevRunID: "r1", History: []store.HistoryBlock{block(1, 2, "x")}},
+	}}))
+	cur, err = s.st.GetCurrentExecution(s.ctx, 1, "default", "wf2")
+	s.must(err)
+	if cur.RunID != "r2" {
+		t.Fatalf("current after create and continue: %+v", cur)
+	}
+	equal(t, "first run", s.getRun(sh, key("wf2", "r1")), first)
 }
 
 func (s *suite) updateRunCurrent(sh store.Shard, e *store.Execution) (*store.Execution, error) {
