@@ -55,11 +55,7 @@ func (s *shard) dispatchTransfer(task store.Task) {
 				return
 			}
 			s.log.Warn("transfer task failed; retrying", "type", task.Type, "run", task.Run.String(), "err", err)
-			time.AfterFunc(time.Second, func() {
-				if s.ctx.Err() == nil {
-					s.dispatchTransfer(task)
-				}
-			})
+			s.afterFunc(time.Second, func(context.Context) { s.dispatchTransfer(task) })
 			return
 		}
 		s.ackTransfer(task.Key)
@@ -347,11 +343,7 @@ func (s *shard) fireTimer(ctx context.Context, te *timerEntry) {
 			return
 		}
 		s.log.Warn("timer task failed; retrying", "type", te.typ, "run", te.run.String(), "err", err)
-		time.AfterFunc(time.Second, func() {
-			if s.ctx.Err() == nil {
-				s.work.push(func(ctx context.Context) { s.fireTimer(ctx, te) })
-			}
-		})
+		s.afterFunc(time.Second, func(ctx context.Context) { s.fireTimer(ctx, te) })
 		return
 	}
 	s.ackTimer(te.key)
