@@ -483,6 +483,9 @@ type Cluster interface {
 	GetDefinition(ctx context.Context, typ string, version int32) (Definition, error)
 	// ListDefinitions returns every version of a type, or of all types.
 	ListDefinitions(ctx context.Context, typ string) ([]Definition, error)
+	// ListShards returns every shard as the store records it, marking the
+	// ones the answering node serves.
+	ListShards(ctx context.Context) ([]ShardInfo, error)
 }
 
 // Node is a running Strand process.

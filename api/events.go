@@ -55,6 +55,10 @@ const (
 	// Audit only.
 	EventWorkflowTaskFailed EventType = "WorkflowTaskFailed"
 	EventStepAttemptFailed  EventType = "StepAttemptFailed"
+	// EventRunRecovered: the node that ran the run's shard stopped without
+	// handing it over, and another node took the run's work on (nFlow's
+	// recovery action); Reason names both.
+	EventRunRecovered EventType = "RunRecovered"
 )
 
 // Event is one entry of a run's history: the audit trail a person reads and

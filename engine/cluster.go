@@ -5,45 +5,407 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
 
+// A cluster is several engines (nodes) over one store. Each node
+// heartbeats in the nodes table; the shards are placed over the live nodes
+// by rendezvous hashing (placement.go); a controller on every node takes
+// the shards placement gives it and hands back the ones it gives another.
+// Taking a shard raises its range_id, which fences the previous owner: its
+// next write fails and it drops the shard. Calls for a shard another node
+// owns are forwarded to it (route), and workers waiting on one node get the
+// tasks of other nodes' shards through forwarded polls (legs.go).
+//
+// An engine without Options.Dial is alone over its store: it takes every
+// shard when it opens and never forwards.
+
 var _ api.Cluster = (*Engine)(nil)
 
-// nodeTTL is how long a node's heartbeat keeps it alive; it beats at a
-// third of that.
-const nodeTTL = 30 * time.Second
+// cluster is the engine's view of the other nodes and its controller's
+// state.
+type cluster struct {
+	view     atomic.Pointer[view]
+	ready    atomic.Bool
+	lastBeat atomic.Int64 // unix nanos at which the last heartbeat that landed began
+	started  time.Time
+	wake     chan struct{}
 
-// heartbeat registers the engine in the nodes table and keeps it alive
-// until ctx ends, then removes it.
-func (e *Engine) heartbeat(ctx context.Context) {
-	host, _ := os.Hostname()
-	started := store.Now()
-	beat := func() {
-		now := store.Now()
-		n := store.Node{ID: e.opts.Identity, Host: host, PID: int32(os.Getpid()), StartedAt: started, HeartbeatAt: now, ExpiresAt: now.Add(nodeTTL)}
-		if err := e.store.UpsertNode(ctx, n); err != nil && ctx.Err() == nil {
-			e.log.Warn("node heartbeat", "err", err)
-		}
+	// waiting: shards placement gives this node that a live node still
+	// holds, since when (the controller's alone).
+	waiting map[int32]time.Time
+
+	peerMu sync.Mutex
+	peers  map[string]api.Peer
+
+	legMu sync.Mutex
+	legs  map[legKey]bool
+}
+
+// view is the live nodes as the controller last read them.
+type view struct {
+	nodes []string          // ids, sorted, this node's among them
+	addr  map[string]string // id → address
+}
+
+func (v *view) live(id string) bool { _, ok := v.addr[id]; return ok }
+
+// errNotOwner: this node does not serve the shard (any more, or yet); the
+// call changed nothing and may be retried where the shard is.
+var errNotOwner = fmt.Errorf("%w: shard not served here", api.ErrUnavailable)
+
+func (e *Engine) clustered() bool { return e.opts.Dial != nil }
+
+// tick is how often the controller looks at the nodes table.
+func (e *Engine) tick() time.Duration { return max(100*time.Millisecond, e.opts.NodeTTL/10) }
+
+// join registers the node, takes the shards it should own now and starts
+// the heartbeat and the controller.
+func (e *Engine) join(ctx context.Context) error {
+	c := &e.cluster
+	c.started, c.wake = store.Now(), make(chan struct{}, 1)
+	c.waiting, c.peers, c.legs = map[int32]time.Time{}, map[string]api.Peer{}, map[legKey]bool{}
+	if err := e.beat(ctx); err != nil {
+		return fmt.Errorf("engine: register node: %w", err)
 	}
-	beat()
-	t := time.NewTicker(nodeTTL / 3)
+	if e.clustered() {
+		e.forgetPredecessors(ctx)
+	}
+	if err := e.place(ctx); err != nil {
+		return err
+	}
+	e.wg.Go(func() { e.heartbeat(e.ctx) })
+	if e.clustered() {
+		e.wg.Go(func() { e.control(e.ctx) })
+	}
+	return nil
+}
+
+// beat records this node's heartbeat.
+func (e *Engine) beat(ctx context.Context) error {
+	host, _ := os.Hostname()
+	began := time.Now()
+	now := store.Now()
+	n := store.Node{ID: e.opts.Identity, Host: host, PID: int32(os.Getpid()), Address: e.opts.Address,
+		StartedAt: e.cluster.started, HeartbeatAt: now, ExpiresAt: now.Add(e.opts.NodeTTL)}
+	if err := e.store.UpsertNode(ctx, n); err != nil {
+		return err
+	}
+	e.cluster.lastBeat.Store(began.UnixNano())
+	return nil
+}
+
+// heartbeat keeps the node alive until ctx ends.
+func (e *Engine) heartbeat(ctx context.Context) {
+	t := time.NewTicker(e.opts.NodeTTL / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := e.store.DeleteNode(dctx, e.opts.Identity); err != nil && !errors.Is(err, store.ErrNotFound) {
-				e.log.Warn("remove node", "err", err)
-			}
 			return
 		case <-t.C:
-			beat()
+			if err := e.beat(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("node heartbeat", "err", err)
+			}
 		}
+	}
+}
+
+// forgetPredecessors removes the rows of earlier processes that served this
+// node's address on this host: they are gone (this process has the
+// address), so their shards need not wait for their heartbeat to expire.
+func (e *Engine) forgetPredecessors(ctx context.Context) {
+	if e.opts.Address == "" {
+		return
+	}
+	host, _ := os.Hostname()
+	nodes, err := e.store.ListNodes(ctx, store.Now())
+	if err != nil {
+		return
+	}
+	for _, n := range nodes {
+		if n.ID != e.opts.Identity && n.Host == host && n.Address == e.opts.Address {
+			e.log.Info("removing the row of an earlier process at this address", "node", n.ID)
+			if err := e.store.DeleteNode(ctx, n.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				e.log.Warn("remove earlier node", "node", n.ID, "err", err)
+			}
+		}
+	}
+}
+
+// control runs the controller until ctx ends.
+func (e *Engine) control(ctx context.Context) {
+	t := time.NewTicker(e.tick())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.cluster.wake:
+		}
+		if err := e.place(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("shard placement", "err", err)
+		}
+	}
+}
+
+// wakeController asks the controller to look again now (a shard was lost).
+func (e *Engine) wakeController() {
+	select {
+	case e.cluster.wake <- struct{}{}:
+	default:
+	}
+}
+
+// place makes this node own what placement gives it: it drops lost shards,
+// hands back those that belong to another node now and takes its own.
+func (e *Engine) place(ctx context.Context) error {
+	v, err := e.refreshView(ctx)
+	if err != nil {
+		return err
+	}
+	e.checkLease(ctx)
+	owned := map[int32]bool{}
+	for _, s := range e.owned() {
+		if s.isLost() {
+			e.dropShard(s)
+			continue
+		}
+		owned[s.id] = true
+	}
+	if !e.clustered() && len(owned) > 0 {
+		// Alone: the shards were taken at Open; one lost to another engine
+		// is not fought over.
+		e.cluster.ready.Store(len(owned) == e.opts.NumShards)
+		return nil
+	}
+	acquire, release := placementChange(e.opts.Identity, e.opts.NumShards, v.nodes, owned)
+	for _, id := range release {
+		e.handBack(ctx, id)
+	}
+	all := true
+	for _, id := range acquire {
+		if err := e.take(ctx, id, v); err != nil {
+			all = false
+			if !errors.Is(err, errWaitHandover) {
+				e.log.Warn("acquire shard", "shard", id, "err", err)
+			}
+		}
+	}
+	e.cluster.ready.Store(all)
+	return nil
+}
+
+// refreshView reads the live nodes; this node is always among them.
+func (e *Engine) refreshView(ctx context.Context) (*view, error) {
+	v := &view{addr: map[string]string{e.opts.Identity: e.opts.Address}}
+	if e.clustered() {
+		nodes, err := e.store.ListNodes(ctx, store.Now())
+		if err != nil {
+			if old := e.cluster.view.Load(); old != nil {
+				return old, nil
+			}
+			return nil, fmt.Errorf("engine: list nodes: %w", err)
+		}
+		for _, n := range nodes {
+			v.addr[n.ID] = n.Address
+		}
+	}
+	for id := range v.addr {
+		v.nodes = append(v.nodes, id)
+	}
+	slices.Sort(v.nodes)
+	e.cluster.view.Store(v)
+	return v, nil
+}
+
+// checkLease: when this node's heartbeat has not landed for longer than its
+// TTL (it was paused, or cut off from the store), the other nodes may have
+// taken its shards. It asks the store which shards are still its own and
+// drops the others before serving anything more from memory.
+func (e *Engine) checkLease(ctx context.Context) {
+	since := time.Since(time.Unix(0, e.cluster.lastBeat.Load()))
+	if since <= e.opts.NodeTTL {
+		return
+	}
+	e.log.Warn("node lease expired; checking shard ownership", "since_heartbeat", since.Round(time.Millisecond))
+	for _, s := range e.owned() {
+		sh, err := e.store.GetShard(ctx, s.id)
+		s.mu.Lock()
+		mine := err == nil && sh.RangeID == s.rangeID && sh.Owner == e.opts.Identity
+		s.mu.Unlock()
+		if !mine {
+			e.log.Warn("shard taken over while this node was away", "shard", s.id, "err", err)
+			s.markLost()
+		}
+	}
+	if err := e.beat(ctx); err != nil && ctx.Err() == nil {
+		e.log.Warn("node heartbeat", "err", err)
+	}
+}
+
+var errWaitHandover = errors.New("engine: waiting for the owner to hand the shard over")
+
+// take acquires shard id. A shard a live node holds is left to that node
+// for one heartbeat interval, to hand it over; then it is taken anyway.
+func (e *Engine) take(ctx context.Context, id int32, v *view) error {
+	prev := ""
+	sh, err := e.store.GetShard(ctx, id)
+	switch {
+	case err == nil:
+		prev = sh.Owner
+	case !errors.Is(err, store.ErrShardNotFound):
+		return err
+	}
+	if prev != "" && prev != e.opts.Identity && v.live(prev) {
+		first, ok := e.cluster.waiting[id]
+		if !ok {
+			e.cluster.waiting[id] = time.Now()
+			return errWaitHandover
+		}
+		if time.Since(first) < e.opts.NodeTTL/3 {
+			return errWaitHandover
+		}
+		e.log.Warn("taking a shard its live owner did not hand over", "shard", id, "owner", prev)
+	}
+	delete(e.cluster.waiting, id)
+	s := newShard(e, id)
+	s.ctx, s.cancel = context.WithCancel(e.ctx)
+	if prev != e.opts.Identity {
+		s.takenFrom = prev
+	}
+	if err := s.acquire(ctx); err != nil {
+		s.cancel()
+		return err
+	}
+	e.shardMu.Lock()
+	e.shards[id] = s
+	e.shardMu.Unlock()
+	e.wg.Go(s.run)
+	e.log.Info("shard acquired", "shard", id, "from", prev)
+	return nil
+}
+
+// handBack stops serving shard id and releases it in the store, so that
+// its next owner takes it at once and knows nothing was abandoned.
+func (e *Engine) handBack(ctx context.Context, id int32) {
+	e.shardMu.Lock()
+	s := e.shards[id]
+	e.shards[id] = nil
+	e.shardMu.Unlock()
+	if s == nil {
+		return
+	}
+	s.stop()
+	s.mu.Lock()
+	rangeID, lost := s.rangeID, s.lost
+	s.mu.Unlock()
+	if lost {
+		return
+	}
+	if _, err := e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: id, PrevRangeID: rangeID}); err != nil && ctx.Err() == nil {
+		e.log.Warn("release shard", "shard", id, "err", err)
+		return
+	}
+	e.log.Info("shard handed back", "shard", id)
+}
+
+// dropShard forgets a shard that another node took.
+func (e *Engine) dropShard(s *shard) {
+	e.shardMu.Lock()
+	if e.shards[s.id] == s {
+		e.shards[s.id] = nil
+	}
+	e.shardMu.Unlock()
+	s.stop()
+	e.log.Warn("shard dropped: another node owns it", "shard", s.id)
+}
+
+// leave hands every shard back and removes the node from the nodes table
+// (Close, after the engine's goroutines stopped).
+func (e *Engine) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range e.owned() {
+		e.handBack(ctx, s.id)
+	}
+	if e.cluster.wake == nil {
+		return // never joined
+	}
+	if err := e.store.DeleteNode(ctx, e.opts.Identity); err != nil && !errors.Is(err, store.ErrNotFound) {
+		e.log.Warn("remove node", "err", err)
+	}
+}
+
+// peer returns the API of the node at addr.
+func (e *Engine) peer(addr string) api.Peer {
+	c := &e.cluster
+	c.peerMu.Lock()
+	defer c.peerMu.Unlock()
+	p := c.peers[addr]
+	if p == nil {
+		p = e.opts.Dial(addr)
+		c.peers[addr] = p
+	}
+	return p
+}
+
+// ownerPeer returns the node placement gives shard id to, when that is
+// another node this one can reach.
+func (e *Engine) ownerPeer(id int32) api.Peer {
+	v := e.cluster.view.Load()
+	if v == nil || !e.clustered() {
+		return nil
+	}
+	owner := shardOwner(id, v.nodes)
+	if owner == e.opts.Identity || v.addr[owner] == "" {
+		return nil
+	}
+	return e.peer(v.addr[owner])
+}
+
+// route runs local on the shard of a workflow id when this node serves it,
+// or remote with the node that does. While the shard changes hands (its
+// owner died, or is handing it over) the call waits and tries again, for
+// up to twice the node TTL. A forwarded call is never forwarded again.
+func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*shard) error, remote func(api.Peer) error) error {
+	id := e.shardID(nsOrDefault(ns), workflowID)
+	deadline := time.Now().Add(2 * e.opts.NodeTTL)
+	delay := 10 * time.Millisecond
+	for {
+		var err error
+		if s := e.local(id); s != nil {
+			if err = local(s); !errors.Is(err, errNotOwner) {
+				return err
+			}
+		} else if p := e.ownerPeer(id); p != nil && !api.Forwarded(ctx) {
+			if err = remote(p); !errors.Is(err, api.ErrUnavailable) {
+				return err
+			}
+		} else {
+			err = fmt.Errorf("%w: shard %d", errNotOwner, id)
+			if api.Forwarded(ctx) {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 500*time.Millisecond)
 	}
 }
 
@@ -54,6 +416,25 @@ func (e *Engine) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 		alive = store.Now()
 	}
 	return e.store.ListNodes(ctx, alive)
+}
+
+// ListShards implements api.Cluster.
+func (e *Engine) ListShards(ctx context.Context) ([]api.ShardInfo, error) {
+	out := make([]api.ShardInfo, 0, e.opts.NumShards)
+	for id := range int32(e.opts.NumShards) {
+		sh, err := e.store.GetShard(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrShardNotFound) {
+			return nil, err
+		}
+		info := api.ShardInfo{ID: id, Owner: sh.Owner, RangeID: sh.RangeID}
+		if s := e.local(id); s != nil {
+			s.mu.Lock()
+			info.Serving = s.rangeID == sh.RangeID
+			s.mu.Unlock()
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }
 
 // PutDefinition implements api.Cluster.

@@ -57,6 +57,18 @@ type Options struct {
 	DefaultRetention time.Duration
 	// Metrics, when set, receives the engine's Prometheus metrics.
 	Metrics prometheus.Registerer
+
+	// NodeTTL is how long this node's heartbeat keeps it alive in the
+	// nodes table (default 30s). It beats at a third of that; the nodes
+	// take over a silent node's shards once its heartbeat has expired.
+	NodeTTL time.Duration
+	// Address is where other nodes reach this node's API
+	// (http://host:port); empty for an engine no other node calls.
+	Address string
+	// Dial returns the API of the node at an address: the engine forwards
+	// to it calls for shards that node owns and polls for its tasks. Nil
+	// for an engine alone over its store.
+	Dial func(address string) api.Peer
 }
 
 func (o *Options) setDefaults() {
@@ -85,6 +97,9 @@ func (o *Options) setDefaults() {
 	if o.DefaultRetention <= 0 {
 		o.DefaultRetention = 72 * time.Hour
 	}
+	if o.NodeTTL <= 0 {
+		o.NodeTTL = 30 * time.Second
+	}
 }
 
 // systemNamespace holds the engine's own settings.
@@ -97,7 +112,12 @@ type Engine struct {
 	opts   Options
 	log    *slog.Logger
 	match  *matcher
-	shards []*shard
+
+	// shards are this node's shards by id (nil: another node's, or none's
+	// yet); the controller (cluster.go) alone adds and removes them.
+	shardMu sync.RWMutex
+	shards  []*shard
+	cluster cluster
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -133,33 +153,24 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: create default namespace: %w", err)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	for i := range opts.NumShards {
-		s := newShard(e, int32(i))
-		s.ctx, s.cancel = context.WithCancel(e.ctx)
-		if err := s.acquire(ctx); err != nil {
-			e.Close()
-			return nil, err
-		}
-		e.shards = append(e.shards, s)
+	e.shards = make([]*shard, opts.NumShards)
+	if err := e.join(ctx); err != nil {
+		e.Close()
+		return nil, err
 	}
-	for _, s := range e.shards {
-		e.wg.Go(s.run)
-	}
-	e.wg.Go(func() { e.heartbeat(e.ctx) })
 	return e, nil
 }
 
-// Close stops the engine: its shards stop processing and polls return.
-// Work acknowledged before is durable; work in flight is retried by the
-// next owner of the shards.
+// Close stops the engine: its shards stop processing and polls return;
+// it hands its shards back and leaves the nodes table, so the other nodes
+// take its shards at once. Work acknowledged before is durable; work in
+// flight is retried by the next owner of the shards.
 func (e *Engine) Close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
 	e.wg.Wait()
-	for _, s := range e.shards {
-		s.stop()
-	}
+	e.leave()
 	return nil
 }
 
@@ -197,13 +208,37 @@ func (e *Engine) checkShardCount(ctx context.Context) error {
 	return nil
 }
 
-// shardFor maps a workflow id to its shard.
-func (e *Engine) shardFor(ns, workflowID string) *shard {
+// shardID maps a workflow id to its shard.
+func (e *Engine) shardID(ns, workflowID string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(ns))
 	h.Write([]byte{0})
 	h.Write([]byte(workflowID))
-	return e.shards[h.Sum32()%uint32(len(e.shards))]
+	return int32(h.Sum32() % uint32(e.opts.NumShards))
+}
+
+// local returns shard id when this node owns and serves it, else nil.
+func (e *Engine) local(id int32) *shard {
+	e.shardMu.RLock()
+	s := e.shards[id]
+	e.shardMu.RUnlock()
+	if s == nil || s.isLost() || s.ctx.Err() != nil {
+		return nil
+	}
+	return s
+}
+
+// owned returns the shards this node holds now.
+func (e *Engine) owned() []*shard {
+	e.shardMu.RLock()
+	defer e.shardMu.RUnlock()
+	var out []*shard
+	for _, s := range e.shards {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // namespace returns a namespace's settings, cached.
@@ -261,13 +296,14 @@ type Stats struct {
 	CachedRuns  int
 }
 
-// Ready reports whether the engine owns every shard it should.
-func (e *Engine) Ready() bool { return e.Stats().ShardsOwned == len(e.shards) }
+// Ready reports whether the engine owns every shard the placement over the
+// live nodes gives it.
+func (e *Engine) Ready() bool { return e.cluster.ready.Load() }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
 	var st Stats
-	for _, s := range e.shards {
+	for _, s := range e.owned() {
 		s.mu.Lock()
 		st.Commits += s.commits
 		st.CommitParts += s.partsCommitted

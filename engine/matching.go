@@ -36,6 +36,9 @@ type taskQueue struct {
 	pollers *list.List // of *poller, oldest first
 	backlog [6]*list.List
 	size    int
+	// workers counts the pollers that are workers (the others are other
+	// nodes' forwarded polls).
+	workers int
 }
 
 // poller is one waiting poll; it takes exactly one item.
@@ -105,8 +108,9 @@ func (q *taskQueue) takePoller() *poller {
 }
 
 // poll returns the next item of the queue, waiting until one comes or ctx
-// ends (nil). An item that arrives as ctx ends is handed to giveBack.
-func (m *matcher) poll(ctx context.Context, k queueKey, giveBack func(any)) any {
+// ends (nil). An item that arrives as ctx ends is handed to giveBack. A
+// worker's poll (worker set) calls waiting once it waits.
+func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
 	for i := 1; i < len(q.backlog); i++ {
@@ -119,19 +123,30 @@ func (m *matcher) poll(ctx context.Context, k queueKey, giveBack func(any)) any 
 	}
 	p := &poller{ch: make(chan any, 1)}
 	p.elem = q.pollers.PushBack(p)
+	if worker {
+		q.workers++
+		defer func() {
+			m.mu.Lock()
+			q.workers--
+			m.mu.Unlock()
+		}()
+	}
 	m.mu.Unlock()
+	if worker && waiting != nil {
+		waiting()
+	}
 	select {
 	case item := <-p.ch:
 		return item
 	case <-ctx.Done():
 	}
 	m.mu.Lock()
-	waiting := p.elem != nil
-	if waiting {
+	stillWaiting := p.elem != nil
+	if stillWaiting {
 		q.pollers.Remove(p.elem)
 	}
 	m.mu.Unlock()
-	if !waiting {
+	if !stillWaiting {
 		// Someone took this poller and handed it an item (or is about to).
 		giveBack(<-p.ch)
 	}
@@ -148,9 +163,20 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 }
 
 // next waits for the next item of queue k (nil when ctx ends); an item
-// handed over as ctx ended goes back to the front of the queue.
-func (e *Engine) next(ctx context.Context, k queueKey) any {
-	return e.match.poll(ctx, k, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+// handed over as ctx ended goes back to the front of the queue. While a
+// worker waits, legs bring it other nodes' tasks.
+func (e *Engine) next(ctx context.Context, k queueKey, worker bool) any {
+	return e.match.poll(ctx, k, worker, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+}
+
+// workersWaiting returns how many workers wait on queue k now.
+func (m *matcher) workersWaiting(k queueKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.queues[k]; q != nil {
+		return q.workers
+	}
+	return 0
 }
 
 // requeue puts an item back at the front of its priority level.

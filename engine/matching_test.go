@@ -15,7 +15,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	ctx := context.Background()
 	var got []int8
 	for range 5 {
-		got = append(got, m.poll(ctx, k, nil).(int8))
+		got = append(got, m.poll(ctx, k, true, nil, nil).(int8))
 	}
 	want := []int8{1, 2, 0, 4, 5} // 0 is normal (3)
 	for i := range want {
@@ -25,7 +25,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	}
 	// A task offered while a worker polls goes straight to it.
 	done := make(chan any)
-	go func() { done <- m.poll(ctx, k, nil) }()
+	go func() { done <- m.poll(ctx, k, true, nil, nil) }()
 	for m.waitingPollers(k) == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -39,7 +39,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	// A poll that ends gives back nothing and leaves no poller behind.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if v := m.poll(cctx, k, func(any) { t.Fatal("nothing to give back") }); v != nil {
+	if v := m.poll(cctx, k, true, nil, func(any) { t.Fatal("nothing to give back") }); v != nil {
 		t.Fatalf("got %v", v)
 	}
 	if m.waitingPollers(k) != 0 {

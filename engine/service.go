@@ -58,7 +58,23 @@ func (e *Engine) start(ctx context.Context, spec *startSpec) (api.StartResponse,
 	if _, err := e.namespace(ctx, q.Namespace); err != nil {
 		return api.StartResponse{}, err
 	}
-	s := e.shardFor(q.Namespace, q.WorkflowID)
+	if q.RequestID == "" {
+		// A start tried again after its shard moved is recognised.
+		q.RequestID = uuid.NewString()
+	}
+	var resp api.StartResponse
+	err := e.route(ctx, q.Namespace, q.WorkflowID, func(s *shard) (err error) {
+		resp, err = e.startOn(ctx, s, spec)
+		return err
+	}, func(p api.Peer) error {
+		return peerCall(ctx, p, opStart, spec.wire(), &resp)
+	})
+	return resp, err
+}
+
+// startOn is start on the workflow id's shard, which this node serves.
+func (e *Engine) startOn(ctx context.Context, s *shard, spec *startSpec) (api.StartResponse, error) {
+	q := &spec.req
 	mode, prev := store.CurrentCreate, ""
 	for range 3 {
 		k := store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: uuid.NewString()}
@@ -125,7 +141,7 @@ func (e *Engine) create(ctx context.Context, s *shard, k store.RunKey, spec *sta
 	if err != nil {
 		return err
 	}
-	return await(ctx, wait)
+	return s.await(ctx, wait)
 }
 
 // SignalWithStart implements api.Service.
@@ -136,10 +152,28 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 	if err := validateStart(&req.Start); err != nil {
 		return api.StartResponse{}, err
 	}
+	if _, err := e.namespace(ctx, req.Start.Namespace); err != nil {
+		return api.StartResponse{}, err
+	}
+	if req.Start.RequestID == "" {
+		req.Start.RequestID = uuid.NewString()
+	}
+	var resp api.StartResponse
+	err := e.route(ctx, req.Start.Namespace, req.Start.WorkflowID, func(s *shard) (err error) {
+		resp, err = e.signalWithStartOn(ctx, s, req)
+		return err
+	}, func(p api.Peer) (err error) {
+		resp, err = p.SignalWithStart(api.WithForwarded(ctx), req)
+		return err
+	})
+	return resp, err
+}
+
+func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.SignalWithStartRequest) (api.StartResponse, error) {
 	sig := api.SignalRequest{RunRef: api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID},
 		Name: req.SignalName, Input: req.SignalInput, Identity: req.Start.Identity}
 	for range 3 {
-		runID, err := e.signal(ctx, sig)
+		runID, err := e.signalOn(ctx, s, sig)
 		if err == nil {
 			return api.StartResponse{RunID: runID}, nil
 		}
@@ -152,11 +186,11 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 			start.IDReuse = api.AllowDuplicate
 		}
 		spec := &startSpec{req: start, signal: &sig}
-		resp, err := e.start(ctx, spec)
+		resp, err := e.startOn(ctx, s, spec)
 		if errors.Is(err, api.ErrAlreadyStarted) {
 			var ae *api.AlreadyStartedError
 			if errors.As(err, &ae) {
-				if cur, cerr := e.store.GetCurrentExecution(ctx, e.shardFor(start.Namespace, start.WorkflowID).id, start.Namespace, start.WorkflowID); cerr == nil && cur.State == store.StateClosed {
+				if cur, cerr := e.store.GetCurrentExecution(ctx, s.id, start.Namespace, start.WorkflowID); cerr == nil && cur.State == store.StateClosed {
 					return api.StartResponse{}, err
 				}
 			}
@@ -169,15 +203,23 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 
 // SignalWorkflow implements api.Service.
 func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
-	_, err := e.signal(ctx, req)
-	return err
+	if req.Name == "" {
+		return api.InvalidArgument("name", "empty")
+	}
+	if err := e.checkRef(ctx, req.RunRef); err != nil {
+		return err
+	}
+	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
+		_, err := e.signalOn(ctx, s, req)
+		return err
+	}, func(p api.Peer) error { return p.SignalWorkflow(api.WithForwarded(ctx), req) })
 }
 
-func (e *Engine) signal(ctx context.Context, req api.SignalRequest) (string, error) {
+func (e *Engine) signalOn(ctx context.Context, s *shard, req api.SignalRequest) (string, error) {
 	if req.Name == "" {
 		return "", api.InvalidArgument("name", "empty")
 	}
-	return e.input(ctx, req.RunRef, store.RequestSignal, req.RequestID, func(r *run, t *txn) error {
+	return e.inputOn(ctx, s, req.RunRef, store.RequestSignal, req.RequestID, func(r *run, t *txn) error {
 		pl, err := t.payload(r.key, req.Input)
 		if err != nil {
 			return err
@@ -189,25 +231,34 @@ func (e *Engine) signal(ctx context.Context, req api.SignalRequest) (string, err
 
 // CancelWorkflow implements api.Service.
 func (e *Engine) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
-	_, err := e.input(ctx, req.RunRef, store.RequestCancel, req.RequestID, func(r *run, t *txn) error {
-		t.event(api.Event{Type: api.EventCancelRequested, Reason: req.Reason, Identity: req.Identity})
-		return nil
-	})
+	if err := e.checkRef(ctx, req.RunRef); err != nil {
+		return err
+	}
+	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
+		_, err := e.inputOn(ctx, s, req.RunRef, store.RequestCancel, req.RequestID, func(r *run, t *txn) error {
+			t.event(api.Event{Type: api.EventCancelRequested, Reason: req.Reason, Identity: req.Identity})
+			return nil
+		})
+		return err
+	}, func(p api.Peer) error { return p.CancelWorkflow(api.WithForwarded(ctx), req) })
+}
+
+// checkRef checks that a call names a workflow of a namespace that exists.
+func (e *Engine) checkRef(ctx context.Context, ref api.RunRef) error {
+	if ref.WorkflowID == "" {
+		return api.InvalidArgument("workflow_id", "empty")
+	}
+	_, err := e.namespace(ctx, nsOrDefault(ref.Namespace))
 	return err
 }
 
-// input delivers what add puts into a transition of a running run (the
+// inputOn delivers what add puts into a transition of a running run (the
 // workflow's current one when ref names none), once per request id, and
 // returns the run id.
-func (e *Engine) input(ctx context.Context, ref api.RunRef, kind store.RequestKind, requestID string, add func(r *run, t *txn) error) (string, error) {
-	if ref.WorkflowID == "" {
-		return "", api.InvalidArgument("workflow_id", "empty")
-	}
-	ns := nsOrDefault(ref.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
+func (e *Engine) inputOn(ctx context.Context, s *shard, ref api.RunRef, kind store.RequestKind, requestID string, add func(r *run, t *txn) error) (string, error) {
+	if err := e.checkRef(ctx, ref); err != nil {
 		return "", err
 	}
-	s := e.shardFor(ns, ref.WorkflowID)
 	k, err := s.currentRunID(ctx, ref)
 	if err != nil {
 		return "", err
@@ -233,11 +284,15 @@ func (e *Engine) TerminateWorkflow(ctx context.Context, req api.TerminateRequest
 	if req.WorkflowID == "" {
 		return api.InvalidArgument("workflow_id", "empty")
 	}
-	ns := nsOrDefault(req.Namespace)
-	if _, err := e.namespace(ctx, ns); err != nil {
+	if err := e.checkRef(ctx, req.RunRef); err != nil {
 		return err
 	}
-	s := e.shardFor(ns, req.WorkflowID)
+	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
+		return e.terminateOn(ctx, s, req)
+	}, func(p api.Peer) error { return p.TerminateWorkflow(api.WithForwarded(ctx), req) })
+}
+
+func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateRequest) error {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return err
@@ -261,7 +316,18 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Desc
 	if ref.WorkflowID == "" {
 		return api.Description{}, api.InvalidArgument("workflow_id", "empty")
 	}
-	s := e.shardFor(nsOrDefault(ref.Namespace), ref.WorkflowID)
+	var d api.Description
+	err := e.route(ctx, ref.Namespace, ref.WorkflowID, func(s *shard) (err error) {
+		d, err = e.describeOn(ctx, s, ref)
+		return err
+	}, func(p api.Peer) (err error) {
+		d, err = p.DescribeWorkflow(api.WithForwarded(ctx), ref)
+		return err
+	})
+	return d, err
+}
+
+func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.Description, error) {
 	k, err := s.currentRunID(ctx, ref)
 	if err != nil {
 		return api.Description{}, err
@@ -307,7 +373,18 @@ func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Res
 	if req.WorkflowID == "" {
 		return api.Result{}, api.InvalidArgument("workflow_id", "empty")
 	}
-	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
+	var res api.Result
+	err := e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) (err error) {
+		res, err = e.waitResultOn(ctx, s, req)
+		return err
+	}, func(p api.Peer) (err error) {
+		res, err = p.WaitResult(api.WithForwarded(ctx), req)
+		return err
+	})
+	return res, err
+}
+
+func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultRequest) (api.Result, error) {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return api.Result{}, err
@@ -334,6 +411,8 @@ func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Res
 				continue
 			case <-ctx.Done():
 				return res, ctx.Err()
+			case <-s.ctxDone():
+				return res, fmt.Errorf("%w: shard %d stopped", errNotOwner, s.id)
 			}
 		}
 		if req.FollowRuns && res.Status == store.StatusContinuedAsNew && res.NextRunID != "" {
@@ -371,8 +450,9 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
 		return api.HistoryPage{}, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
 	}
-	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
-	k, err := s.currentRunID(ctx, req.RunRef)
+	// History is read from the store: any node serves it.
+	id := e.shardID(nsOrDefault(req.Namespace), req.WorkflowID)
+	k, err := e.currentRunID(ctx, id, req.RunRef)
 	if err != nil {
 		return api.HistoryPage{}, err
 	}
@@ -380,14 +460,14 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 	if req.PageSize > 0 {
 		blocks = max(1, req.PageSize/4)
 	}
-	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: s.id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
+	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
 	if err != nil {
 		return api.HistoryPage{}, err
 	}
 	if len(page.Blocks) == 0 && len(req.PageToken) == 0 {
 		// Nothing at all: say whether the run exists (every run has a
 		// first event, so this read happens only for a bad request).
-		if _, err := e.store.GetExecution(ctx, s.id, k); err != nil {
+		if _, err := e.store.GetExecution(ctx, id, k); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return api.HistoryPage{}, fmt.Errorf("%w: run %s", api.ErrNotFound, k)
 			}
@@ -407,7 +487,7 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 		}
 	}
 	if req.Resolve {
-		if out.Events, err = e.resolveEvents(ctx, s.id, k, out.Events); err != nil {
+		if out.Events, err = e.resolveEvents(ctx, id, k, out.Events); err != nil {
 			return api.HistoryPage{}, err
 		}
 	}

@@ -26,6 +26,10 @@ type shard struct {
 	nextTaskID  int64
 	taskIDLimit int64
 	lost        bool
+	// takenFrom is the node that held the shard before and did not hand it
+	// over (it died, or was cut off): its runs with work in flight get a
+	// recovery event.
+	takenFrom string
 	runs        map[store.RunKey]*run
 	transferAck *ackTracker
 	timerAck    *ackTracker
@@ -84,6 +88,9 @@ func (s *shard) run() {
 		s.wg.Go(func() { s.work.serve(ctx) })
 	}
 	s.wg.Go(func() { s.visibilityLoop(ctx) })
+	if s.takenFrom != "" {
+		s.recordRecovery(s.recovered)
+	}
 	for _, t := range s.recovered {
 		s.dispatchTransfer(t)
 	}
@@ -106,6 +113,7 @@ func (s *shard) markLost() {
 	s.mu.Lock()
 	s.lost = true
 	s.mu.Unlock()
+	s.e.wakeController()
 }
 
 func (s *shard) isLost() bool {
@@ -180,7 +188,7 @@ func (s *shard) commit(ctx context.Context, p *part) error {
 	select {
 	case s.commitCh <- p:
 	case <-s.ctxDone():
-		return fmt.Errorf("%w: shard %d is stopping", api.ErrUnavailable, s.id)
+		return fmt.Errorf("%w: shard %d is stopping", errNotOwner, s.id)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -217,7 +225,11 @@ func (s *shard) commitLoop(ctx context.Context) {
 				break drain
 			}
 		}
-		s.commitParts(ctx, parts)
+		// A commit begun is finished even if the shard stops meanwhile, so
+		// that its callers learn what was written.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		s.commitParts(cctx, parts)
+		cancel()
 	}
 }
 
@@ -225,7 +237,7 @@ func (s *shard) failQueued(ctx context.Context) {
 	for {
 		select {
 		case p := <-s.commitCh:
-			p.done <- fmt.Errorf("%w: shard %d is stopping", api.ErrUnavailable, s.id)
+			p.done <- fmt.Errorf("%w: shard %d is stopping", errNotOwner, s.id)
 		default:
 			return
 		}
@@ -238,7 +250,7 @@ func (s *shard) failQueued(ctx context.Context) {
 func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	if s.isLost() {
 		for _, p := range parts {
-			p.done <- fmt.Errorf("%w: shard %d is not owned", api.ErrUnavailable, s.id)
+			p.done <- fmt.Errorf("%w: shard %d is not owned", errNotOwner, s.id)
 		}
 		return
 	}
@@ -278,7 +290,7 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		s.log.Error("shard ownership lost; the shard stops", "err", err)
 		s.markLost()
 		for _, p := range parts {
-			p.done <- fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+			p.done <- fmt.Errorf("%w: %v", errNotOwner, err)
 		}
 		return
 	}
@@ -293,6 +305,12 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		one := s.batch([]*part{p})
 		one.AckLevels, one.CompleteTasks = nil, nil
 		err := s.e.store.Commit(ctx, one)
+		if errors.Is(err, store.ErrShardOwnershipLost) {
+			s.markLost()
+			s.abandonKeys(p)
+			p.done <- fmt.Errorf("%w: %v", errNotOwner, err)
+			continue
+		}
 		if err != nil {
 			s.settle(p, err)
 		}
@@ -351,7 +369,7 @@ func (s *shard) assignIDs(ctx context.Context, parts []*part) error {
 			if errors.Is(err, store.ErrShardOwnershipLost) {
 				s.markLost()
 			}
-			return fmt.Errorf("%w: renew task ids of shard %d: %v", api.ErrUnavailable, s.id, err)
+			return fmt.Errorf("%w: renew task ids of shard %d: %v", errNotOwner, s.id, err)
 		}
 		s.mu.Lock()
 		s.rangeID = sh.RangeID
@@ -653,11 +671,16 @@ func (s *shard) withRun(ctx context.Context, k store.RunKey, f func(r *run) erro
 
 // currentRunID resolves an empty run id to the workflow's current run.
 func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey, error) {
+	return s.e.currentRunID(ctx, s.id, ref)
+}
+
+// currentRunID resolves an empty run id from the store (any node may).
+func (e *Engine) currentRunID(ctx context.Context, shardID int32, ref api.RunRef) (store.RunKey, error) {
 	k := store.RunKey{Namespace: nsOrDefault(ref.Namespace), WorkflowID: ref.WorkflowID, RunID: ref.RunID}
 	if k.RunID != "" {
 		return k, nil
 	}
-	cur, err := s.e.store.GetCurrentExecution(ctx, s.id, k.Namespace, k.WorkflowID)
+	cur, err := e.store.GetCurrentExecution(ctx, shardID, k.Namespace, k.WorkflowID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return k, fmt.Errorf("%w: workflow %s/%s", api.ErrNotFound, k.Namespace, k.WorkflowID)
@@ -666,4 +689,35 @@ func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey,
 	}
 	k.RunID = cur.RunID
 	return k, nil
+}
+
+// recordRecovery writes a recovery event (nFlow's recovery action) into
+// each run that had work in flight (a workflow task or a step attempt) on
+// the node the shard was taken from; the tasks themselves are offered again
+// by the recovered transfer queue, and the timers fire here.
+func (s *shard) recordRecovery(tasks []store.Task) {
+	seen := map[store.RunKey]bool{}
+	reason := fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)
+	for _, t := range tasks {
+		if (t.Type != transferWorkflowTask && t.Type != transferStep) || seen[t.Run] {
+			continue
+		}
+		seen[t.Run] = true
+		k := t.Run
+		s.work.push(func(ctx context.Context) {
+			err := s.update(ctx, k, func(r *run, t *txn) (bool, error) {
+				if t.exec.State == store.StateClosed {
+					return false, nil
+				}
+				t.event(api.Event{Type: api.EventRunRecovered, Reason: reason, Identity: s.e.opts.Identity})
+				return true, nil
+			})
+			if err != nil && !errors.Is(err, api.ErrNotFound) && ctx.Err() == nil {
+				s.log.Warn("record recovery", "run", k.String(), "err", err)
+			}
+		})
+	}
+	if len(seen) > 0 {
+		s.log.Info("recovering runs of a node that did not hand its shard over", "runs", len(seen), "from", s.takenFrom)
+	}
 }

@@ -84,16 +84,25 @@ func (r *run) forgetStep(seq int64) {
 
 // PollStepTask implements api.Service.
 func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
+	return e.pollStepTask(ctx, req, true)
+}
+
+// pollStepTask polls for a worker, or for another node's leg.
+func (e *Engine) pollStepTask(ctx context.Context, req api.PollRequest, worker bool) (*api.StepTask, error) {
 	k, err := e.pollQueue(ctx, req, stepQueue)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		item := e.next(ctx, k)
-		if item == nil {
+		var it *stepItem
+		switch item := e.next(ctx, k, worker).(type) {
+		case nil:
 			return nil, nil
+		case *api.StepTask:
+			return item, nil // started on another node; a leg brought it
+		case *stepItem:
+			it = item
 		}
-		it := item.(*stepItem)
 		st, err := e.startStep(ctx, it, req.Identity)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -114,7 +123,10 @@ func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.St
 // startStep records that a worker took a step attempt (in memory) and
 // starts its start-to-close and heartbeat timers. Stale items return nil.
 func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (*api.StepTask, error) {
-	s := e.shardFor(it.run.Namespace, it.run.WorkflowID)
+	s := e.local(e.shardID(it.run.Namespace, it.run.WorkflowID))
+	if s == nil {
+		return nil, nil // the shard moved; its new owner offers the step
+	}
 	var st *api.StepTask
 	err := s.withRun(ctx, it.run, func(r *run) error {
 		x := r.exec
@@ -167,13 +179,19 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 }
 
 // withStep runs f on a step named by a token, inside a transition of its
-// run; ErrTaskNotFound when the attempt is no longer open.
-func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error)) error {
+// run, on the node that serves the run (remote when that is another);
+// ErrTaskNotFound when the attempt is no longer open.
+func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error), remote func(api.Peer) error) error {
 	var tok stepToken
 	if err := decodeToken(token, &tok); err != nil {
 		return err
 	}
-	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	return e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
+		return e.withStepOn(ctx, s, tok, f)
+	}, remote)
+}
+
+func (e *Engine) withStepOn(ctx context.Context, s *shard, tok stepToken, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error)) error {
 	var wait <-chan error
 	err := s.withRun(ctx, tok.Run, func(r *run) error {
 		t, err := r.tx(ctx)
@@ -194,7 +212,7 @@ func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *t
 		}
 		return err
 	}
-	return await(ctx, wait)
+	return s.await(ctx, wait)
 }
 
 // CompleteStep implements api.Service.
@@ -208,7 +226,7 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 		delete(t.exec.Steps, tok.Seq)
 		t.onCommit(func() { r.forgetStep(tok.Seq) })
 		return r.deliver(ctx, t)
-	})
+	}, func(p api.Peer) error { return p.CompleteStep(api.WithForwarded(ctx), req) })
 }
 
 // FailStep implements api.Service: the attempt is retried by the step's
@@ -219,7 +237,7 @@ func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
 	}
 	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
 		return r.failAttempt(ctx, t, tok.Seq, req.Failure, req.Identity)
-	})
+	}, func(p api.Peer) error { return p.FailStep(api.WithForwarded(ctx), req) })
 }
 
 // HeartbeatStep implements api.Service.
@@ -228,7 +246,17 @@ func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (a
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return api.HeartbeatResponse{}, err
 	}
-	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	var resp api.HeartbeatResponse
+	err := e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
+		return e.heartbeatOn(ctx, s, tok, req)
+	}, func(p api.Peer) (err error) {
+		resp, err = p.HeartbeatStep(api.WithForwarded(ctx), req)
+		return err
+	})
+	return resp, err
+}
+
+func (e *Engine) heartbeatOn(ctx context.Context, s *shard, tok stepToken, req api.HeartbeatRequest) error {
 	err := s.withRun(ctx, tok.Run, func(r *run) error {
 		info, ok := r.exec.Steps[tok.Seq]
 		sr := r.steps[tok.Seq]
@@ -251,7 +279,7 @@ func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (a
 	if errors.Is(err, api.ErrNotFound) {
 		err = fmt.Errorf("%w: %v", api.ErrTaskNotFound, err)
 	}
-	return api.HeartbeatResponse{}, err
+	return err
 }
 
 // stepTimedOut fails a started attempt whose start-to-close or heartbeat

@@ -232,10 +232,18 @@ func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, 
 
 var errStale = errors.New("engine: stale task")
 
-// notifyParent delivers a child's close to its parent.
+// notifyParent delivers a child's close to its parent, on the node that
+// serves the parent.
 func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskData) error {
+	return e.route(ctx, d.Target.Namespace, d.Target.WorkflowID, func(s *shard) error {
+		return e.notifyParentOn(ctx, s, child, d)
+	}, func(p api.Peer) error {
+		return peerCall(ctx, p, opNotifyParent, parentNotice{Child: child, Data: d}, nil)
+	})
+}
+
+func (e *Engine) notifyParentOn(ctx context.Context, s *shard, child store.RunKey, d *taskData) error {
 	p := *d.Target
-	s := e.shardFor(p.Namespace, p.WorkflowID)
 	err := s.update(ctx, p, func(r *run, t *txn) (bool, error) {
 		c, ok := t.exec.Children[d.Seq]
 		if !ok || t.exec.State == store.StateClosed || c.WorkflowID != child.WorkflowID {
@@ -248,7 +256,7 @@ func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskDa
 		ev := api.Event{Type: api.EventChildClosed, Seq: d.Seq, Name: c.Type, Payload: store.Payload{},
 			Child: &api.ChildAttrs{Options: api.ChildOptions{Namespace: c.Namespace, WorkflowID: c.WorkflowID}, RunID: child.RunID, Status: d.Status.String()}}
 		if d.Status == store.StatusCompleted {
-			data, err := e.resolve(ctx, e.shardFor(child.Namespace, child.WorkflowID).id, child, d.Input)
+			data, err := e.resolve(ctx, e.shardID(child.Namespace, child.WorkflowID), child, d.Input)
 			if err != nil {
 				return false, err
 			}
@@ -319,7 +327,7 @@ func (s *shard) update(ctx context.Context, k store.RunKey, add func(r *run, t *
 	if err != nil {
 		return err
 	}
-	return await(ctx, wait)
+	return s.await(ctx, wait)
 }
 
 // ignoreNotFound: a task for a run that is gone (past retention) is done.
@@ -422,7 +430,7 @@ func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 	if err != nil {
 		return err
 	}
-	return await(ctx, wait)
+	return s.await(ctx, wait)
 }
 
 // deleteRun removes a closed run past its retention.

@@ -109,8 +109,11 @@ func (r *run) deliver(ctx context.Context, t *txn) (<-chan error, error) {
 	return nil, r.commit(ctx, t)
 }
 
-// await waits for a channel deliver returned.
-func await(ctx context.Context, ch <-chan error) error {
+// await waits for a channel deliver returned. When the shard stops first
+// (it moves to another node) with the inputs still in a worker's hands,
+// nothing was written: the caller gets errNotOwner and may try again at
+// the new owner.
+func (s *shard) await(ctx context.Context, ch <-chan error) error {
 	if ch == nil {
 		return nil
 	}
@@ -119,6 +122,16 @@ func await(ctx context.Context, ch <-chan error) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.ctxDone():
+	}
+	// A commit the stop caught in progress still reports.
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return fmt.Errorf("%w: shard %d stopped before the inputs were committed", errNotOwner, s.id)
 	}
 }
 
@@ -329,19 +342,27 @@ func (t *txn) flushBuffered() error {
 
 // PollWorkflowTask implements api.Service.
 func (e *Engine) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
+	return e.pollWorkflowTask(ctx, req, true)
+}
+
+// pollWorkflowTask polls for a worker, or for another node's leg.
+func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, worker bool) (*api.WorkflowTask, error) {
 	k, err := e.pollQueue(ctx, req, workflowQueue)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		switch it := e.next(ctx, k).(type) {
+		switch it := e.next(ctx, k, worker).(type) {
 		case nil:
 			return nil, nil
 		case *api.WorkflowTask:
 			return it, nil
 		case *wtOffer:
 			var wt *api.WorkflowTask
-			s := e.shardFor(it.run.Namespace, it.run.WorkflowID)
+			s := e.local(e.shardID(it.run.Namespace, it.run.WorkflowID))
+			if s == nil {
+				continue // the shard moved; its new owner offers the task
+			}
 			err := s.withRun(ctx, it.run, func(r *run) error {
 				var err error
 				wt, err = r.claim(ctx)
@@ -376,7 +397,18 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 		return api.CompleteWorkflowTaskResponse{}, err
 	}
 	var resp api.CompleteWorkflowTaskResponse
-	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	err := e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) (err error) {
+		resp, err = e.completeWTOn(ctx, s, tok, req)
+		return err
+	}, func(p api.Peer) (err error) {
+		resp, err = p.CompleteWorkflowTask(api.WithForwarded(ctx), req)
+		return err
+	})
+	return resp, err
+}
+
+func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	var resp api.CompleteWorkflowTaskResponse
 	err := s.withRun(ctx, tok.Run, func(r *run) error {
 		f := r.flight
 		if f == nil || f.nonce != tok.Nonce || tok.Nonce == 0 {
@@ -477,7 +509,12 @@ func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskR
 	if req.Failure == nil {
 		return api.InvalidArgument("failure", "missing")
 	}
-	s := e.shardFor(tok.Run.Namespace, tok.Run.WorkflowID)
+	return e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
+		return e.failWTOn(ctx, s, tok, req)
+	}, func(p api.Peer) error { return p.FailWorkflowTask(api.WithForwarded(ctx), req) })
+}
+
+func (e *Engine) failWTOn(ctx context.Context, s *shard, tok wtToken, req api.FailWorkflowTaskRequest) error {
 	return s.withRun(ctx, tok.Run, func(r *run) error {
 		f := r.flight
 		if f == nil || f.nonce != tok.Nonce || tok.Nonce == 0 {
@@ -535,7 +572,20 @@ func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byt
 	if req.Name == "" {
 		return nil, api.InvalidArgument("name", "empty")
 	}
-	s := e.shardFor(nsOrDefault(req.Namespace), req.WorkflowID)
+	var out []byte
+	err := e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) (err error) {
+		out, err = e.queryOn(ctx, s, req)
+		return err
+	}, func(p api.Peer) (err error) {
+		out, err = p.QueryWorkflow(api.WithForwarded(ctx), req)
+		return err
+	})
+	return out, err
+}
+
+// queryOn offers a query task on the node that serves the run, which the
+// answer comes back to.
+func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([]byte, error) {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return nil, err
@@ -579,6 +629,11 @@ func (e *Engine) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 	var tok wtToken
 	if err := decodeToken(ans.Token, &tok); err != nil {
 		return err
+	}
+	if e.local(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)) == nil && !api.Forwarded(ctx) {
+		if p := e.ownerPeer(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); p != nil {
+			return p.AnswerQuery(api.WithForwarded(ctx), ans)
+		}
 	}
 	e.queryMu.Lock()
 	ch := e.queries[tok.Query]

@@ -24,6 +24,7 @@ type Service struct {
 }
 
 var (
+	_ api.Peer       = (*Service)(nil)
 	_ api.Service    = (*Service)(nil)
 	_ api.Namespaces = (*Service)(nil)
 	_ api.Cluster    = (*Service)(nil)
@@ -71,6 +72,9 @@ func (s *Service) do(ctx context.Context, method, path string, in, out any) (boo
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if api.Forwarded(ctx) {
+		req.Header.Set(api.ForwardedHeader, "1")
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
@@ -301,4 +305,18 @@ func (s *Service) ListDefinitions(ctx context.Context, typ string) ([]api.Defini
 	var out server.DefinitionList
 	_, err := s.do(ctx, "GET", "/definitions?type="+url.QueryEscape(typ), nil, &out)
 	return out.Definitions, err
+}
+
+// ListShards implements api.Cluster.
+func (s *Service) ListShards(ctx context.Context) ([]api.ShardInfo, error) {
+	var out server.ShardList
+	_, err := s.do(ctx, "GET", "/shards", nil, &out)
+	return out.Shards, err
+}
+
+// PeerCall implements api.Peering: a node calling another.
+func (s *Service) PeerCall(ctx context.Context, op string, in json.RawMessage) (json.RawMessage, error) {
+	var out json.RawMessage
+	_, err := s.do(ctx, "POST", "/peer/"+url.PathEscape(op), in, &out)
+	return out, err
 }

@@ -86,7 +86,12 @@ func New(svc api.Service, opts Options) http.Handler {
 				latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 			}
 		}
-		mux.HandleFunc(route, serve)
+		mux.HandleFunc(route, func(w http.ResponseWriter, req *http.Request) {
+			if req.Header.Get(api.ForwardedHeader) != "" {
+				req = req.WithContext(api.WithForwarded(req.Context()))
+			}
+			serve(w, req)
+		})
 	}
 	mux.HandleFunc("GET "+prefix+"/openapi.json", serveOpenAPI(OpenAPI(svc)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -219,6 +224,10 @@ func (h *handler) routes() []Route {
 				nodes, err := cl.ListNodes(ctx, r.URL.Query().Get("all") == "true")
 				return NodeList{Nodes: nodes}, err
 			}).with("all")},
+			Route{"GET", prefix + "/shards", "List the shards: owner and range_id as the store records them, and whether this node serves each", get(h, func(ctx context.Context, _ *http.Request) (ShardList, error) {
+				shards, err := cl.ListShards(ctx)
+				return ShardList{Shards: shards}, err
+			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
 				return cl.PutDefinition(ctx, req)
 			})},
@@ -238,6 +247,12 @@ func (h *handler) routes() []Route {
 				return cl.GetDefinition(ctx, r.PathValue("type"), int32(n))
 			})},
 		)
+	}
+	if pe, ok := h.svc.(api.Peering); ok {
+		routes = append(routes, Route{"POST", prefix + "/peer/{op}", "A call between the nodes of a cluster (forwarded polls, child starts, parent notices)",
+			call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
+				return pe.PeerCall(api.WithForwarded(ctx), r.PathValue("op"), req)
+			})})
 	}
 	ns, ok := h.svc.(api.Namespaces)
 	if !ok {
@@ -259,6 +274,11 @@ func (h *handler) routes() []Route {
 			return ns.UpdateNamespace(ctx, req)
 		})},
 	)
+}
+
+// ShardList is the shards.
+type ShardList struct {
+	Shards []api.ShardInfo `json:"shards"`
 }
 
 // NodeList is the nodes.

@@ -51,7 +51,8 @@ type ExecutionStore interface {
 	// PrevRangeID set, it succeeds only while the shard still has that
 	// range_id (an owner renewing its block of task ids); otherwise it takes
 	// the shard from whoever holds it. Every write conditioned on the old
-	// range_id fails from then on.
+	// range_id fails from then on. An empty Owner with PrevRangeID releases
+	// the shard: the next owner knows it was handed over, not abandoned.
 	AcquireShard(ctx context.Context, req AcquireShardRequest) (Shard, error)
 	// GetShard reads a shard row.
 	GetShard(ctx context.Context, shardID int32) (Shard, error)

@@ -203,8 +203,8 @@ func (r AcquireShardRequest) Validate() error {
 	if r.ShardID < 0 {
 		return invalid("shard_id", "negative")
 	}
-	if r.Owner == "" {
-		return invalid("owner", "empty")
+	if r.Owner == "" && r.PrevRangeID == 0 {
+		return invalid("owner", "empty (an owner releases a shard with an empty owner and its range_id)")
 	}
 	if r.PrevRangeID < 0 {
 		return invalid("prev_range_id", "negative")

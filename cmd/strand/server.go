@@ -7,13 +7,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store/sqlite"
 )
@@ -25,6 +28,7 @@ func newServerCommand() *cobra.Command {
 		drain    time.Duration
 		config   string
 		sopts    server.Options
+		eopts    engine.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -40,6 +44,14 @@ func newServerCommand() *cobra.Command {
 			}
 			if sopts.PollWait <= 0 || sopts.MaxBody <= 0 || sopts.PollRate < 0 {
 				return &usageError{fmt.Errorf("--poll-wait and --max-body must be positive, --poll-rate not negative")}
+			}
+			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
+				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
+			}
+			if eopts.Address != "" {
+				if u, err := url.Parse(eopts.Address); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return &usageError{fmt.Errorf("--advertise %q: want http://host:port", eopts.Address)}
+				}
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -58,7 +70,12 @@ func newServerCommand() *cobra.Command {
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			eng, err := engine.Open(ctx, st, engine.Options{Logger: log, Metrics: reg})
+			if eopts.Address == "" {
+				eopts.Address = "http://" + ln.Addr().String()
+			}
+			eopts.Logger, eopts.Metrics = log, reg
+			eopts.Dial = func(addr string) api.Peer { return remote.New(addr, nil) }
+			eng, err := engine.Open(ctx, st, eopts)
 			if err != nil {
 				ln.Close()
 				return err
@@ -93,6 +110,10 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&config, "config", "", "a JSON file of settings (keys are these flags' names)")
 	cmd.Flags().DurationVar(&sopts.PollWait, "poll-wait", 30*time.Second, "how long a task poll or result wait is held open")
 	cmd.Flags().Int64Var(&sopts.MaxBody, "max-body", 64<<20, "largest request body in bytes")
+	cmd.Flags().StringVar(&eopts.Address, "advertise", "", "the URL other nodes reach this one at (default http://LISTEN)")
+	cmd.Flags().StringVar(&eopts.Identity, "node-id", "", "this node's name in the nodes table (default host:pid)")
+	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")
+	cmd.Flags().IntVar(&eopts.NumShards, "shards", 0, "shard count of a new store (0: 4, or 1 on SQLite); fixed once chosen")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	return cmd
 }

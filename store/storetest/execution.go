@@ -59,6 +59,18 @@ func testAcquireShard(t *testing.T, s *suite) {
 	if got.Owner != "node-b" || got.RangeID != 3 {
 		t.Fatalf("after failed renewal: %+v", got)
 	}
+	// The owner releases it: the owner is empty, range_id moves on, and the
+	// next owner's acquire sees who held it last was no one.
+	rel, err := s.st.AcquireShard(s.ctx, store.AcquireShardRequest{ShardID: 3, PrevRangeID: 3})
+	s.must(err)
+	if rel.Owner != "" || rel.RangeID != 4 {
+		t.Fatalf("release: %+v", rel)
+	}
+	got, err = s.st.GetShard(s.ctx, 3)
+	s.must(err)
+	if got.Owner != "" || got.RangeID != 4 {
+		t.Fatalf("after release: %+v", got)
+	}
 	// Conditional acquire of a shard that does not exist fails.
 	_, err = s.st.AcquireShard(s.ctx, store.AcquireShardRequest{ShardID: 4, Owner: "x", PrevRangeID: 1})
 	s.wantErr(err, store.ErrShardOwnershipLost)

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Calls between nodes. Most are the public API, forwarded to the node that
+// serves a shard (route, in cluster.go). The peering calls below are the
+// rest: a child started and a parent told of its child's close on the
+// node that serves them, and the polls that share task queues across
+// nodes.
+//
+// Task queues: a node's queues hold the tasks of its own shards. While
+// workers wait on a node for a queue, the node keeps one forwarded poll
+// (a leg) open on each other node for that queue; a task a leg brings back
+// was started on its owner and goes to a waiting worker here. So a worker
+// connected to any node takes any task of its queue, and a node's own
+// workers are served from its own queue without a hop.
+
+// Peering ops.
+const (
+	opPoll         = "poll"
+	opStart        = "start"
+	opNotifyParent = "notify-parent"
+)
+
+// legWait is how long a leg's forwarded poll waits on the other node.
+const legWait = 10 * time.Second
+
+var _ api.Peering = (*Engine)(nil)
+
+// pollCall is a leg's forwarded poll.
+type pollCall struct {
+	Kind      string        `json:"kind"` // "workflow" or "step"
+	Namespace string        `json:"namespace"`
+	Queue     string        `json:"queue"`
+	Wait      time.Duration `json:"wait"`
+}
+
+// startWire is a startSpec as it travels to the node serving the shard.
+type startWire struct {
+	Req           api.StartRequest   `json:"req"`
+	Parent        *store.RunKey      `json:"parent,omitempty"`
+	ParentSeq     int64              `json:"parent_seq,omitempty"`
+	Root          *store.RunKey      `json:"root,omitempty"`
+	ContinuedFrom string             `json:"continued_from,omitempty"`
+	Signal        *api.SignalRequest `json:"signal,omitempty"`
+}
+
+func (s *startSpec) wire() startWire {
+	return startWire{Req: s.req, Parent: s.parent, ParentSeq: s.parentSeq, Root: s.root, ContinuedFrom: s.continuedFrom, Signal: s.signal}
+}
+
+func (w startWire) spec() *startSpec {
+	return &startSpec{req: w.Req, parent: w.Parent, parentSeq: w.ParentSeq, root: w.Root, continuedFrom: w.ContinuedFrom, signal: w.Signal}
+}
+
+// parentNotice is a child's close on its way to the parent's node.
+type parentNotice struct {
+	Child store.RunKey `json:"child"`
+	Data  *taskData    `json:"data"`
+}
+
+// peerCall makes a peering call, marked forwarded.
+func peerCall(ctx context.Context, p api.Peer, op string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("engine: encode %s call: %w", op, err)
+	}
+	raw, err := p.PeerCall(api.WithForwarded(ctx), op, b)
+	if err != nil || out == nil || len(raw) == 0 {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("engine: decode %s answer: %w", op, err)
+	}
+	return nil
+}
+
+// PeerCall implements api.Peering: the calls other nodes make.
+func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (json.RawMessage, error) {
+	ctx = api.WithForwarded(ctx)
+	var out any
+	var err error
+	switch op {
+	case opPoll:
+		var q pollCall
+		if err := json.Unmarshal(in, &q); err != nil {
+			return nil, api.InvalidArgument("body", "%v", err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, min(max(q.Wait, 0), time.Minute))
+		defer cancel()
+		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "forwarded"}
+		switch q.Kind {
+		case "workflow":
+			out, err = e.pollWorkflowTask(ctx, req, false)
+		case "step":
+			out, err = e.pollStepTask(ctx, req, false)
+		default:
+			return nil, api.InvalidArgument("kind", "want workflow or step, got %q", q.Kind)
+		}
+	case opStart:
+		var w startWire
+		if err := json.Unmarshal(in, &w); err != nil {
+			return nil, api.InvalidArgument("body", "%v", err)
+		}
+		out, err = e.start(ctx, w.spec())
+	case opNotifyParent:
+		var n parentNotice
+		if err := json.Unmarshal(in, &n); err != nil || n.Data == nil || n.Data.Target == nil {
+			return nil, api.InvalidArgument("body", "want a child and its task data with a target (%v)", err)
+		}
+		err = e.notifyParent(ctx, n.Child, n.Data)
+		out = struct{}{}
+	default:
+		return nil, api.InvalidArgument("op", "unknown peering call %q", op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// legKey names a leg: a queue and the node it polls.
+type legKey struct {
+	q    queueKey
+	node string
+}
+
+// wantLegs makes sure a leg polls every other live node for queue k (a
+// worker waits for it here).
+func (e *Engine) wantLegs(k queueKey) {
+	v := e.cluster.view.Load()
+	if v == nil || !e.clustered() {
+		return
+	}
+	c := &e.cluster
+	c.legMu.Lock()
+	defer c.legMu.Unlock()
+	for _, n := range v.nodes {
+		addr := v.addr[n]
+		lk := legKey{q: k, node: n}
+		if n == e.opts.Identity || addr == "" || c.legs[lk] {
+			continue
+		}
+		c.legs[lk] = true
+		e.wg.Go(func() { e.leg(lk, addr) })
+	}
+}
+
+// leg polls node lk.node for queue lk.q while workers wait here, and hands
+// what it gets to them. It ends when none waits, the node leaves or the
+// engine closes.
+func (e *Engine) leg(lk legKey, addr string) {
+	p := e.peer(addr)
+	kind := "workflow"
+	if lk.q.kind == stepQueue {
+		kind = "step"
+	}
+	call := pollCall{Kind: kind, Namespace: lk.q.ns, Queue: lk.q.name, Wait: legWait}
+	for {
+		c := &e.cluster
+		c.legMu.Lock()
+		v := c.view.Load()
+		if e.ctx.Err() != nil || e.match.workersWaiting(lk.q) == 0 || v.addr[lk.node] != addr {
+			delete(c.legs, lk)
+			c.legMu.Unlock()
+			return
+		}
+		c.legMu.Unlock()
+		var raw json.RawMessage
+		if err := peerCall(e.ctx, p, opPoll, call, &raw); err != nil {
+			select {
+			case <-e.ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		var item any
+		switch {
+		case len(raw) == 0 || string(raw) == "null":
+		case lk.q.kind == stepQueue:
+			var st api.StepTask
+			if json.Unmarshal(raw, &st) == nil {
+				item = &st
+			}
+		default:
+			var wt api.WorkflowTask
+			if json.Unmarshal(raw, &wt) == nil {
+				item = &wt
+			}
+		}
+		if item != nil {
+			e.match.requeue(lk.q, api.PriorityHighest, item)
+		}
+	}
+}
