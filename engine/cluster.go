@@ -45,7 +45,7 @@ type cluster struct {
 	peers  map[string]api.Peer
 
 	legMu sync.Mutex
-	legs  map[legKey]bool
+	legs  map[legKey]int // running legs
 }
 
 // view is the live nodes as the controller last read them.
@@ -70,7 +70,7 @@ func (e *Engine) tick() time.Duration { return max(100*time.Millisecond, e.opts.
 func (e *Engine) join(ctx context.Context) error {
 	c := &e.cluster
 	c.started, c.wake = store.Now(), make(chan struct{}, 1)
-	c.waiting, c.peers, c.legs = map[int32]time.Time{}, map[string]api.Peer{}, map[legKey]bool{}
+	c.waiting, c.peers, c.legs = map[int32]time.Time{}, map[string]api.Peer{}, map[legKey]int{}
 	if err := e.beat(ctx); err != nil {
 		return fmt.Errorf("engine: register node: %w", err)
 	}
@@ -278,9 +278,10 @@ func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 	delete(e.cluster.waiting, id)
 	s := newShard(e, id)
 	s.ctx, s.cancel = context.WithCancel(e.ctx)
-	if prev != e.opts.Identity {
-		s.takenFrom = prev
-	}
+	// A shard released on a clean shutdown has no owner; one that still
+	// names an owner (another node, or an earlier life of this one) was
+	// abandoned.
+	s.takenFrom = prev
 	if err := s.acquire(ctx); err != nil {
 		s.cancel()
 		return err
@@ -391,8 +392,8 @@ func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*s
 			}
 		} else {
 			err = fmt.Errorf("%w: shard %d", errNotOwner, id)
-			if api.Forwarded(ctx) {
-				return err
+			if api.Forwarded(ctx) || !e.clustered() {
+				return err // the sender tries again; alone, no one else will take it
 			}
 		}
 		if time.Now().After(deadline) {

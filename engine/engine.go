@@ -298,7 +298,12 @@ type Stats struct {
 
 // Ready reports whether the engine owns every shard the placement over the
 // live nodes gives it.
-func (e *Engine) Ready() bool { return e.cluster.ready.Load() }
+func (e *Engine) Ready() bool {
+	if !e.clustered() {
+		return e.Stats().ShardsOwned == e.opts.NumShards
+	}
+	return e.cluster.ready.Load()
+}
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {

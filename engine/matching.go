@@ -166,6 +166,9 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 // handed over as ctx ended goes back to the front of the queue. While a
 // worker waits, legs bring it other nodes' tasks.
 func (e *Engine) next(ctx context.Context, k queueKey, worker bool) any {
+	ctx, cancel := context.WithCancel(ctx) // polls end when the engine closes
+	defer cancel()
+	defer context.AfterFunc(e.ctx, cancel)()
 	return e.match.poll(ctx, k, worker, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
 }
 

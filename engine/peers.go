@@ -38,6 +38,7 @@ var _ api.Peering = (*Engine)(nil)
 // pollCall is a leg's forwarded poll.
 type pollCall struct {
 	Kind      string        `json:"kind"` // "workflow" or "step"
+	Node      string        `json:"node"` // the node whose workers wait
 	Namespace string        `json:"namespace"`
 	Queue     string        `json:"queue"`
 	Wait      time.Duration `json:"wait"`
@@ -96,7 +97,7 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		}
 		ctx, cancel := context.WithTimeout(ctx, min(max(q.Wait, 0), time.Minute))
 		defer cancel()
-		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "forwarded"}
+		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "a worker of node " + q.Node}
 		switch q.Kind {
 		case "workflow":
 			out, err = e.pollWorkflowTask(ctx, req, false)
@@ -133,23 +134,27 @@ type legKey struct {
 	node string
 }
 
-// wantLegs makes sure a leg polls every other live node for queue k (a
-// worker waits for it here).
+// maxLegs bounds the legs of one queue to one node.
+const maxLegs = 4
+
+// wantLegs makes sure legs poll every other live node for queue k, as many
+// as workers wait here, up to maxLegs per node.
 func (e *Engine) wantLegs(k queueKey) {
 	v := e.cluster.view.Load()
 	if v == nil || !e.clustered() {
 		return
 	}
+	want := min(e.match.workersWaiting(k), maxLegs)
 	c := &e.cluster
 	c.legMu.Lock()
 	defer c.legMu.Unlock()
 	for _, n := range v.nodes {
 		addr := v.addr[n]
 		lk := legKey{q: k, node: n}
-		if n == e.opts.Identity || addr == "" || c.legs[lk] {
+		if n == e.opts.Identity || addr == "" || c.legs[lk] >= want {
 			continue
 		}
-		c.legs[lk] = true
+		c.legs[lk]++
 		e.wg.Go(func() { e.leg(lk, addr) })
 	}
 }
@@ -163,13 +168,15 @@ func (e *Engine) leg(lk legKey, addr string) {
 	if lk.q.kind == stepQueue {
 		kind = "step"
 	}
-	call := pollCall{Kind: kind, Namespace: lk.q.ns, Queue: lk.q.name, Wait: legWait}
+	call := pollCall{Kind: kind, Node: e.opts.Identity, Namespace: lk.q.ns, Queue: lk.q.name, Wait: legWait}
 	for {
 		c := &e.cluster
 		c.legMu.Lock()
 		v := c.view.Load()
-		if e.ctx.Err() != nil || e.match.workersWaiting(lk.q) == 0 || v.addr[lk.node] != addr {
-			delete(c.legs, lk)
+		if e.ctx.Err() != nil || c.legs[lk] > min(e.match.workersWaiting(lk.q), maxLegs) || v.addr[lk.node] != addr {
+			if c.legs[lk]--; c.legs[lk] == 0 {
+				delete(c.legs, lk)
+			}
 			c.legMu.Unlock()
 			return
 		}

@@ -29,7 +29,7 @@ type shard struct {
 	// takenFrom is the node that held the shard before and did not hand it
 	// over (it died, or was cut off): its runs with work in flight get a
 	// recovery event.
-	takenFrom string
+	takenFrom   string
 	runs        map[store.RunKey]*run
 	transferAck *ackTracker
 	timerAck    *ackTracker

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ func newBenchCommand() *cobra.Command {
 		rawFor   time.Duration
 		quiet    bool
 		shards   int
-		srvURL   string
+		servers  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -36,17 +37,21 @@ func newBenchCommand() *cobra.Command {
 			}
 			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards}
 			backend := storeURL
-			switch {
-			case srvURL != "" && storeURL != "":
-				return &usageError{fmt.Errorf("--server and --store: give one")}
-			case srvURL != "":
-				o := &cliOptions{server: srvURL, output: "table"}
-				svc, err := o.service()
-				if err != nil {
-					return err
+			if len(servers) > 0 {
+				for _, u := range servers {
+					o := &cliOptions{server: u, output: "table"}
+					svc, err := o.service()
+					if err != nil {
+						return err
+					}
+					cfg.Services = append(cfg.Services, svc)
 				}
-				cfg.Service, backend = svc, srvURL
-			default:
+				backend = strings.Join(servers, ",")
+				if storeURL == "" {
+					cfg.RawFor = -1 // no store to measure
+				}
+			}
+			if len(servers) == 0 || storeURL != "" {
 				if storeURL == "" {
 					dir, err := os.MkdirTemp("", "strand-bench-")
 					if err != nil {
@@ -65,6 +70,9 @@ func newBenchCommand() *cobra.Command {
 					return err
 				}
 				cfg.Store = st
+				if len(servers) > 0 {
+					backend += " (raw rate: " + storeURL + ")"
+				}
 			}
 			if !quiet {
 				cfg.Progress = cmd.ErrOrStderr()
@@ -78,7 +86,7 @@ func newBenchCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
-	cmd.Flags().StringVar(&srvURL, "server", "", "measure a running server instead (workers and client in this process, over HTTP)")
+	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP; --store then only gives the raw commit rate)")
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")

@@ -21,12 +21,7 @@ func TestBlackBox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	bin := t.TempDir()
-	for _, b := range []struct{ out, pkg string }{{"strand", "."}, {"testworker", "../../internal/testworker"}} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, b.out), b.pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", b.pkg, err, out)
-		}
-	}
+	bin := binaries(t, "strand", "testworker")
 	t.Run("sqlite", func(t *testing.T) {
 		blackBox(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "strand.db"))
 	})
@@ -34,6 +29,20 @@ func TestBlackBox(t *testing.T) {
 		base := testdb.PostgresURL(t)
 		blackBox(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
 	})
+}
+
+// binaries builds the named programs (strand, testworker) into a
+// temporary directory and returns it.
+func binaries(t *testing.T, names ...string) string {
+	t.Helper()
+	pkgs := map[string]string{"strand": ".", "testworker": "../../internal/testworker"}
+	bin := t.TempDir()
+	for _, name := range names {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkgs[name]).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", pkgs[name], err, out)
+		}
+	}
+	return bin
 }
 
 func freePort(t *testing.T) string {

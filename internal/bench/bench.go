@@ -36,10 +36,12 @@ sleep:      N workflows that sleep 1s (d)`
 
 // Config is one benchmark run.
 type Config struct {
-	// Store runs an embedded engine; Service (a remote server) is used
-	// instead when set.
-	Store   store.Store
-	Service api.Service
+	// Store runs an embedded engine; Services (the nodes of a running
+	// cluster, or one server) are measured instead when set: a worker and a
+	// client per node, starts spread over them in turn. With both, Store is
+	// used only for the raw commit rate.
+	Store    store.Store
+	Services []api.Service
 	// Shapes to run, in order; N workflows (roots, for tree) each.
 	Shapes []string
 	N      int
@@ -163,27 +165,32 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 }
 
 func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
-	svc := cfg.Service
+	svcs := cfg.Services
 	stats := func() engine.Stats { return engine.Stats{} }
-	if svc == nil {
+	if len(svcs) == 0 {
 		eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards})
 		if err != nil {
 			return Result{}, err
 		}
 		defer eng.Close()
-		svc, stats = eng, eng.Stats
+		svcs, stats = []api.Service{eng}, eng.Stats
 	}
-	w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", WorkflowPollers: 64, StepPollers: 16})
-	worker.RegisterWorkflowNamed(w, "sequential", sequential)
-	worker.RegisterWorkflowNamed(w, "single", single)
-	worker.RegisterWorkflowNamed(w, "sleep", sleep)
-	worker.RegisterWorkflowNamed(w, "tree", tree)
-	worker.RegisterStepNamed(w, "noop", noop)
-	if err := w.Start(ctx); err != nil {
-		return Result{}, err
+	var clients []*client.Client
+	for _, svc := range svcs {
+		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench",
+			WorkflowPollers: max(64/len(svcs), 8), StepPollers: max(16/len(svcs), 4)})
+		worker.RegisterWorkflowNamed(w, "sequential", sequential)
+		worker.RegisterWorkflowNamed(w, "single", single)
+		worker.RegisterWorkflowNamed(w, "sleep", sleep)
+		worker.RegisterWorkflowNamed(w, "tree", tree)
+		worker.RegisterStepNamed(w, "noop", noop)
+		if err := w.Start(ctx); err != nil {
+			return Result{}, err
+		}
+		defer w.Stop()
+		clients = append(clients, client.New(svc, client.Options{Identity: "bench"}))
 	}
-	defer w.Stop()
-	c := client.New(svc, client.Options{Identity: "bench"})
+	c := clients[0]
 
 	res := Result{Shape: shape, Workflows: cfg.N}
 	input := 0
@@ -219,7 +226,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			t0 := time.Now()
-			r, err := client.StartByName[int](ctx, c, shape, input, client.StartOptions{ID: fmt.Sprintf("%s-%d", run, i), Queue: "bench"})
+			r, err := client.StartByName[int](ctx, clients[i%len(clients)], shape, input, client.StartOptions{ID: fmt.Sprintf("%s-%d", run, i), Queue: "bench"})
 			<-sem
 			if err == nil {
 				_, err = r.Get(ctx)

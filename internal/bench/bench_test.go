@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/bench"
 	"github.com/strandhq/strand/internal/testdb"
@@ -52,7 +53,7 @@ func TestRunThroughServer(t *testing.T) {
 	defer eng.Close()
 	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
 	defer srv.Close()
-	rep, err := bench.Run(context.Background(), bench.Config{Service: remote.New(srv.URL, nil), N: 10, Shapes: []string{"sequential", "tree"}})
+	rep, err := bench.Run(context.Background(), bench.Config{Services: []api.Service{remote.New(srv.URL, nil)}, N: 10, Shapes: []string{"sequential", "tree"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,6 +136,15 @@ func CassandraHosts(t testing.TB) []string {
 	return strings.Split(h, ",")
 }
 
+// CassandraURL returns a store URL (cassandra://HOSTS/KEYSPACE) of a new
+// keyspace, dropped when the test ends, for processes that open the store
+// themselves.
+func CassandraURL(t testing.TB) string {
+	t.Helper()
+	st := Cassandra(t).(*cassandra.Store)
+	return "cassandra://" + strings.Join(CassandraHosts(t), ",") + "/" + st.Keyspace()
+}
+
 // Cassandra opens a migrated store in a new keyspace that is dropped when
 // the test ends.
 func Cassandra(t testing.TB) store.Store {

@@ -36,6 +36,12 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 	if _, set := cfg.RuntimeParams["synchronous_commit"]; !set {
 		cfg.RuntimeParams["synchronous_commit"] = "on"
 	}
+	// A transaction left open by a process that stopped (paused, or cut
+	// off) would hold its shard's row lock, and the node taking the shard
+	// over would wait for it: the server ends such a transaction instead.
+	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "5s"
+	}
 	db := stdlib.OpenDB(*cfg)
 	if opts.MaxConns == 0 {
 		opts.MaxConns = 20

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// ClusterOrder is the cluster test's workflow: three steps and a durable
+// sleep, so that every run has steps and a timer in flight for a while.
+func ClusterOrder(ctx workflow.Context, n int) (int, error) {
+	opts := workflow.StepOptions{StartToClose: 5 * time.Second}
+	sum := 0
+	for i := range 3 {
+		v, err := workflow.ExecuteStep(ctx, opts, ClusterCharge, n*10+i).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+		if i == 1 {
+			if err := workflow.Sleep(ctx, 300*time.Millisecond); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if n%5 == 0 {
+		// A child, most likely on another node's shard: its start and its
+		// close travel between nodes.
+		v, err := workflow.ExecuteChild(ctx, workflow.ChildOptions{WorkflowID: fmt.Sprintf("ship-%d", n)}, ClusterShip, n).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// ClusterShip is the cluster test's child workflow.
+func ClusterShip(ctx workflow.Context, n int) (int, error) {
+	return workflow.ExecuteStep(ctx, workflow.StepOptions{StartToClose: 5 * time.Second}, ClusterCharge, n).Get(ctx)
+}
+
+// ClusterCharge is the cluster test's step.
+func ClusterCharge(ctx context.Context, v int) (int, error) {
+	time.Sleep(5 * time.Millisecond)
+	return v, nil
+}
+
+// clusterTTL is the nodes' heartbeat expiry in the cluster test.
+const clusterTTL = 3 * time.Second
+
+// TestCluster starts three `strand server` nodes over one store, runs a
+// steady load with remote workers, and in turn kills one node (SIGKILL),
+// pauses another past its lease (SIGSTOP, then SIGCONT), restarts the
+// killed one and adds a fourth. Every acknowledged workflow must complete
+// with a history that has no gap, no duplicated event and no step
+// completed twice, and in the end each shard is served by exactly one
+// live node, the one the store records.
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := binaries(t, "strand")
+	t.Run("postgres", func(t *testing.T) {
+		base := testdb.PostgresURL(t)
+		clusterTest(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
+	})
+	t.Run("cassandra", func(t *testing.T) {
+		clusterTest(t, bin, testdb.CassandraURL(t))
+	})
+}
+
+// node is one `strand server` process of the test.
+type node struct {
+	id, addr string
+	cmd      *exec.Cmd
+	svc      *remote.Service
+	log      string
+	done     chan struct{}
+}
+
+func startNode(t *testing.T, bin, storeURL, id, addr string) *node {
+	t.Helper()
+	dir := os.Getenv("STRAND_CLUSTER_LOGS") // keep the nodes' logs there
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	n := &node{id: id, addr: addr, svc: remote.New("http://"+addr, nil), log: filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "-")+"-"+id+".log"), done: make(chan struct{})}
+	logf, err := os.Create(n.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.cmd = exec.Command(filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr, "--node-id", id,
+		"--node-ttl", clusterTTL.String(), "--shards", "16", "--poll-wait", "5s", "--drain", "2s")
+	n.cmd.Stdout, n.cmd.Stderr = logf, logf
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { n.cmd.Wait(); logf.Close(); close(n.done) }()
+	t.Cleanup(func() {
+		n.cmd.Process.Signal(syscall.SIGCONT)
+		n.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-n.done:
+		case <-time.After(30 * time.Second):
+			n.cmd.Process.Kill()
+			t.Errorf("node %s did not stop on SIGINT", id)
+		}
+	})
+	// Ready: it serves the API and owns what placement gives it.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return n
+			}
+		}
+		select {
+		case <-n.done:
+			b, _ := os.ReadFile(n.log)
+			t.Fatalf("node %s exited: %s", id, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(n.log)
+			t.Fatalf("node %s not ready after 60s: %s", id, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (n *node) alive() bool {
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func clusterTest(t *testing.T, bin, storeURL string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t))}
+	nodes = append(nodes, startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t)))
+	var mu sync.Mutex // guards nodes and paused
+	paused := map[*node]bool{}
+	// usable returns the nodes a client may call now.
+	usable := func() []*node {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []*node
+		for _, n := range nodes {
+			if n.alive() && !paused[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+
+	// One worker per node, each connected to its node only.
+	startWorker := func(n *node) {
+		// Its node goes away in turn: the worker's warnings about that are noise here.
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		w := worker.New(n.svc, worker.Options{Identity: "worker-" + n.id, StepPollers: 4, WorkflowPollers: 2, Logger: quiet})
+		worker.RegisterWorkflow(w, ClusterOrder)
+		worker.RegisterWorkflow(w, ClusterShip)
+		worker.RegisterStep(w, ClusterCharge)
+		if err := w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop() })
+	}
+	for _, n := range nodes {
+		startWorker(n)
+	}
+
+	// Steady load: a start every 40 ms through a random usable node; a start
+	// that fails is tried again, with the same request id, on another node
+	// until one acknowledges it.
+	var acked []string
+	var ackMu sync.Mutex
+	var seq atomic.Int64
+	loadDone := make(chan struct{})
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	go func() {
+		defer close(loadDone)
+		tick := time.NewTicker(40 * time.Millisecond)
+		defer tick.Stop()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for {
+			select {
+			case <-loadCtx.Done():
+				return
+			case <-tick.C:
+			}
+			i := seq.Add(1)
+			wg.Go(func() {
+				id := fmt.Sprintf("order-%d", i)
+				req := api.StartRequest{WorkflowID: id, WorkflowType: "ClusterOrder", Input: []byte(fmt.Sprint(i)), RequestID: "req-" + id}
+				for attempt := 0; ; attempt++ {
+					up := usable()
+					if len(up) > 0 {
+						cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+						_, err := up[rand.IntN(len(up))].svc.StartWorkflow(cctx, req)
+						ccancel()
+						if err == nil {
+							ackMu.Lock()
+							acked = append(acked, id)
+							ackMu.Unlock()
+							return
+						}
+						if attempt > 200 {
+							t.Errorf("start %s: %v", id, err)
+							return
+						}
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+		}
+	}()
+
+	// shardsServed reports which shards the usable nodes serve, and by whom.
+	shardsServed := func() map[int32][]string {
+		served := map[int32][]string{}
+		for _, n := range usable() {
+			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+			shards, err := n.svc.ListShards(cctx)
+			ccancel()
+			if err != nil {
+				continue
+			}
+			for _, s := range shards {
+				if s.Serving {
+					served[s.ID] = append(served[s.ID], n.id)
+				}
+			}
+		}
+		return served
+	}
+	// recoverAfter waits until every shard victim served is served by a
+	// usable node, and returns how long that took from since.
+	recoverAfter := func(victim *node, had []int32, since time.Time) time.Duration {
+		for deadline := time.Now().Add(10 * clusterTTL); ; {
+			served := shardsServed()
+			all := true
+			for _, id := range had {
+				if len(served[id]) == 0 {
+					all = false
+				}
+			}
+			if all {
+				return time.Since(since)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("shards %v of %s not served again after %s: %v", had, victim.id, 10*clusterTTL, served)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	servedBy := func(n *node) []int32 {
+		var ids []int32
+		for id, by := range shardsServed() {
+			if len(by) == 1 && by[0] == n.id {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+
+	time.Sleep(3 * time.Second)
+
+	// 1. SIGKILL n1.
+	victim := nodes[0]
+	had := servedBy(victim)
+	killed := time.Now()
+	victim.cmd.Process.Kill()
+	<-victim.done
+	took := recoverAfter(victim, had, killed)
+	t.Logf("SIGKILL %s: its %d shards served again after %s (node TTL %s; target under %s)", victim.id, len(had), took.Round(time.Millisecond), clusterTTL, 2*clusterTTL)
+	fmt.Printf("cluster %s: time to recover after SIGKILL: %s (node TTL %s)\n", t.Name(), took.Round(time.Millisecond), clusterTTL)
+	time.Sleep(2 * time.Second)
+
+	// 2. SIGSTOP n2 past its lease, then SIGCONT: its next write must fail
+	// and it must drop the shards the others took.
+	sleeper := nodes[1]
+	had = servedBy(sleeper)
+	mu.Lock()
+	paused[sleeper] = true
+	mu.Unlock()
+	stopped := time.Now()
+	sleeper.cmd.Process.Signal(syscall.SIGSTOP)
+	took = recoverAfter(sleeper, had, stopped)
+	t.Logf("SIGSTOP %s: its %d shards served by the others after %s", sleeper.id, len(had), took.Round(time.Millisecond))
+	fmt.Printf("cluster %s: time to recover after SIGSTOP: %s (node TTL %s)\n", t.Name(), took.Round(time.Millisecond), clusterTTL)
+	time.Sleep(time.Until(stopped.Add(2*clusterTTL + time.Second)))
+	sleeper.cmd.Process.Signal(syscall.SIGCONT)
+	mu.Lock()
+	paused[sleeper] = false
+	mu.Unlock()
+	time.Sleep(2 * time.Second)
+
+	// 3. Restart n1 (a new process at the same address), 4. add n4.
+	restarted := startNode(t, bin, storeURL, "n1b", victim.addr)
+	mu.Lock()
+	nodes[0] = restarted
+	mu.Unlock()
+	startWorker(restarted)
+	time.Sleep(2 * time.Second)
+	fourth := startNode(t, bin, storeURL, "n4", freePort(t))
+	mu.Lock()
+	nodes = append(nodes, fourth)
+	mu.Unlock()
+	startWorker(fourth)
+	time.Sleep(3 * time.Second)
+	stopLoad()
+	<-loadDone
+
+	// Every acknowledged workflow completes.
+	ackMu.Lock()
+	ids := append([]string(nil), acked...)
+	ackMu.Unlock()
+	t.Logf("%d workflows acknowledged", len(ids))
+	if len(ids) < 100 {
+		t.Fatalf("only %d workflows acknowledged", len(ids))
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer wcancel()
+	var recovered atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, id := range ids {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			checkClusterRun(t, wctx, usable, id, &recovered)
+		})
+	}
+	wg.Wait()
+	t.Logf("%d runs carry a recovery event", recovered.Load())
+	if recovered.Load() == 0 {
+		t.Errorf("no run got a recovery event, though nodes died with work in flight")
+	}
+
+	// The paused node found it had lost its shards when it woke.
+	if b, _ := os.ReadFile(sleeper.log); !strings.Contains(string(b), "shard taken over while this node was away") && !strings.Contains(string(b), "ownership lost") {
+		t.Errorf("%s did not report losing its shards after SIGCONT", sleeper.id)
+	}
+
+	// Each shard is served by exactly one live node, the store's owner.
+	for deadline := time.Now().Add(4 * clusterTTL); ; {
+		err := checkPlacement(ctx, usable())
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkClusterRun waits for workflow id to complete and checks its history.
+func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, id string, recovered *atomic.Int64) {
+	var res api.Result
+	for {
+		up := usable()
+		var err error
+		res, err = up[rand.IntN(len(up))].svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Errorf("%s did not complete: %v", id, err)
+			return
+		}
+		if !errors.Is(err, api.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("wait for %s: %v", id, err)
+			return
+		}
+	}
+	if res.Status.String() != "completed" {
+		t.Errorf("%s: status %s", id, res.Status)
+		return
+	}
+	var events []api.Event
+	var token []byte
+	for {
+		up := usable()
+		page, err := up[rand.IntN(len(up))].svc.GetHistory(ctx, api.HistoryRequest{RunRef: api.RunRef{WorkflowID: id}, PageToken: token})
+		if err != nil {
+			t.Errorf("history of %s: %v", id, err)
+			return
+		}
+		events = append(events, page.Events...)
+		if token = page.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	completed := map[int64]int{}
+	for i, e := range events {
+		if e.ID != int64(i+1) {
+			t.Errorf("%s: event %d has id %d (gap or duplicate)", id, i+1, e.ID)
+			return
+		}
+		switch e.Type {
+		case api.EventStepCompleted:
+			completed[e.Seq]++
+		case api.EventRunRecovered:
+			recovered.Add(1)
+		}
+	}
+	if len(completed) != 3 {
+		t.Errorf("%s: %d steps completed, want 3", id, len(completed))
+	}
+	for seq, n := range completed {
+		if n != 1 {
+			t.Errorf("%s: step %d completed %d times in history", id, seq, n)
+		}
+	}
+}
+
+// checkPlacement: every shard is served by exactly one of nodes, the one
+// the store records as its owner.
+func checkPlacement(ctx context.Context, nodes []*node) error {
+	servedBy := map[int32][]string{}
+	var recorded []api.ShardInfo
+	for _, n := range nodes {
+		shards, err := n.svc.ListShards(ctx)
+		if err != nil {
+			return fmt.Errorf("shards of %s: %w", n.id, err)
+		}
+		recorded = shards
+		for _, s := range shards {
+			if s.Serving {
+				servedBy[s.ID] = append(servedBy[s.ID], n.id)
+			}
+		}
+	}
+	for _, s := range recorded {
+		by := servedBy[s.ID]
+		if len(by) != 1 || by[0] != s.Owner {
+			return fmt.Errorf("shard %d: served by %v, the store records %q", s.ID, by, s.Owner)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+func clusterAdd(ctx context.Context, n int) (int, error) { return n + 1, nil }
+
+// clusterChild runs a step.
+func clusterChild(ctx workflow.Context, n int) (int, error) {
+	return workflow.ExecuteStep(ctx, workflow.StepOptions{}, clusterAdd, n).Get(ctx)
+}
+
+// clusterParent runs a step and a child, answers a query and waits for a
+// signal: each of these may cross from one node to the other.
+func clusterParent(ctx workflow.Context, n int) (int, error) {
+	stage := "step"
+	workflow.SetQueryHandler(ctx, "stage", func(struct{}) (string, error) { return stage, nil })
+	v, err := workflow.ExecuteStep(ctx, workflow.StepOptions{}, clusterAdd, n).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stage = "child"
+	c, err := workflow.ExecuteChild(ctx, workflow.ChildOptions{WorkflowID: fmt.Sprintf("%s-child", workflow.GetInfo(ctx).WorkflowID)}, clusterChild, v).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stage = "signal"
+	s, _ := workflow.GetSignalChannel[int](ctx, "bonus").Receive(ctx)
+	return c + s, nil
+}
+
+// clusterNode is an engine behind its own HTTP server.
+type clusterNode struct {
+	eng *engine.Engine
+	srv *httptest.Server
+}
+
+func openNode(t *testing.T, st store.Store, id string) *clusterNode {
+	t.Helper()
+	var h atomic.Pointer[http.Handler]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hh := h.Load(); hh != nil {
+			(*hh).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	eng, err := engine.Open(context.Background(), st, engine.Options{Identity: id, NodeTTL: 2 * time.Second, NumShards: 8,
+		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handler http.Handler = server.New(eng, server.Options{PollWait: 2 * time.Second})
+	h.Store(&handler)
+	n := &clusterNode{eng: eng, srv: srv}
+	t.Cleanup(func() { n.close() })
+	return n
+}
+
+var closeMu sync.Mutex
+
+func (n *clusterNode) close() {
+	closeMu.Lock()
+	defer closeMu.Unlock()
+	if n.eng != nil {
+		n.eng.Close()
+		n.srv.Close()
+		n.eng = nil
+	}
+}
+
+// serving returns the shards each node serves.
+func serving(t *testing.T, nodes ...*clusterNode) map[int32]int {
+	t.Helper()
+	got := map[int32]int{}
+	for _, n := range nodes {
+		shards, err := n.eng.ListShards(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range shards {
+			if s.Serving {
+				got[s.ID]++
+			}
+		}
+	}
+	return got
+}
+
+func waitPlaced(t *testing.T, within time.Duration, nodes ...*clusterNode) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		got := serving(t, nodes...)
+		ok := len(got) == 8
+		for _, c := range got {
+			ok = ok && c == 1
+		}
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("shards not placed once each after %s: %v", within, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterInProcess runs two engines over one store, each behind its own
+// HTTP server. The worker is connected to node a only and the client to
+// node b only, so every call for a's shards is forwarded by b, every task
+// of b's shards reaches the worker through a forwarded poll, and children,
+// signals and queries cross between them. Then b closes and a takes its
+// shards by handover, without waiting for b's heartbeat to expire.
+func TestClusterInProcess(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); clusterInProcess(t, testdb.Postgres(t)) })
+	t.Run("cassandra", func(t *testing.T) { t.Parallel(); clusterInProcess(t, testdb.Cassandra(t)) })
+}
+
+func clusterInProcess(t *testing.T, st store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := openNode(t, st, "a")
+	b := openNode(t, st, "b")
+	// b joins: a hands over the shards placement now gives b.
+	for start := time.Now(); !b.eng.Ready() || !a.eng.Ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("not ready after 10s: a %v, b %v", serving(t, a), serving(t, b))
+		}
+	}
+	waitPlaced(t, 10*time.Second, a, b)
+	if got := serving(t, b); len(got) == 0 || len(got) == 8 {
+		t.Fatalf("b serves %d of 8 shards; want some", len(got))
+	}
+
+	w := worker.New(a.eng, worker.Options{Logger: logger()})
+	worker.RegisterWorkflow(w, clusterParent)
+	worker.RegisterWorkflow(w, clusterChild)
+	worker.RegisterStep(w, clusterAdd)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	cb := client.New(b.eng, client.Options{})
+	ca := client.New(a.eng, client.Options{})
+
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("parent-%d", i)
+			run, err := client.Start(ctx, cb, clusterParent, i, client.StartOptions{ID: id})
+			if err != nil {
+				t.Errorf("start %s: %v", id, err)
+				return
+			}
+			for {
+				stage, err := client.Query[string](ctx, cb, id, "", "stage", struct{}{})
+				if err != nil && !errors.Is(err, api.ErrQueryFailed) { // failed: no task has run yet
+					t.Errorf("query %s: %v", id, err)
+					return
+				}
+				if stage == "signal" {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if err := ca.Signal(ctx, id, "", "bonus", 100); err != nil {
+				t.Errorf("signal %s: %v", id, err)
+				return
+			}
+			got, err := run.Get(ctx)
+			if err != nil || got != i+2+100 {
+				t.Errorf("%s: got %d, %v; want %d", id, got, err, i+102)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	// b leaves: a takes its shards by handover, well within the TTL.
+	b.close()
+	took := waitPlaced(t, 10*time.Second, a)
+	t.Logf("a serves every shard %s after b closed (node TTL 2s)", took.Round(time.Millisecond))
+	if took > 2*time.Second {
+		t.Errorf("handover took %s, as long as waiting for b's heartbeat to expire", took)
+	}
+	run, err := client.Start(ctx, ca, clusterParent, 1000, client.StartOptions{ID: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if stage, err := client.Query[string](ctx, ca, "after", "", "stage", struct{}{}); err == nil && stage == "signal" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := ca.Signal(ctx, "after", "", "bonus", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := run.Get(ctx); err != nil || got != 1003 {
+		t.Fatalf("after handover: %d, %v", got, err)
+	}
+}
