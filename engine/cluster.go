@@ -103,18 +103,11 @@ func (e *Engine) beat(ctx context.Context) error {
 
 // heartbeat keeps the node alive until ctx ends.
 func (e *Engine) heartbeat(ctx context.Context) {
-	t := time.NewTicker(e.opts.NodeTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := e.beat(ctx); err != nil && ctx.Err() == nil {
-				e.log.Warn("node heartbeat", "err", err)
-			}
+	every(ctx, e.opts.NodeTTL/3, nil, func() {
+		if err := e.beat(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("node heartbeat", "err", err)
 		}
-	}
+	})
 }
 
 // forgetPredecessors removes the rows of earlier processes that served this
@@ -141,19 +134,11 @@ func (e *Engine) forgetPredecessors(ctx context.Context) {
 
 // control runs the controller until ctx ends.
 func (e *Engine) control(ctx context.Context) {
-	t := time.NewTicker(e.tick())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-e.cluster.wake:
-		}
+	every(ctx, e.tick(), e.cluster.wake, func() {
 		if err := e.place(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("shard placement", "err", err)
 		}
-	}
+	})
 }
 
 // wakeController asks the controller to look again now (a shard was lost).
@@ -193,6 +178,9 @@ func (e *Engine) place(ctx context.Context) error {
 	all := true
 	for _, id := range acquire {
 		if err := e.take(ctx, id, v); err != nil {
+			if !e.clustered() {
+				return fmt.Errorf("engine: acquire shard %d: %w", id, err)
+			}
 			all = false
 			if !errors.Is(err, errWaitHandover) {
 				e.log.Warn("acquire shard", "shard", id, "err", err)
@@ -408,6 +396,21 @@ func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*s
 		}
 		delay = min(2*delay, 500*time.Millisecond)
 	}
+}
+
+// routeCall is route for a call that answers a value: local on this node,
+// or the same method of the owner's API.
+func routeCall[Req, Resp any](ctx context.Context, e *Engine, ns, workflowID string, req Req,
+	local func(*shard) (Resp, error), remote func(api.Peer, context.Context, Req) (Resp, error)) (Resp, error) {
+	var resp Resp
+	err := e.route(ctx, ns, workflowID, func(s *shard) (err error) {
+		resp, err = local(s)
+		return err
+	}, func(p api.Peer) (err error) {
+		resp, err = remote(p, api.WithForwarded(ctx), req)
+		return err
+	})
+	return resp, err
 }
 
 // ListNodes implements api.Cluster.

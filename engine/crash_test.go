@@ -210,7 +210,7 @@ func crashRecovery(t *testing.T, env []string) {
 		seen[sc.Text()]++
 	}
 	f.Close()
-	reexecuted := 0
+	reexecuted, recovered := 0, 0
 	for i := range crashWorkflows {
 		id := fmt.Sprintf("crash-%d", i)
 		d, err := c.Describe(ctx, id, "")
@@ -253,6 +253,9 @@ func crashRecovery(t *testing.T, env []string) {
 				t.Fatalf("%s: step #%d completed %d times", id, seq, n)
 			}
 		}
+		if count(evs, api.EventRunRecovered) > 0 {
+			recovered++
+		}
 		for s := range crashSteps {
 			n := seen[fmt.Sprintf("%s/%d", id, s)]
 			if n == 0 {
@@ -261,7 +264,11 @@ func crashRecovery(t *testing.T, env []string) {
 			reexecuted += n - 1
 		}
 	}
-	t.Logf("%d workflows completed across %d kills; %d step side effects ran more than once (at-least-once)", crashWorkflows, crashKills, reexecuted)
+	t.Logf("%d workflows completed across %d kills; %d step side effects ran more than once (at-least-once); %d runs carry a recovery event",
+		crashWorkflows, crashKills, reexecuted, recovered)
+	if recovered == 0 {
+		t.Errorf("no run carries a recovery event, though the engine was killed with work in flight")
+	}
 }
 
 func lines(path string) int {

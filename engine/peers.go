@@ -182,7 +182,12 @@ func (e *Engine) leg(lk legKey, addr string) {
 		}
 		c.legMu.Unlock()
 		var raw json.RawMessage
-		if err := peerCall(e.ctx, p, opPoll, call, &raw); err != nil {
+		// Bounded: a node that stopped answering (paused, cut off) must not
+		// hold the leg.
+		ctx, cancel := context.WithTimeout(e.ctx, legWait+5*time.Second)
+		err := peerCall(ctx, p, opPoll, call, &raw)
+		cancel()
+		if err != nil {
 			select {
 			case <-e.ctx.Done():
 			case <-time.After(500 * time.Millisecond):

@@ -158,15 +158,8 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 	if req.Start.RequestID == "" {
 		req.Start.RequestID = uuid.NewString()
 	}
-	var resp api.StartResponse
-	err := e.route(ctx, req.Start.Namespace, req.Start.WorkflowID, func(s *shard) (err error) {
-		resp, err = e.signalWithStartOn(ctx, s, req)
-		return err
-	}, func(p api.Peer) (err error) {
-		resp, err = p.SignalWithStart(api.WithForwarded(ctx), req)
-		return err
-	})
-	return resp, err
+	return routeCall(ctx, e, req.Start.Namespace, req.Start.WorkflowID, req,
+		func(s *shard) (api.StartResponse, error) { return e.signalWithStartOn(ctx, s, req) }, api.Peer.SignalWithStart)
 }
 
 func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.SignalWithStartRequest) (api.StartResponse, error) {
@@ -316,15 +309,8 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Desc
 	if ref.WorkflowID == "" {
 		return api.Description{}, api.InvalidArgument("workflow_id", "empty")
 	}
-	var d api.Description
-	err := e.route(ctx, ref.Namespace, ref.WorkflowID, func(s *shard) (err error) {
-		d, err = e.describeOn(ctx, s, ref)
-		return err
-	}, func(p api.Peer) (err error) {
-		d, err = p.DescribeWorkflow(api.WithForwarded(ctx), ref)
-		return err
-	})
-	return d, err
+	return routeCall(ctx, e, ref.Namespace, ref.WorkflowID, ref,
+		func(s *shard) (api.Description, error) { return e.describeOn(ctx, s, ref) }, api.Peer.DescribeWorkflow)
 }
 
 func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.Description, error) {
@@ -373,15 +359,8 @@ func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Res
 	if req.WorkflowID == "" {
 		return api.Result{}, api.InvalidArgument("workflow_id", "empty")
 	}
-	var res api.Result
-	err := e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) (err error) {
-		res, err = e.waitResultOn(ctx, s, req)
-		return err
-	}, func(p api.Peer) (err error) {
-		res, err = p.WaitResult(api.WithForwarded(ctx), req)
-		return err
-	})
-	return res, err
+	return routeCall(ctx, e, req.Namespace, req.WorkflowID, req,
+		func(s *shard) (api.Result, error) { return e.waitResultOn(ctx, s, req) }, api.Peer.WaitResult)
 }
 
 func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultRequest) (api.Result, error) {

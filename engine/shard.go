@@ -89,7 +89,8 @@ func (s *shard) run() {
 	}
 	s.wg.Go(func() { s.visibilityLoop(ctx) })
 	if s.takenFrom != "" {
-		s.recordRecovery(s.recovered)
+		recovered := s.recovered
+		s.wg.Go(func() { s.recordRecovery(ctx, recovered) })
 	}
 	for _, t := range s.recovered {
 		s.dispatchTransfer(t)
@@ -450,22 +451,30 @@ func (s *shard) addAckLevels(b *store.Batch) {
 // ackLoop persists ack levels while the shard is idle (busy shards carry
 // them in their batches).
 func (s *shard) ackLoop(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, time.Second, nil, func() {
 		if s.isLost() {
-			continue
+			return
 		}
 		// An empty part: the committer adds the ack levels when they moved
 		// and writes nothing when they did not.
 		if err := s.commit(ctx, &part{}); err != nil && ctx.Err() == nil {
 			s.log.Warn("persist ack levels", "err", err)
 		}
+	})
+}
+
+// every calls f every d, and at once when wake fires, until ctx ends.
+func every(ctx context.Context, d time.Duration, wake <-chan struct{}, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-wake:
+		}
+		f()
 	}
 }
 
@@ -694,17 +703,26 @@ func (e *Engine) currentRunID(ctx context.Context, shardID int32, ref api.RunRef
 // recordRecovery writes a recovery event (nFlow's recovery action) into
 // each run that had work in flight (a workflow task or a step attempt) on
 // the node the shard was taken from; the tasks themselves are offered again
-// by the recovered transfer queue, and the timers fire here.
-func (s *shard) recordRecovery(tasks []store.Task) {
+// by the recovered transfer queue, and the timers fire here. The events are
+// written many at a time, so that they share group commits.
+func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 	seen := map[store.RunKey]bool{}
 	reason := fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)
+	sem := make(chan struct{}, 64)
+	var wg sync.WaitGroup
 	for _, t := range tasks {
 		if (t.Type != transferWorkflowTask && t.Type != transferStep) || seen[t.Run] {
 			continue
 		}
 		seen[t.Run] = true
 		k := t.Run
-		s.work.push(func(ctx context.Context) {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
 			err := s.update(ctx, k, func(r *run, t *txn) (bool, error) {
 				if t.exec.State == store.StateClosed {
 					return false, nil
@@ -717,7 +735,8 @@ func (s *shard) recordRecovery(tasks []store.Task) {
 			}
 		})
 	}
+	wg.Wait()
 	if len(seen) > 0 {
-		s.log.Info("recovering runs of a node that did not hand its shard over", "runs", len(seen), "from", s.takenFrom)
+		s.log.Info("recovered the runs of a node that did not hand its shard over", "runs", len(seen), "from", s.takenFrom)
 	}
 }

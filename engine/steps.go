@@ -246,14 +246,10 @@ func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (a
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return api.HeartbeatResponse{}, err
 	}
-	var resp api.HeartbeatResponse
-	err := e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
-		return e.heartbeatOn(ctx, s, tok, req)
-	}, func(p api.Peer) (err error) {
-		resp, err = p.HeartbeatStep(api.WithForwarded(ctx), req)
-		return err
-	})
-	return resp, err
+	return routeCall(ctx, e, tok.Run.Namespace, tok.Run.WorkflowID, req,
+		func(s *shard) (api.HeartbeatResponse, error) {
+			return api.HeartbeatResponse{}, e.heartbeatOn(ctx, s, tok, req)
+		}, api.Peer.HeartbeatStep)
 }
 
 func (e *Engine) heartbeatOn(ctx context.Context, s *shard, tok stepToken, req api.HeartbeatRequest) error {

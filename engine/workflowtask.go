@@ -396,15 +396,8 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 	if err := validateCommands(req.Commands); err != nil {
 		return api.CompleteWorkflowTaskResponse{}, err
 	}
-	var resp api.CompleteWorkflowTaskResponse
-	err := e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) (err error) {
-		resp, err = e.completeWTOn(ctx, s, tok, req)
-		return err
-	}, func(p api.Peer) (err error) {
-		resp, err = p.CompleteWorkflowTask(api.WithForwarded(ctx), req)
-		return err
-	})
-	return resp, err
+	return routeCall(ctx, e, tok.Run.Namespace, tok.Run.WorkflowID, req,
+		func(s *shard) (api.CompleteWorkflowTaskResponse, error) { return e.completeWTOn(ctx, s, tok, req) }, api.Peer.CompleteWorkflowTask)
 }
 
 func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
@@ -572,15 +565,8 @@ func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byt
 	if req.Name == "" {
 		return nil, api.InvalidArgument("name", "empty")
 	}
-	var out []byte
-	err := e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) (err error) {
-		out, err = e.queryOn(ctx, s, req)
-		return err
-	}, func(p api.Peer) (err error) {
-		out, err = p.QueryWorkflow(api.WithForwarded(ctx), req)
-		return err
-	})
-	return out, err
+	return routeCall(ctx, e, req.Namespace, req.WorkflowID, req,
+		func(s *shard) ([]byte, error) { return e.queryOn(ctx, s, req) }, api.Peer.QueryWorkflow)
 }
 
 // queryOn offers a query task on the node that serves the run, which the
