@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -278,7 +279,7 @@ func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 	e.shards[id] = s
 	e.shardMu.Unlock()
 	e.wg.Go(s.run)
-	e.log.Info("shard acquired", "shard", id, "from", prev)
+	e.log.Log(ctx, e.placementLevel(), "shard acquired", "shard", id, "from", prev)
 	return nil
 }
 
@@ -303,7 +304,16 @@ func (e *Engine) handBack(ctx context.Context, id int32) {
 		e.log.Warn("release shard", "shard", id, "err", err)
 		return
 	}
-	e.log.Info("shard handed back", "shard", id)
+	e.log.Log(ctx, e.placementLevel(), "shard handed back", "shard", id)
+}
+
+// placementLevel is the log level of shard moves: news in a cluster, routine
+// for an engine alone.
+func (e *Engine) placementLevel() slog.Level {
+	if e.clustered() {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 // dropShard forgets a shard that another node took.
