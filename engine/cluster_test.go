@@ -223,3 +223,86 @@ func clusterInProcess(t *testing.T, st store.Store) {
 		t.Fatalf("after handover: %d, %v", got, err)
 	}
 }
+
+// releaseWait is engine.releaseAfter and a margin.
+const releaseWait = 3 * time.Second
+
+func releaseFlow(ctx workflow.Context, _ int) (int, error) {
+	return workflow.ExecuteStep(ctx, workflow.StepOptions{Queue: "rel", StartToClose: time.Minute}, clusterAdd, 1).Get(ctx)
+}
+
+// TestClusterRelease: a step a forwarded poll fetched for node a after a's
+// worker had left goes back to its owner b, ready for the next worker,
+// instead of waiting out its start-to-close timeout as started.
+func TestClusterRelease(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := testdb.Postgres(t)
+	a := openNode(t, st, "a")
+	b := openNode(t, st, "b")
+	for start := time.Now(); !b.eng.Ready() || !a.eng.Ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("not ready")
+		}
+	}
+	waitPlaced(t, 10*time.Second, a, b)
+	// A workflow id of a shard b serves: b answers a forwarded call for it
+	// itself (not found) instead of refusing it.
+	id := ""
+	for i := 0; id == ""; i++ {
+		cand := fmt.Sprintf("rel-%d", i)
+		if _, err := b.eng.DescribeWorkflow(api.WithForwarded(ctx), api.RunRef{WorkflowID: cand}); errors.Is(err, api.ErrNotFound) {
+			id = cand
+		}
+	}
+	// A worker polls queue rel on a, then leaves: a's leg on b stays.
+	pctx, pcancel := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		a.eng.PollStepTask(pctx, api.PollRequest{Queue: "rel"})
+	}()
+	time.Sleep(500 * time.Millisecond)
+	pcancel()
+	<-polled
+
+	w := worker.New(b.eng, worker.Options{Logger: logger()})
+	worker.RegisterWorkflow(w, releaseFlow)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	before := b.eng.Stats().SyncMatched
+	if _, err := client.Start(ctx, client.New(b.eng, client.Options{}), releaseFlow, 0, client.StartOptions{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	stepState := func() string {
+		d, err := b.eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: id})
+		if err != nil || len(d.Steps) == 0 {
+			return ""
+		}
+		return d.Steps[0].State
+	}
+	// The step is offered when its StepScheduled commits; a's leg waits on
+	// b, so it takes the step at once (a sync match on b).
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		evs, _ := client.New(b.eng, client.Options{}).AllHistory(ctx, id, "")
+		if count(evs, api.EventStepScheduled) == 1 && b.eng.Stats().SyncMatched > before {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the step was not scheduled and matched")
+		}
+	}
+	time.Sleep(releaseWait) // the leg's answer and a's release after its wait
+	if got := stepState(); got != "scheduled" {
+		t.Fatalf("step is %q after a's leg took it with no worker waiting on a; want it given back (scheduled)", got)
+	}
+	// The next worker, on b, gets it at once.
+	tctx, tcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer tcancel()
+	task, err := b.eng.PollStepTask(tctx, api.PollRequest{Queue: "rel"})
+	if err != nil || task == nil {
+		t.Fatalf("poll after release: %v, %v", task, err)
+	}
+}

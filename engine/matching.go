@@ -195,6 +195,27 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	q.size++
 }
 
+// remove takes item out of queue k's backlog; false when it is not there
+// (a worker took it).
+func (m *matcher) remove(k queueKey, item any) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[k]
+	if q == nil {
+		return false
+	}
+	for _, l := range q.backlog {
+		for el := l.Front(); el != nil; el = el.Next() {
+			if el.Value == item {
+				l.Remove(el)
+				q.size--
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // depth returns the backlog size of a queue.
 func (m *matcher) depth(k queueKey) int {
 	m.mu.Lock()

@@ -28,6 +28,7 @@ const (
 	opPoll         = "poll"
 	opStart        = "start"
 	opNotifyParent = "notify-parent"
+	opRelease      = "release"
 )
 
 // legWait is how long a leg's forwarded poll waits on the other node.
@@ -60,6 +61,13 @@ func (s *startSpec) wire() startWire {
 
 func (w startWire) spec() *startSpec {
 	return &startSpec{req: w.Req, parent: w.Parent, parentSeq: w.ParentSeq, root: w.Root, continuedFrom: w.ContinuedFrom, signal: w.Signal}
+}
+
+// released is a task a leg brought back when no worker waited for it any
+// more: its owner offers it again.
+type released struct {
+	Kind  string `json:"kind"` // "workflow" or "step"
+	Token []byte `json:"token"`
 }
 
 // parentNotice is a child's close on its way to the parent's node.
@@ -112,6 +120,13 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 			return nil, api.InvalidArgument("body", "%v", err)
 		}
 		out, err = e.start(ctx, w.spec())
+	case opRelease:
+		var rel released
+		if err := json.Unmarshal(in, &rel); err != nil {
+			return nil, api.InvalidArgument("body", "%v", err)
+		}
+		err = e.release(ctx, rel)
+		out = struct{}{}
 	case opNotifyParent:
 		var n parentNotice
 		if err := json.Unmarshal(in, &n); err != nil || n.Data == nil || n.Data.Target == nil {
@@ -208,8 +223,89 @@ func (e *Engine) leg(lk legKey, addr string) {
 				item = &wt
 			}
 		}
-		if item != nil {
-			e.match.requeue(lk.q, api.PriorityHighest, item)
+		if item == nil {
+			continue
+		}
+		idle := e.match.workersWaiting(lk.q) == 0
+		e.match.requeue(lk.q, api.PriorityHighest, item)
+		if idle {
+			// No worker waits (they are busy, or gone): if none takes it
+			// soon, it goes back to its owner rather than wait out its
+			// timeout here.
+			e.wg.Go(func() { e.releaseUntaken(lk.q, p, kind, item) })
 		}
 	}
+}
+
+// releaseAfter is how long a task a leg brought may wait here for a worker
+// before it goes back to its owner.
+const releaseAfter = 2 * time.Second
+
+// releaseUntaken gives item back to its owner p if no worker here has
+// taken it within releaseAfter.
+func (e *Engine) releaseUntaken(k queueKey, p api.Peer, kind string, item any) {
+	select {
+	case <-e.ctx.Done():
+		return
+	case <-time.After(releaseAfter):
+	}
+	if !e.match.remove(k, item) {
+		return // taken
+	}
+	rel := released{Kind: kind}
+	if st, ok := item.(*api.StepTask); ok {
+		rel.Token = st.Token
+	} else {
+		rel.Token = item.(*api.WorkflowTask).Token
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if err := peerCall(ctx, p, opRelease, rel, nil); err != nil {
+		e.match.requeue(k, api.PriorityHighest, item) // keep it for the next worker
+	}
+}
+
+// release takes back a task this node started for another node's leg: the
+// workflow task or step attempt is offered again, as if its worker had timed
+// out at once. A task already completed, or of a shard that moved, is left
+// alone.
+func (e *Engine) release(ctx context.Context, rel released) error {
+	switch rel.Kind {
+	case "workflow":
+		var tok wtToken
+		if err := decodeToken(rel.Token, &tok); err != nil {
+			return err
+		}
+		if tok.Query != "" {
+			return nil // a query task is not held: its caller waits on
+		}
+		if s := e.local(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); s != nil {
+			s.onRun(ctx, tok.Run, func(r *run) {
+				if f := r.flight; f != nil && f.nonce == tok.Nonce {
+					r.takeBack(ctx)
+				}
+			})
+		}
+	case "step":
+		var tok stepToken
+		if err := decodeToken(rel.Token, &tok); err != nil {
+			return err
+		}
+		if s := e.local(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); s != nil {
+			s.onRun(ctx, tok.Run, func(r *run) {
+				sr := r.steps[tok.Seq]
+				info, ok := r.exec.Steps[tok.Seq]
+				if sr == nil || sr.nonce != tok.Nonce || !ok {
+					return
+				}
+				sr.stop()
+				delete(r.steps, tok.Seq)
+				q := queueKey{ns: r.key.Namespace, name: queueOrDefault(info.Queue), kind: stepQueue}
+				e.match.requeue(q, info.Priority, sr.item)
+			})
+		}
+	default:
+		return api.InvalidArgument("kind", "want workflow or step, got %q", rel.Kind)
+	}
+	return nil
 }

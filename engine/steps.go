@@ -24,6 +24,7 @@ type stepItem struct {
 // offers it again, and a worker still running it may report under the
 // same attempt number.
 type stepRun struct {
+	item    *stepItem // what was offered, to offer again if released
 	attempt int32
 	nonce   int64
 	started time.Time
@@ -149,7 +150,7 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 			return err
 		}
 		now := time.Now()
-		sr := &stepRun{attempt: it.attempt, nonce: e.nonce.Add(1), started: now, worker: identity}
+		sr := &stepRun{item: it, attempt: it.attempt, nonce: e.nonce.Add(1), started: now, worker: identity}
 		var deadline time.Time
 		if info.StartToClose > 0 {
 			deadline = now.Add(info.StartToClose)

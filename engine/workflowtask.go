@@ -254,13 +254,19 @@ func (r *run) dropFlight(err error) {
 
 // expireFlight gives up on a worker that held a task too long.
 func (r *run) expireFlight(ctx context.Context) {
+	r.s.log.Warn("workflow task timed out", "run", r.key.String())
+	r.takeBack(ctx)
+}
+
+// takeBack offers the flight's task again (its inputs, when not committed
+// yet, are committed first); the worker that held it gets task_not_found.
+func (r *run) takeBack(ctx context.Context) {
 	if r.flight.tx != nil {
 		if err := r.flushFlight(ctx); err != nil {
 			return
 		}
 	}
 	r.dropFlight(api.ErrTaskNotFound)
-	r.s.log.Warn("workflow task timed out", "run", r.key.String())
 	r.dispatchWT()
 }
 
