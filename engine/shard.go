@@ -48,6 +48,9 @@ type shard struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+	// stopped is closed when the shard's goroutines have ended: nothing of
+	// it commits any more.
+	stopped chan struct{}
 }
 
 func newShard(e *Engine, id int32) *shard {
@@ -56,6 +59,7 @@ func newShard(e *Engine, id int32) *shard {
 		runs:      map[store.RunKey]*run{},
 		commitCh:  make(chan *part, 4096),
 		timerWake: make(chan struct{}, 1),
+		stopped:   make(chan struct{}),
 	}
 	s.work.signal = make(chan struct{}, 1)
 	s.vis.init()
@@ -101,6 +105,7 @@ func (s *shard) run() {
 	s.wg.Go(func() { s.ackLoop(ctx) })
 	<-ctx.Done()
 	s.wg.Wait()
+	close(s.stopped)
 }
 
 func (s *shard) stop() {

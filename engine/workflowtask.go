@@ -111,8 +111,9 @@ func (r *run) deliver(ctx context.Context, t *txn) (<-chan error, error) {
 
 // await waits for a channel deliver returned. When the shard stops first
 // (it moves to another node) with the inputs still in a worker's hands,
-// nothing was written: the caller gets errNotOwner and may try again at
-// the new owner.
+// nothing was written: once the shard's committer has ended (so no commit
+// of them can come later), the caller gets errNotOwner and may try again
+// at the new owner.
 func (s *shard) await(ctx context.Context, ch <-chan error) error {
 	if ch == nil {
 		return nil
@@ -130,7 +131,12 @@ func (s *shard) await(ctx context.Context, ch <-chan error) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(time.Second):
+	case <-s.stopped:
+	}
+	select {
+	case err := <-ch:
+		return err
+	default:
 		return fmt.Errorf("%w: shard %d stopped before the inputs were committed", errNotOwner, s.id)
 	}
 }
