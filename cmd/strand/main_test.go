@@ -63,6 +63,11 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"migrate", "--store", "cassandra://127.0.0.1:1/ks?replication_factor=0"},
 		{"migrate", "--store", "cassandra://127.0.0.1:1/bad-keyspace"},
 		{"migrate", "--store", "cassandra://127.0.0.1:1/ks?color=blue"},
+		{"server", "--node-ttl", "10ms"},
+		{"server", "--shards", "-1"},
+		{"server", "--advertise", "ftp://127.0.0.1:8233"},
+		{"server", "--advertise", "http://"},
+		{"server", "--node-ttl", "soon"},
 	} {
 		out, code := run(t, args...)
 		if code != 2 {
