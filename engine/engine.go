@@ -124,7 +124,7 @@ type Engine struct {
 	wg     sync.WaitGroup
 
 	nsMu       sync.Mutex
-	namespaces map[string]store.Namespace
+	namespaces map[string]cachedNamespace
 
 	metrics *metrics
 
@@ -142,7 +142,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	opts.setDefaults()
 	e := &Engine{
 		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
-		match: newMatcher(), namespaces: map[string]store.Namespace{}, queries: map[string]chan api.QueryAnswer{},
+		match: newMatcher(), namespaces: map[string]cachedNamespace{}, queries: map[string]chan api.QueryAnswer{},
 	}
 	e.metrics = newMetrics(e, opts.Metrics)
 	if err := e.checkShardCount(ctx); err != nil {
@@ -241,13 +241,23 @@ func (e *Engine) owned() []*shard {
 	return out
 }
 
-// namespace returns a namespace's settings, cached.
+// namespaceTTL is how long a namespace's settings are cached: another
+// node's update reaches this one within it.
+const namespaceTTL = 10 * time.Second
+
+// cachedNamespace is a namespace's settings as read at some time.
+type cachedNamespace struct {
+	store.Namespace
+	read time.Time
+}
+
+// namespace returns a namespace's settings, cached for namespaceTTL.
 func (e *Engine) namespace(ctx context.Context, name string) (store.Namespace, error) {
 	e.nsMu.Lock()
-	ns, ok := e.namespaces[name]
+	c, ok := e.namespaces[name]
 	e.nsMu.Unlock()
-	if ok {
-		return ns, nil
+	if ok && time.Since(c.read) < namespaceTTL {
+		return c.Namespace, nil
 	}
 	ns, err := e.store.GetNamespace(ctx, name)
 	if err != nil {
@@ -257,7 +267,7 @@ func (e *Engine) namespace(ctx context.Context, name string) (store.Namespace, e
 		return ns, err
 	}
 	e.nsMu.Lock()
-	e.namespaces[name] = ns
+	e.namespaces[name] = cachedNamespace{Namespace: ns, read: time.Now()}
 	e.nsMu.Unlock()
 	return ns, nil
 }
