@@ -35,6 +35,9 @@ type cluster struct {
 	view     atomic.Pointer[view]
 	ready    atomic.Bool
 	lastBeat atomic.Int64 // unix nanos at which the last heartbeat that landed began
+	// lapsed: a heartbeat landed more than a TTL after the one before (the
+	// node was paused or cut off); the controller checks its shards.
+	lapsed atomic.Bool
 	started  time.Time
 	wake     chan struct{}
 
@@ -45,8 +48,9 @@ type cluster struct {
 	peerMu sync.Mutex
 	peers  map[string]api.Peer
 
-	legMu sync.Mutex
-	legs  map[legKey]int // running legs
+	legMu   sync.Mutex
+	legs    map[legKey]int // running legs
+	closing bool           // Close began: no leg starts
 }
 
 // view is the live nodes as the controller last read them.
@@ -98,7 +102,10 @@ func (e *Engine) beat(ctx context.Context) error {
 	if err := e.store.UpsertNode(ctx, n); err != nil {
 		return err
 	}
-	e.cluster.lastBeat.Store(began.UnixNano())
+	if prev := e.cluster.lastBeat.Swap(began.UnixNano()); prev != 0 && began.Sub(time.Unix(0, prev)) > e.opts.NodeTTL {
+		e.cluster.lapsed.Store(true)
+		e.wakeController()
+	}
 	return nil
 }
 
@@ -221,7 +228,7 @@ func (e *Engine) refreshView(ctx context.Context) (*view, error) {
 // drops the others before serving anything more from memory.
 func (e *Engine) checkLease(ctx context.Context) {
 	since := time.Since(time.Unix(0, e.cluster.lastBeat.Load()))
-	if since <= e.opts.NodeTTL {
+	if lapsed := e.cluster.lapsed.Swap(false); since <= e.opts.NodeTTL && !lapsed {
 		return
 	}
 	e.log.Warn("node lease expired; checking shard ownership", "since_heartbeat", since.Round(time.Millisecond))

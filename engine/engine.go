@@ -169,6 +169,11 @@ func (e *Engine) Close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
+	// Legs start from callers' goroutines: none starts once closing is
+	// set, and those that did are counted in wg before it is.
+	e.cluster.legMu.Lock()
+	e.cluster.closing = true
+	e.cluster.legMu.Unlock()
 	e.wg.Wait()
 	e.leave()
 	return nil

@@ -163,6 +163,9 @@ func (e *Engine) wantLegs(k queueKey) {
 	c := &e.cluster
 	c.legMu.Lock()
 	defer c.legMu.Unlock()
+	if c.closing {
+		return // Close waits for the legs that started before
+	}
 	for _, n := range v.nodes {
 		addr := v.addr[n]
 		lk := legKey{q: k, node: n}
