@@ -43,8 +43,9 @@ type taskQueue struct {
 
 // poller is one waiting poll; it takes exactly one item.
 type poller struct {
-	ch   chan any
-	elem *list.Element
+	ch     chan any
+	elem   *list.Element
+	worker bool // a worker here, not another node's forwarded poll
 }
 
 func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}} }
@@ -98,7 +99,18 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 }
 
 func (q *taskQueue) takePoller() *poller {
-	if e := q.pollers.Front(); e != nil {
+	// A worker of this node first: a task handed to another node's
+	// forwarded poll costs a hop there and another back for its completion.
+	e := q.pollers.Front()
+	if q.workers > 0 {
+		for w := e; w != nil; w = w.Next() {
+			if w.Value.(*poller).worker {
+				e = w
+				break
+			}
+		}
+	}
+	if e != nil {
 		q.pollers.Remove(e)
 		p := e.Value.(*poller)
 		p.elem = nil
@@ -121,7 +133,7 @@ func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting fun
 			return e.Value
 		}
 	}
-	p := &poller{ch: make(chan any, 1)}
+	p := &poller{ch: make(chan any, 1), worker: worker}
 	p.elem = q.pollers.PushBack(p)
 	if worker {
 		q.workers++

@@ -56,3 +56,30 @@ func (m *matcher) waitingPollers(k queueKey) int {
 	}
 	return 0
 }
+
+// A task goes to a worker of this node before another node's forwarded
+// poll that waited longer; with no worker waiting, the forwarded poll gets
+// it.
+func TestMatcherPrefersLocalWorkers(t *testing.T) {
+	m := newMatcher()
+	k := queueKey{ns: "default", name: "q", kind: stepQueue}
+	ctx := context.Background()
+	leg := make(chan any, 2)
+	go func() { leg <- m.poll(ctx, k, false, nil, nil) }()
+	for m.waitingPollers(k) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	local := make(chan any, 1)
+	go func() { local <- m.poll(ctx, k, true, nil, nil) }()
+	for m.waitingPollers(k) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	m.offer(k, 0, "first")
+	if v := <-local; v != "first" {
+		t.Fatalf("worker got %v", v)
+	}
+	m.offer(k, 0, "second")
+	if v := <-leg; v != "second" {
+		t.Fatalf("forwarded poll got %v", v)
+	}
+}
