@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -380,6 +381,25 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// What an operator sees: the CLI lists the nodes and the shards.
+	up := usable()
+	out, err := exec.Command(filepath.Join(bin, "strand"), "cluster", "nodes", "--server", "http://"+up[0].addr).CombinedOutput()
+	if err != nil {
+		t.Fatalf("strand cluster nodes: %v: %s", err, out)
+	}
+	for _, n := range up {
+		if !strings.Contains(string(out), n.id) {
+			t.Errorf("strand cluster nodes does not list %s:\n%s", n.id, out)
+		}
+	}
+	out, err = exec.Command(filepath.Join(bin, "strand"), "cluster", "shards", "-o", "json", "--server", "http://"+up[0].addr).CombinedOutput()
+	if err != nil {
+		t.Fatalf("strand cluster shards: %v: %s", err, out)
+	}
+	var shards []api.ShardInfo
+	if err := json.Unmarshal(out, &shards); err != nil || len(shards) != 16 {
+		t.Errorf("strand cluster shards -o json: %d shards, %v:\n%s", len(shards), err, out)
 	}
 }
 
