@@ -37,9 +37,9 @@ type cluster struct {
 	lastBeat atomic.Int64 // unix nanos at which the last heartbeat that landed began
 	// lapsed: a heartbeat landed more than a TTL after the one before (the
 	// node was paused or cut off); the controller checks its shards.
-	lapsed atomic.Bool
-	started  time.Time
-	wake     chan struct{}
+	lapsed  atomic.Bool
+	started time.Time
+	wake    chan struct{}
 
 	// waiting: shards placement gives this node that a live node still
 	// holds, since when (the controller's alone).
