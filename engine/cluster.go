@@ -339,6 +339,9 @@ func (e *Engine) dropShard(s *shard) {
 func (e *Engine) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if e.clustered() {
+		e.giveBackBorrowed(ctx)
+	}
 	for _, s := range e.owned() {
 		e.handBack(ctx, s.id)
 	}

@@ -233,10 +233,49 @@ func releaseFlow(ctx workflow.Context, _ int) (int, error) {
 
 // TestClusterRelease: a step a forwarded poll fetched for node a after a's
 // worker had left goes back to its owner b, ready for the next worker,
-// instead of waiting out its start-to-close timeout as started.
+// instead of waiting out its start-to-close timeout as started: after
+// releaseAfter, or at once when a closes.
 func TestClusterRelease(t *testing.T) {
+	t.Run("unclaimed", func(t *testing.T) {
+		ctx, a, b, id := legTookStep(t)
+		time.Sleep(releaseWait) // the leg's answer and a's release after its wait
+		if got := stepState(ctx, t, b, id); got != "scheduled" {
+			t.Fatalf("step is %q after a's leg took it with no worker waiting on a; want it given back (scheduled)", got)
+		}
+		// The next worker, on b, gets it at once.
+		tctx, tcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer tcancel()
+		task, err := b.eng.PollStepTask(tctx, api.PollRequest{Queue: "rel"})
+		if err != nil || task == nil {
+			t.Fatalf("poll after release: %v, %v", task, err)
+		}
+		_ = a
+	})
+	t.Run("on close", func(t *testing.T) {
+		ctx, a, b, id := legTookStep(t)
+		time.Sleep(200 * time.Millisecond) // the leg's answer
+		a.close()
+		for start := time.Now(); stepState(ctx, t, b, id) != "scheduled"; time.Sleep(20 * time.Millisecond) {
+			if time.Since(start) > releaseWait/2 {
+				t.Fatalf("step is %q after a closed holding it; want it given back (scheduled)", stepState(ctx, t, b, id))
+			}
+		}
+	})
+}
+
+func stepState(ctx context.Context, t *testing.T, n *clusterNode, id string) string {
+	d, err := n.eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: id})
+	if err != nil || len(d.Steps) == 0 {
+		return ""
+	}
+	return d.Steps[0].State
+}
+
+// legTookStep sets up nodes a and b where a's leg (its worker gone) took a
+// step of a workflow on b's shard, and returns them with the workflow id.
+func legTookStep(t *testing.T) (context.Context, *clusterNode, *clusterNode, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	st := testdb.Postgres(t)
 	a := openNode(t, st, "a")
 	b := openNode(t, st, "b")
@@ -271,17 +310,10 @@ func TestClusterRelease(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	t.Cleanup(w.Stop)
 	before := b.eng.Stats().SyncMatched
 	if _, err := client.Start(ctx, client.New(b.eng, client.Options{}), releaseFlow, 0, client.StartOptions{ID: id}); err != nil {
 		t.Fatal(err)
-	}
-	stepState := func() string {
-		d, err := b.eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: id})
-		if err != nil || len(d.Steps) == 0 {
-			return ""
-		}
-		return d.Steps[0].State
 	}
 	// The step is offered when its StepScheduled commits; a's leg waits on
 	// b, so it takes the step at once (a sync match on b).
@@ -294,15 +326,5 @@ func TestClusterRelease(t *testing.T) {
 			t.Fatal("the step was not scheduled and matched")
 		}
 	}
-	time.Sleep(releaseWait) // the leg's answer and a's release after its wait
-	if got := stepState(); got != "scheduled" {
-		t.Fatalf("step is %q after a's leg took it with no worker waiting on a; want it given back (scheduled)", got)
-	}
-	// The next worker, on b, gets it at once.
-	tctx, tcancel := context.WithTimeout(ctx, 2*time.Second)
-	defer tcancel()
-	task, err := b.eng.PollStepTask(tctx, api.PollRequest{Queue: "rel"})
-	if err != nil || task == nil {
-		t.Fatalf("poll after release: %v, %v", task, err)
-	}
+	return ctx, a, b, id
 }

@@ -228,6 +228,29 @@ func (m *matcher) remove(k queueKey, item any) bool {
 	return false
 }
 
+// takeStarted removes and returns the waiting items that were started
+// already (tasks another node started for this one's workers).
+func (m *matcher) takeStarted() []any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []any
+	for _, q := range m.queues {
+		for _, l := range q.backlog {
+			for el := l.Front(); el != nil; {
+				next := el.Next()
+				switch el.Value.(type) {
+				case *api.StepTask, *api.WorkflowTask:
+					out = append(out, el.Value)
+					l.Remove(el)
+					q.size--
+				}
+				el = next
+			}
+		}
+	}
+	return out
+}
+
 // depth returns the backlog size of a queue.
 func (m *matcher) depth(k queueKey) int {
 	m.mu.Lock()

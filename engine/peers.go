@@ -255,16 +255,35 @@ func (e *Engine) releaseUntaken(k queueKey, p api.Peer, kind string, item any) {
 	if !e.match.remove(k, item) {
 		return // taken
 	}
-	rel := released{Kind: kind}
-	if st, ok := item.(*api.StepTask); ok {
-		rel.Token = st.Token
-	} else {
-		rel.Token = item.(*api.WorkflowTask).Token
-	}
+	rel, _ := releasedOf(item)
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
 	if err := peerCall(ctx, p, opRelease, rel, nil); err != nil {
 		e.match.requeue(k, api.PriorityHighest, item) // keep it for the next worker
+	}
+}
+
+// releasedOf describes a started task for its owner, and names its run.
+func releasedOf(item any) (released, store.RunKey) {
+	if st, ok := item.(*api.StepTask); ok {
+		return released{Kind: "step", Token: st.Token}, st.Run
+	}
+	wt := item.(*api.WorkflowTask)
+	return released{Kind: "workflow", Token: wt.Token}, wt.Run
+}
+
+// giveBackBorrowed returns to their owners the started tasks of other
+// nodes' shards that legs brought and no worker took (Close).
+func (e *Engine) giveBackBorrowed(ctx context.Context) {
+	for _, item := range e.match.takeStarted() {
+		rel, k := releasedOf(item)
+		p := e.ownerPeer(e.shardID(k.Namespace, k.WorkflowID))
+		if p == nil {
+			continue // this node's own shard: its next owner offers it again
+		}
+		if err := peerCall(ctx, p, opRelease, rel, nil); err != nil {
+			e.log.Warn("give a task back to its node", "run", k.String(), "err", err)
+		}
 	}
 }
 
