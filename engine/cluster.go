@@ -180,6 +180,11 @@ func (e *Engine) place(ctx context.Context) error {
 		return nil
 	}
 	acquire, release := placementChange(e.opts.Identity, e.opts.NumShards, v.nodes, owned)
+	for id := range e.cluster.waiting {
+		if !slices.Contains(acquire, id) {
+			delete(e.cluster.waiting, id) // placement moved on: a later wait starts afresh
+		}
+	}
 	for _, id := range release {
 		e.handBack(ctx, id)
 	}

@@ -212,29 +212,29 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 		o = *c.ContinueAsNew
 	}
 	spec := startSpec{
-		req: api.StartRequest{
+		Req: api.StartRequest{
 			Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, WorkflowType: c.Name, Input: c.Payload,
 			Queue: o.Queue, Priority: o.Priority, RunTimeout: o.RunTimeout, Memo: o.Memo, BusinessKey: o.BusinessKey, Attributes: o.Attributes,
 		},
-		parent: x.Info.Parent, parentSeq: x.Info.ParentInitiated, root: x.Info.Root, continuedFrom: r.key.RunID,
+		Parent: x.Info.Parent, ParentSeq: x.Info.ParentInitiated, Root: x.Info.Root, ContinuedFrom: r.key.RunID,
 	}
-	if spec.req.WorkflowType == "" {
-		spec.req.WorkflowType = x.Info.Type
+	if spec.Req.WorkflowType == "" {
+		spec.Req.WorkflowType = x.Info.Type
 	}
-	if spec.req.Queue == "" {
-		spec.req.Queue = x.Info.Queue
+	if spec.Req.Queue == "" {
+		spec.Req.Queue = x.Info.Queue
 	}
-	if spec.req.Priority == 0 {
-		spec.req.Priority = x.Info.Priority
+	if spec.Req.Priority == 0 {
+		spec.Req.Priority = x.Info.Priority
 	}
-	if spec.req.RunTimeout == 0 {
-		spec.req.RunTimeout = x.Info.RunTimeout
+	if spec.Req.RunTimeout == 0 {
+		spec.Req.RunTimeout = x.Info.RunTimeout
 	}
-	if spec.req.BusinessKey == "" {
-		spec.req.BusinessKey = x.Info.BusinessKey
+	if spec.Req.BusinessKey == "" {
+		spec.Req.BusinessKey = x.Info.BusinessKey
 	}
-	if spec.req.Attributes == nil {
-		spec.req.Attributes = x.Info.SearchAttributes
+	if spec.Req.Attributes == nil {
+		spec.Req.Attributes = x.Info.SearchAttributes
 	}
 	next := store.RunKey{Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, RunID: uuid.NewString()}
 	// The successor is built detached from the cache; it is loaded from the
@@ -249,7 +249,7 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 	if err != nil {
 		return err
 	}
-	t.event(api.Event{Type: api.EventWorkflowContinuedAsNew, Name: spec.req.WorkflowType, Payload: pl, Target: &api.Target{WorkflowID: next.WorkflowID, RunID: next.RunID}})
+	t.event(api.Event{Type: api.EventWorkflowContinuedAsNew, Name: spec.Req.WorkflowType, Payload: pl, Target: &api.Target{WorkflowID: next.WorkflowID, RunID: next.RunID}})
 	t.closeRun(store.StatusContinuedAsNew, store.Payload{}, nil, next.RunID)
 	w, err := nt.write()
 	if err != nil {
@@ -264,26 +264,28 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 
 // startSpec is what a new run starts from: a client's request, a parent's
 // child command or a continue-as-new.
+// startSpec is a start with what only the engine sets (a child's parent, a
+// continued run); it travels as JSON to the node that serves the shard.
 type startSpec struct {
-	req           api.StartRequest
-	parent        *store.RunKey
-	parentSeq     int64
-	root          *store.RunKey
-	continuedFrom string
-	// signal is delivered with the start (signal-with-start).
-	signal *api.SignalRequest
+	Req           api.StartRequest `json:"req"`
+	Parent        *store.RunKey    `json:"parent,omitempty"`
+	ParentSeq     int64            `json:"parent_seq,omitempty"`
+	Root          *store.RunKey    `json:"root,omitempty"`
+	ContinuedFrom string           `json:"continued_from,omitempty"`
+	// Signal is delivered with the start (signal-with-start).
+	Signal *api.SignalRequest `json:"signal,omitempty"`
 }
 
 // initRun builds a new run's state and first event in t.
 func (t *txn) initRun(spec *startSpec) error {
-	q := spec.req
+	q := spec.Req
 	k := t.r.key
 	x := &store.Execution{
 		RunKey: k, State: store.StateRunning, Status: store.StatusRunning, NextEventID: 1,
 		Info: store.RunInfo{
 			Type: q.WorkflowType, Queue: queueOrDefault(q.Queue), Priority: q.Priority, BusinessKey: q.BusinessKey,
-			Parent: spec.parent, ParentInitiated: spec.parentSeq, Root: spec.root, CreateRequestID: q.RequestID,
-			StartTime: t.now, RunTimeout: q.RunTimeout, ContinuedFrom: spec.continuedFrom, Memo: q.Memo, SearchAttributes: q.Attributes,
+			Parent: spec.Parent, ParentInitiated: spec.ParentSeq, Root: spec.Root, CreateRequestID: q.RequestID,
+			StartTime: t.now, RunTimeout: q.RunTimeout, ContinuedFrom: spec.ContinuedFrom, Memo: q.Memo, SearchAttributes: q.Attributes,
 		},
 	}
 	t.exec, t.expected = x, 0
@@ -293,10 +295,10 @@ func (t *txn) initRun(spec *startSpec) error {
 		return err
 	}
 	t.event(api.Event{Type: api.EventWorkflowStarted, Name: q.WorkflowType, Payload: pl, Identity: q.Identity, Start: &api.StartAttrs{
-		Queue: x.Info.Queue, Priority: q.Priority, RunTimeout: q.RunTimeout, Parent: spec.parent, ParentSeq: spec.parentSeq,
-		ContinuedFrom: spec.continuedFrom, BusinessKey: q.BusinessKey, Memo: q.Memo, Attributes: q.Attributes, RequestID: q.RequestID,
+		Queue: x.Info.Queue, Priority: q.Priority, RunTimeout: q.RunTimeout, Parent: spec.Parent, ParentSeq: spec.ParentSeq,
+		ContinuedFrom: spec.ContinuedFrom, BusinessKey: q.BusinessKey, Memo: q.Memo, Attributes: q.Attributes, RequestID: q.RequestID,
 	}})
-	if sig := spec.signal; sig != nil {
+	if sig := spec.Signal; sig != nil {
 		spl, err := t.payload(k, sig.Input)
 		if err != nil {
 			return err

@@ -27,6 +27,14 @@ const (
 	stepQueue     queueKind = 2
 )
 
+// String names the kind as peering calls do.
+func (k queueKind) String() string {
+	if k == stepQueue {
+		return "step"
+	}
+	return "workflow"
+}
+
 type queueKey struct {
 	ns, name string
 	kind     queueKind

@@ -45,24 +45,6 @@ type pollCall struct {
 	Wait      time.Duration `json:"wait"`
 }
 
-// startWire is a startSpec as it travels to the node serving the shard.
-type startWire struct {
-	Req           api.StartRequest   `json:"req"`
-	Parent        *store.RunKey      `json:"parent,omitempty"`
-	ParentSeq     int64              `json:"parent_seq,omitempty"`
-	Root          *store.RunKey      `json:"root,omitempty"`
-	ContinuedFrom string             `json:"continued_from,omitempty"`
-	Signal        *api.SignalRequest `json:"signal,omitempty"`
-}
-
-func (s *startSpec) wire() startWire {
-	return startWire{Req: s.req, Parent: s.parent, ParentSeq: s.parentSeq, Root: s.root, ContinuedFrom: s.continuedFrom, Signal: s.signal}
-}
-
-func (w startWire) spec() *startSpec {
-	return &startSpec{req: w.Req, parent: w.Parent, parentSeq: w.ParentSeq, root: w.Root, continuedFrom: w.ContinuedFrom, signal: w.Signal}
-}
-
 // released is a task a leg brought back when no worker waited for it any
 // more: its owner offers it again.
 type released struct {
@@ -115,11 +97,11 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 			return nil, api.InvalidArgument("kind", "want workflow or step, got %q", q.Kind)
 		}
 	case opStart:
-		var w startWire
-		if err := json.Unmarshal(in, &w); err != nil {
+		var spec startSpec
+		if err := json.Unmarshal(in, &spec); err != nil {
 			return nil, api.InvalidArgument("body", "%v", err)
 		}
-		out, err = e.start(ctx, w.spec())
+		out, err = e.start(ctx, &spec)
 	case opRelease:
 		var rel released
 		if err := json.Unmarshal(in, &rel); err != nil {
@@ -182,11 +164,7 @@ func (e *Engine) wantLegs(k queueKey) {
 // engine closes.
 func (e *Engine) leg(lk legKey, addr string) {
 	p := e.peer(addr)
-	kind := "workflow"
-	if lk.q.kind == stepQueue {
-		kind = "step"
-	}
-	call := pollCall{Kind: kind, Node: e.opts.Identity, Namespace: lk.q.ns, Queue: lk.q.name, Wait: legWait}
+	call := pollCall{Kind: lk.q.kind.String(), Node: e.opts.Identity, Namespace: lk.q.ns, Queue: lk.q.name, Wait: legWait}
 	for {
 		c := &e.cluster
 		c.legMu.Lock()
@@ -212,21 +190,17 @@ func (e *Engine) leg(lk legKey, addr string) {
 			}
 			continue
 		}
-		var item any
-		switch {
-		case len(raw) == 0 || string(raw) == "null":
-		case lk.q.kind == stepQueue:
-			var st api.StepTask
-			if json.Unmarshal(raw, &st) == nil {
-				item = &st
-			}
-		default:
-			var wt api.WorkflowTask
-			if json.Unmarshal(raw, &wt) == nil {
-				item = &wt
-			}
+		if len(raw) == 0 || string(raw) == "null" {
+			continue // nothing within the wait
 		}
-		if item == nil {
+		var item any = &api.WorkflowTask{}
+		if lk.q.kind == stepQueue {
+			item = &api.StepTask{}
+		}
+		if err := json.Unmarshal(raw, item); err != nil {
+			// Started on its owner but unreadable here: its timeout there
+			// offers it again.
+			e.log.Error("undecodable task from another node", "node", lk.node, "err", err)
 			continue
 		}
 		idle := e.match.workersWaiting(lk.q) == 0
@@ -235,7 +209,7 @@ func (e *Engine) leg(lk legKey, addr string) {
 			// No worker waits (they are busy, or gone): if none takes it
 			// soon, it goes back to its owner rather than wait out its
 			// timeout here.
-			e.wg.Go(func() { e.releaseUntaken(lk.q, p, kind, item) })
+			e.wg.Go(func() { e.releaseUntaken(lk.q, p, item) })
 		}
 	}
 }
@@ -246,7 +220,7 @@ const releaseAfter = 2 * time.Second
 
 // releaseUntaken gives item back to its owner p if no worker here has
 // taken it within releaseAfter.
-func (e *Engine) releaseUntaken(k queueKey, p api.Peer, kind string, item any) {
+func (e *Engine) releaseUntaken(k queueKey, p api.Peer, item any) {
 	select {
 	case <-e.ctx.Done():
 		return
@@ -266,10 +240,10 @@ func (e *Engine) releaseUntaken(k queueKey, p api.Peer, kind string, item any) {
 // releasedOf describes a started task for its owner, and names its run.
 func releasedOf(item any) (released, store.RunKey) {
 	if st, ok := item.(*api.StepTask); ok {
-		return released{Kind: "step", Token: st.Token}, st.Run
+		return released{Kind: stepQueue.String(), Token: st.Token}, st.Run
 	}
 	wt := item.(*api.WorkflowTask)
-	return released{Kind: "workflow", Token: wt.Token}, wt.Run
+	return released{Kind: workflowQueue.String(), Token: wt.Token}, wt.Run
 }
 
 // giveBackBorrowed returns to their owners the started tasks of other

@@ -43,7 +43,7 @@ func validateStart(q *api.StartRequest) error {
 
 // StartWorkflow implements api.Service.
 func (e *Engine) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
-	return e.start(ctx, &startSpec{req: req})
+	return e.start(ctx, &startSpec{Req: req})
 }
 
 // start creates a run, applying the id reuse policy when the workflow id
@@ -51,7 +51,7 @@ func (e *Engine) StartWorkflow(ctx context.Context, req api.StartRequest) (api.S
 // task goes to it before the run is written, and the run is written with
 // the task's commands.
 func (e *Engine) start(ctx context.Context, spec *startSpec) (api.StartResponse, error) {
-	q := &spec.req
+	q := &spec.Req
 	if err := validateStart(q); err != nil {
 		return api.StartResponse{}, err
 	}
@@ -67,14 +67,14 @@ func (e *Engine) start(ctx context.Context, spec *startSpec) (api.StartResponse,
 		resp, err = e.startOn(ctx, s, spec)
 		return err
 	}, func(p api.Peer) error {
-		return peerCall(ctx, p, opStart, spec.wire(), &resp)
+		return peerCall(ctx, p, opStart, spec, &resp)
 	})
 	return resp, err
 }
 
 // startOn is start on the workflow id's shard, which this node serves.
 func (e *Engine) startOn(ctx context.Context, s *shard, spec *startSpec) (api.StartResponse, error) {
-	q := &spec.req
+	q := &spec.Req
 	mode, prev := store.CurrentCreate, ""
 	for range 3 {
 		k := store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: uuid.NewString()}
@@ -178,7 +178,7 @@ func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.Signal
 		if start.IDReuse == api.TerminateIfRunning {
 			start.IDReuse = api.AllowDuplicate
 		}
-		spec := &startSpec{req: start, signal: &sig}
+		spec := &startSpec{Req: start, Signal: &sig}
 		resp, err := e.startOn(ctx, s, spec)
 		if errors.Is(err, api.ErrAlreadyStarted) {
 			var ae *api.AlreadyStartedError
@@ -208,10 +208,8 @@ func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) erro
 	}, func(p api.Peer) error { return p.SignalWorkflow(api.WithForwarded(ctx), req) })
 }
 
+// signalOn delivers a checked signal request.
 func (e *Engine) signalOn(ctx context.Context, s *shard, req api.SignalRequest) (string, error) {
-	if req.Name == "" {
-		return "", api.InvalidArgument("name", "empty")
-	}
 	return e.inputOn(ctx, s, req.RunRef, store.RequestSignal, req.RequestID, func(r *run, t *txn) error {
 		pl, err := t.payload(r.key, req.Input)
 		if err != nil {
@@ -247,11 +245,8 @@ func (e *Engine) checkRef(ctx context.Context, ref api.RunRef) error {
 
 // inputOn delivers what add puts into a transition of a running run (the
 // workflow's current one when ref names none), once per request id, and
-// returns the run id.
+// returns the run id. The caller checked ref (checkRef).
 func (e *Engine) inputOn(ctx context.Context, s *shard, ref api.RunRef, kind store.RequestKind, requestID string, add func(r *run, t *txn) error) (string, error) {
-	if err := e.checkRef(ctx, ref); err != nil {
-		return "", err
-	}
 	k, err := s.currentRunID(ctx, ref)
 	if err != nil {
 		return "", err

@@ -122,6 +122,13 @@ func (s *shard) markLost() {
 	s.e.wakeController()
 }
 
+// fenced records that another node took the shard (err says so) and
+// returns the error its callers get: nothing was written, try the owner.
+func (s *shard) fenced(err error) error {
+	s.markLost()
+	return fmt.Errorf("%w: %v", errNotOwner, err)
+}
+
 func (s *shard) isLost() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -294,9 +301,9 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	}
 	if errors.Is(err, store.ErrShardOwnershipLost) {
 		s.log.Error("shard ownership lost; the shard stops", "err", err)
-		s.markLost()
+		err = s.fenced(err)
 		for _, p := range parts {
-			p.done <- fmt.Errorf("%w: %v", errNotOwner, err)
+			p.done <- err
 		}
 		return
 	}
@@ -312,9 +319,8 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		one.AckLevels, one.CompleteTasks = nil, nil
 		err := s.e.store.Commit(ctx, one)
 		if errors.Is(err, store.ErrShardOwnershipLost) {
-			s.markLost()
 			s.abandonKeys(p)
-			p.done <- fmt.Errorf("%w: %v", errNotOwner, err)
+			p.done <- s.fenced(err)
 			continue
 		}
 		if err != nil {
@@ -373,7 +379,7 @@ func (s *shard) assignIDs(ctx context.Context, parts []*part) error {
 		sh, err := s.e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: s.id, Owner: s.e.opts.Identity, PrevRangeID: rangeID})
 		if err != nil {
 			if errors.Is(err, store.ErrShardOwnershipLost) {
-				s.markLost()
+				return s.fenced(err)
 			}
 			return fmt.Errorf("%w: renew task ids of shard %d: %v", errNotOwner, s.id, err)
 		}

@@ -193,10 +193,10 @@ func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, 
 			root = &parent
 		}
 		spec = startSpec{
-			req: api.StartRequest{Namespace: o.Namespace, WorkflowID: o.WorkflowID, WorkflowType: d.Name, Input: input, Queue: o.Queue,
+			Req: api.StartRequest{Namespace: o.Namespace, WorkflowID: o.WorkflowID, WorkflowType: d.Name, Input: input, Queue: o.Queue,
 				Priority: o.Priority, RequestID: d.RequestID, IDReuse: o.IDReuse, RunTimeout: o.RunTimeout, Memo: o.Memo,
 				BusinessKey: o.BusinessKey, Attributes: o.Attributes, Identity: parent.String()},
-			parent: &parent, parentSeq: d.Seq, root: root,
+			Parent: &parent, ParentSeq: d.Seq, Root: root,
 		}
 		return nil
 	})

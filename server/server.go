@@ -249,12 +249,12 @@ func (h *handler) routes() []Route {
 		)
 	}
 	if pe, ok := h.svc.(api.Peering); ok {
-		routes = append(routes, Route{"POST", prefix + "/peer/{op}", "A call between the nodes of a cluster (forwarded polls, child starts, parent notices)",
+		routes = append(routes, Route{"POST", prefix + "/peer/{op}", "A call between the nodes of a cluster (forwarded polls, child starts, parent notices, tasks handed back)",
 			call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 				// A forwarded poll is a long poll: it ends when the server drains.
 				ctx, cancel := h.longPoll(ctx, 5*time.Minute)
 				defer cancel()
-				return pe.PeerCall(api.WithForwarded(ctx), r.PathValue("op"), req)
+				return pe.PeerCall(ctx, r.PathValue("op"), req)
 			})})
 	}
 	ns, ok := h.svc.(api.Namespaces)

@@ -47,9 +47,6 @@ func newBenchCommand() *cobra.Command {
 					cfg.Services = append(cfg.Services, svc)
 				}
 				backend = strings.Join(servers, ",")
-				if storeURL == "" {
-					cfg.RawFor = -1 // no store to measure
-				}
 			}
 			if len(servers) == 0 || storeURL != "" {
 				if storeURL == "" {
