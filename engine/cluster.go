@@ -128,6 +128,7 @@ func (e *Engine) forgetPredecessors(ctx context.Context) {
 	host, _ := os.Hostname()
 	nodes, err := e.store.ListNodes(ctx, store.Now())
 	if err != nil {
+		e.log.Warn("list nodes: earlier processes at this address keep their rows until they expire", "err", err)
 		return
 	}
 	for _, n := range nodes {
@@ -211,6 +212,7 @@ func (e *Engine) refreshView(ctx context.Context) (*view, error) {
 		nodes, err := e.store.ListNodes(ctx, store.Now())
 		if err != nil {
 			if old := e.cluster.view.Load(); old != nil {
+				e.log.Warn("list nodes; placing shards by the last view", "err", err)
 				return old, nil
 			}
 			return nil, fmt.Errorf("engine: list nodes: %w", err)
