@@ -166,8 +166,8 @@ func Cassandra(t testing.TB) store.Store {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := st.Session().Query("DROP KEYSPACE IF EXISTS " + ks).WithContext(ctx).Exec(); err != nil {
-			t.Errorf("drop keyspace %s: %v", ks, err)
+		if err := st.DropKeyspace(ctx); err != nil {
+			t.Error(err)
 		}
 		st.Close()
 	})

@@ -16,6 +16,7 @@ package cassandra
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -181,16 +182,39 @@ func (s *Store) query(ctx context.Context, stmt string, args ...any) *gocql.Quer
 	return s.session.Query(s.cql(stmt), args...).WithContext(ctx)
 }
 
+// schemaExec runs an idempotent schema statement (IF [NOT] EXISTS). A
+// schema change can take longer than the client's request timeout on a
+// busy node while it still completes, so a timeout is retried, after the
+// nodes agree on the schema, until ctx ends.
+func (s *Store) schemaExec(ctx context.Context, stmt string) error {
+	for {
+		err := s.query(ctx, stmt).Exec()
+		if err == nil || !errors.Is(err, gocql.ErrTimeoutNoResponse) || ctx.Err() != nil {
+			return err
+		}
+		_ = s.session.AwaitSchemaAgreement(ctx)
+	}
+}
+
+// DropKeyspace removes the store's keyspace and everything in it. It is
+// for tests and teardown; a store is unusable afterwards.
+func (s *Store) DropKeyspace(ctx context.Context) error {
+	if err := s.schemaExec(ctx, `DROP KEYSPACE IF EXISTS {ks}`); err != nil {
+		return fmt.Errorf("cassandra: drop keyspace %s: %w", s.ks, err)
+	}
+	return nil
+}
+
 // Migrate implements store.Store. Schema files are named NNNN_name.cql;
 // every file of a version is applied before the version is recorded, and
 // every statement is idempotent (IF NOT EXISTS), so a migration interrupted
 // halfway is completed by the next run.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
-	if err := s.query(ctx, fmt.Sprintf(`CREATE KEYSPACE IF NOT EXISTS {ks}
-		WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}`, s.rf)).Exec(); err != nil {
+	if err := s.schemaExec(ctx, fmt.Sprintf(`CREATE KEYSPACE IF NOT EXISTS {ks}
+		WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}`, s.rf)); err != nil {
 		return 0, 0, fmt.Errorf("cassandra: create keyspace %s: %w", s.ks, err)
 	}
-	if err := s.query(ctx, `CREATE TABLE IF NOT EXISTS {ks}.schema_version (version int PRIMARY KEY, applied_at timestamp)`).Exec(); err != nil {
+	if err := s.schemaExec(ctx, `CREATE TABLE IF NOT EXISTS {ks}.schema_version (version int PRIMARY KEY, applied_at timestamp)`); err != nil {
 		return 0, 0, fmt.Errorf("cassandra: schema_version: %w", err)
 	}
 	if err := s.session.AwaitSchemaAgreement(ctx); err != nil {
@@ -233,7 +257,7 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 				return from, to, err
 			}
 			for _, stmt := range statements(string(body)) {
-				if err := s.query(ctx, stmt).Exec(); err != nil {
+				if err := s.schemaExec(ctx, stmt); err != nil {
 					return from, to, fmt.Errorf("cassandra: schema %s: %w\n%s", f, err, stmt)
 				}
 			}
