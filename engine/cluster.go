@@ -51,6 +51,11 @@ type cluster struct {
 	legMu   sync.Mutex
 	legs    map[legKey]int // running legs
 	closing bool           // Close began: no leg starts
+
+	// callMu guards calls: the forwarded calls in flight, by the node they
+	// went to, so they can be given up when that node leaves.
+	callMu sync.Mutex
+	calls  map[string]map[*context.CancelCauseFunc]struct{}
 }
 
 // view is the live nodes as the controller last read them.
@@ -64,6 +69,10 @@ func (v *view) live(id string) bool { _, ok := v.addr[id]; return ok }
 // errNotOwner: this node does not serve the shard (any more, or yet); the
 // call changed nothing and may be retried where the shard is.
 var errNotOwner = fmt.Errorf("%w: shard not served here", api.ErrUnavailable)
+
+// errPeerLost: a forwarded call was given up because the node it went to
+// left the live nodes mid-call; the shard's next owner serves it.
+var errPeerLost = fmt.Errorf("%w: the node serving the call left the cluster", api.ErrUnavailable)
 
 func (e *Engine) clustered() bool { return e.opts.Dial != nil }
 
@@ -225,8 +234,24 @@ func (e *Engine) refreshView(ctx context.Context) (*view, error) {
 		v.nodes = append(v.nodes, id)
 	}
 	slices.Sort(v.nodes)
-	e.cluster.view.Store(v)
+	e.setView(v)
 	return v, nil
+}
+
+// setView makes v the engine's view of the nodes, and gives up the
+// forwarded calls in flight to nodes it no longer lists.
+func (e *Engine) setView(v *view) {
+	e.cluster.view.Store(v)
+	e.cluster.callMu.Lock()
+	for node, calls := range e.cluster.calls {
+		if !v.live(node) {
+			for cancel := range calls {
+				(*cancel)(errPeerLost)
+			}
+			delete(e.cluster.calls, node)
+		}
+	}
+	e.cluster.callMu.Unlock()
 }
 
 // checkLease: when this node's heartbeat has not landed for longer than its
@@ -375,23 +400,61 @@ func (e *Engine) peer(addr string) api.Peer {
 
 // ownerPeer returns the node placement gives shard id to, when that is
 // another node this one can reach.
-func (e *Engine) ownerPeer(id int32) api.Peer {
+func (e *Engine) ownerPeer(id int32) (node string, p api.Peer) {
 	v := e.cluster.view.Load()
 	if v == nil || !e.clustered() {
-		return nil
+		return "", nil
 	}
 	owner := shardOwner(id, v.nodes)
 	if owner == e.opts.Identity || v.addr[owner] == "" {
-		return nil
+		return "", nil
 	}
-	return e.peer(v.addr[owner])
+	return owner, e.peer(v.addr[owner])
+}
+
+// callPeer runs remote with the API of node, marked forwarded. A node
+// paused past its lease would hold the call until the caller's deadline,
+// so the call is given up (errPeerLost) once node drops out of the live
+// nodes; by then its shards are another node's, and fencing keeps any
+// write it makes on waking from landing.
+func (e *Engine) callPeer(ctx context.Context, node string, p api.Peer, remote func(context.Context, api.Peer) error) error {
+	cctx, cancel := context.WithCancelCause(api.WithForwarded(ctx))
+	defer cancel(nil)
+	c := &e.cluster
+	c.callMu.Lock()
+	if v := c.view.Load(); v != nil && !v.live(node) {
+		c.callMu.Unlock()
+		return errPeerLost
+	}
+	if c.calls == nil {
+		c.calls = map[string]map[*context.CancelCauseFunc]struct{}{}
+	}
+	if c.calls[node] == nil {
+		c.calls[node] = map[*context.CancelCauseFunc]struct{}{}
+	}
+	c.calls[node][&cancel] = struct{}{}
+	c.callMu.Unlock()
+	defer func() {
+		c.callMu.Lock()
+		delete(c.calls[node], &cancel)
+		if len(c.calls[node]) == 0 {
+			delete(c.calls, node)
+		}
+		c.callMu.Unlock()
+	}()
+	err := remote(cctx, p)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errPeerLost) {
+		return errPeerLost
+	}
+	return err
 }
 
 // route runs local on the shard of a workflow id when this node serves it,
 // or remote with the node that does. While the shard changes hands (its
 // owner died, or is handing it over) the call waits and tries again, for
-// up to twice the node TTL. A forwarded call is never forwarded again.
-func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*shard) error, remote func(api.Peer) error) error {
+// up to twice the node TTL; when the node a call went to leaves the
+// cluster, from then on. A forwarded call is never forwarded again.
+func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*shard) error, remote func(context.Context, api.Peer) error) error {
 	id := e.shardID(nsOrDefault(ns), workflowID)
 	deadline := time.Now().Add(2 * e.opts.NodeTTL)
 	delay := 10 * time.Millisecond
@@ -401,9 +464,12 @@ func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*s
 			if err = local(s); !errors.Is(err, errNotOwner) {
 				return err
 			}
-		} else if p := e.ownerPeer(id); p != nil && !api.Forwarded(ctx) {
-			if err = remote(p); !errors.Is(err, api.ErrUnavailable) {
+		} else if node, p := e.ownerPeer(id); p != nil && !api.Forwarded(ctx) {
+			if err = e.callPeer(ctx, node, p, remote); !errors.Is(err, api.ErrUnavailable) {
 				return err
+			}
+			if errors.Is(err, errPeerLost) {
+				deadline = time.Now().Add(2 * e.opts.NodeTTL)
 			}
 		} else {
 			err = fmt.Errorf("%w: shard %d", errNotOwner, id)
@@ -433,8 +499,8 @@ func routeCall[Req, Resp any](ctx context.Context, e *Engine, ns, workflowID str
 	err := e.route(ctx, ns, workflowID, func(s *shard) (err error) {
 		resp, err = local(s)
 		return err
-	}, func(p api.Peer) (err error) {
-		resp, err = remote(p, api.WithForwarded(ctx), req)
+	}, func(ctx context.Context, p api.Peer) (err error) {
+		resp, err = remote(p, ctx, req)
 		return err
 	})
 	return resp, err

@@ -251,7 +251,7 @@ func releasedOf(item any) (released, store.RunKey) {
 func (e *Engine) giveBackBorrowed(ctx context.Context) {
 	for _, item := range e.match.takeStarted() {
 		rel, k := releasedOf(item)
-		p := e.ownerPeer(e.shardID(k.Namespace, k.WorkflowID))
+		_, p := e.ownerPeer(e.shardID(k.Namespace, k.WorkflowID))
 		if p == nil {
 			continue // this node's own shard: its next owner offers it again
 		}

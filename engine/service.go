@@ -66,7 +66,7 @@ func (e *Engine) start(ctx context.Context, spec *startSpec) (api.StartResponse,
 	err := e.route(ctx, q.Namespace, q.WorkflowID, func(s *shard) (err error) {
 		resp, err = e.startOn(ctx, s, spec)
 		return err
-	}, func(p api.Peer) error {
+	}, func(ctx context.Context, p api.Peer) error {
 		return peerCall(ctx, p, opStart, spec, &resp)
 	})
 	return resp, err
@@ -205,7 +205,13 @@ func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) erro
 	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
 		_, err := e.signalOn(ctx, s, req)
 		return err
-	}, func(p api.Peer) error { return p.SignalWorkflow(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error {
+		if req.RequestID == "" {
+			// A signal tried again after its node left is recognised.
+			req.RequestID = uuid.NewString()
+		}
+		return p.SignalWorkflow(ctx, req)
+	})
 }
 
 // signalOn delivers a checked signal request.
@@ -231,7 +237,12 @@ func (e *Engine) CancelWorkflow(ctx context.Context, req api.CancelRequest) erro
 			return nil
 		})
 		return err
-	}, func(p api.Peer) error { return p.CancelWorkflow(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error {
+		if req.RequestID == "" {
+			req.RequestID = uuid.NewString() // as for a signal
+		}
+		return p.CancelWorkflow(ctx, req)
+	})
 }
 
 // checkRef checks that a call names a workflow of a namespace that exists.
@@ -277,7 +288,7 @@ func (e *Engine) TerminateWorkflow(ctx context.Context, req api.TerminateRequest
 	}
 	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
 		return e.terminateOn(ctx, s, req)
-	}, func(p api.Peer) error { return p.TerminateWorkflow(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error { return p.TerminateWorkflow(ctx, req) })
 }
 
 func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateRequest) error {

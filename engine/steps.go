@@ -182,7 +182,7 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 // withStep runs f on a step named by a token, inside a transition of its
 // run, on the node that serves the run (remote when that is another);
 // ErrTaskNotFound when the attempt is no longer open.
-func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error), remote func(api.Peer) error) error {
+func (e *Engine) withStep(ctx context.Context, token []byte, f func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error), remote func(context.Context, api.Peer) error) error {
 	var tok stepToken
 	if err := decodeToken(token, &tok); err != nil {
 		return err
@@ -227,7 +227,7 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 		delete(t.exec.Steps, tok.Seq)
 		t.onCommit(func() { r.forgetStep(tok.Seq) })
 		return r.deliver(ctx, t)
-	}, func(p api.Peer) error { return p.CompleteStep(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error { return p.CompleteStep(ctx, req) })
 }
 
 // FailStep implements api.Service: the attempt is retried by the step's
@@ -238,7 +238,7 @@ func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
 	}
 	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
 		return r.failAttempt(ctx, t, tok.Seq, req.Failure, req.Identity)
-	}, func(p api.Peer) error { return p.FailStep(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error { return p.FailStep(ctx, req) })
 }
 
 // HeartbeatStep implements api.Service.

@@ -237,7 +237,7 @@ var errStale = errors.New("engine: stale task")
 func (e *Engine) notifyParent(ctx context.Context, child store.RunKey, d *taskData) error {
 	return e.route(ctx, d.Target.Namespace, d.Target.WorkflowID, func(s *shard) error {
 		return e.notifyParentOn(ctx, s, child, d)
-	}, func(p api.Peer) error {
+	}, func(ctx context.Context, p api.Peer) error {
 		return peerCall(ctx, p, opNotifyParent, parentNotice{Child: child, Data: d}, nil)
 	})
 }

@@ -516,7 +516,7 @@ func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskR
 	}
 	return e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
 		return e.failWTOn(ctx, s, tok, req)
-	}, func(p api.Peer) error { return p.FailWorkflowTask(api.WithForwarded(ctx), req) })
+	}, func(ctx context.Context, p api.Peer) error { return p.FailWorkflowTask(ctx, req) })
 }
 
 func (e *Engine) failWTOn(ctx context.Context, s *shard, tok wtToken, req api.FailWorkflowTaskRequest) error {
@@ -629,7 +629,7 @@ func (e *Engine) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 		return err
 	}
 	if e.local(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)) == nil && !api.Forwarded(ctx) {
-		if p := e.ownerPeer(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); p != nil {
+		if _, p := e.ownerPeer(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); p != nil {
 			return p.AnswerQuery(api.WithForwarded(ctx), ans)
 		}
 	}

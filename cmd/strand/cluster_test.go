@@ -307,17 +307,40 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 
 	// 2. SIGSTOP n2 past its lease, then SIGCONT: its next write must fail
 	// and it must drop the shards the others took.
-	sleeper := nodes[1]
+	sleeper, bystander := nodes[1], nodes[2]
 	had = servedBy(sleeper)
 	mu.Lock()
 	paused[sleeper] = true
 	mu.Unlock()
 	stopped := time.Now()
+	pause := 3*clusterTTL + time.Second
 	sleeper.cmd.Process.Signal(syscall.SIGSTOP)
+	// Starts sent through a live node while n2 sleeps: those n2's shards
+	// take are forwarded to it and must be served by its successor once n2
+	// expires, well before n2 wakes, not held until the caller gives up.
+	var probes sync.WaitGroup
+	for range 16 {
+		i := seq.Add(1)
+		id := fmt.Sprintf("order-%d", i)
+		probes.Go(func() {
+			pctx, pcancel := context.WithDeadline(ctx, stopped.Add(pause-time.Second))
+			defer pcancel()
+			req := api.StartRequest{WorkflowID: id, WorkflowType: "ClusterOrder", Input: []byte(fmt.Sprint(i)), RequestID: "req-" + id}
+			if _, err := bystander.svc.StartWorkflow(pctx, req); err != nil {
+				t.Errorf("start %s through %s while %s slept: %v", id, bystander.id, sleeper.id, err)
+				return
+			}
+			ackMu.Lock()
+			acked = append(acked, id)
+			ackMu.Unlock()
+		})
+	}
 	took = recoverAfter(sleeper, had, stopped)
 	t.Logf("SIGSTOP %s: its %d shards served by the others after %s", sleeper.id, len(had), took.Round(time.Millisecond))
 	fmt.Printf("cluster %s: time to recover after SIGSTOP: %s (node TTL %s)\n", t.Name(), took.Round(time.Millisecond), clusterTTL)
-	time.Sleep(time.Until(stopped.Add(2*clusterTTL + time.Second)))
+	probes.Wait()
+	t.Logf("SIGSTOP %s: the starts forwarded to it were served after %s", sleeper.id, time.Since(stopped).Round(time.Millisecond))
+	time.Sleep(time.Until(stopped.Add(pause)))
 	sleeper.cmd.Process.Signal(syscall.SIGCONT)
 	mu.Lock()
 	paused[sleeper] = false
