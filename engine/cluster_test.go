@@ -182,7 +182,7 @@ func clusterInProcess(t *testing.T, st store.Store) {
 				if stage == "signal" {
 					break
 				}
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // queried hard: queries must not starve the workflow tasks
 			}
 			if err := ca.Signal(ctx, id, "", "bonus", 100); err != nil {
 				t.Errorf("signal %s: %v", id, err)

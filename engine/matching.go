@@ -42,8 +42,12 @@ type queueKey struct {
 
 type taskQueue struct {
 	pollers *list.List // of *poller, oldest first
+	// backlog holds the waiting items: queries in backlog[queryLane], the
+	// others by priority (1, the highest, to 5).
 	backlog [6]*list.List
 	size    int
+	// queryServed: the last item taken from the backlog was a query.
+	queryServed bool
 	// workers counts the pollers that are workers (the others are other
 	// nodes' forwarded polls).
 	workers int
@@ -70,6 +74,9 @@ func (m *matcher) queue(k queueKey) *taskQueue {
 	return q
 }
 
+// queryLane is the backlog list of query tasks, apart from the priorities.
+const queryLane = 0
+
 func priorityIndex(p int8) int {
 	if p <= 0 || p > api.PriorityLowest {
 		return int(api.PriorityNormal)
@@ -79,6 +86,14 @@ func priorityIndex(p int8) int {
 
 // offer hands item to a waiting poller, or queues it by priority.
 func (m *matcher) offer(k queueKey, priority int8, item any) {
+	m.put(k, priorityIndex(priority), item)
+}
+
+// offerQuery hands a query task to a waiting poller, or queues it in the
+// query lane.
+func (m *matcher) offerQuery(k queueKey, item any) { m.put(k, queryLane, item) }
+
+func (m *matcher) put(k queueKey, lane int, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(k)
@@ -88,8 +103,28 @@ func (m *matcher) offer(k queueKey, priority int8, item any) {
 		return
 	}
 	m.backlogged++
-	q.backlog[priorityIndex(priority)].PushBack(item)
+	q.backlog[lane].PushBack(item)
 	q.size++
+}
+
+// take removes and returns the next backlog item, nil when there is none:
+// the highest priority first, except that queries and the other tasks take
+// turns while both wait, so a stream of queries cannot hold up the
+// workflow tasks that move runs on, nor those the queries.
+func (q *taskQueue) take() any {
+	lanes := q.backlog[:]
+	if queries := q.backlog[queryLane]; queries.Len() > 0 && q.queryServed && queries.Len() < q.size {
+		lanes = q.backlog[queryLane+1:]
+	}
+	for _, l := range lanes {
+		if e := l.Front(); e != nil {
+			l.Remove(e)
+			q.size--
+			q.queryServed = l == q.backlog[queryLane]
+			return e.Value
+		}
+	}
+	return nil
 }
 
 // takeWaitingPoller removes and returns a poller that is waiting now, or
@@ -133,13 +168,9 @@ func (q *taskQueue) takePoller() *poller {
 func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
-	for i := 1; i < len(q.backlog); i++ {
-		if e := q.backlog[i].Front(); e != nil {
-			q.backlog[i].Remove(e)
-			q.size--
-			m.mu.Unlock()
-			return e.Value
-		}
+	if item := q.take(); item != nil {
+		m.mu.Unlock()
+		return item
 	}
 	p := &poller{ch: make(chan any, 1), worker: worker}
 	p.elem = q.pollers.PushBack(p)

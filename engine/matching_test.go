@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -81,5 +82,34 @@ func TestMatcherPrefersLocalWorkers(t *testing.T) {
 	m.offer(k, 0, "second")
 	if v := <-leg; v != "second" {
 		t.Fatalf("forwarded poll got %v", v)
+	}
+}
+
+// Queries and the other tasks take turns while both wait; either alone is
+// served back to back.
+func TestMatcherQueriesTakeTurns(t *testing.T) {
+	m := newMatcher()
+	k := queueKey{ns: "default", name: "q", kind: workflowQueue}
+	for i := range 4 {
+		m.offerQuery(k, fmt.Sprintf("q%d", i))
+	}
+	m.offer(k, 3, "w0")
+	m.offer(k, 1, "w1") // the highest priority: first of the others
+	ctx := context.Background()
+	var got []string
+	for range 6 {
+		got = append(got, m.poll(ctx, k, true, nil, nil).(string))
+	}
+	m.offer(k, 3, "w2")
+	m.offer(k, 3, "w3")
+	for range 2 {
+		got = append(got, m.poll(ctx, k, true, nil, nil).(string))
+	}
+	want := []string{"q0", "w1", "q1", "w0", "q2", "q3", "w2", "w3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if m.depth(k) != 0 {
+		t.Fatalf("depth %d after all were taken", m.depth(k))
 	}
 }

@@ -597,7 +597,7 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 		e.queryMu.Lock()
 		e.queries[id] = ch
 		e.queryMu.Unlock()
-		e.match.offer(q, api.PriorityHighest, &api.WorkflowTask{
+		e.match.offerQuery(q, &api.WorkflowTask{
 			Token: encodeToken(wtToken{Run: k, Query: id}), Run: k, WorkflowType: x.Info.Type,
 			PrevEventID: x.Task.LastEventID, Query: &req, Time: time.Now().UTC(),
 		})
