@@ -55,7 +55,7 @@ func Example() {
 	if err := w.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer w.Stop()
+	defer w.Stop(context.Background())
 
 	c := client.New(eng, client.Options{})
 	run, err := client.Start(ctx, c, Greet, "world", client.StartOptions{ID: "greeting-1"})

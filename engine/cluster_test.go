@@ -159,7 +159,7 @@ func clusterInProcess(t *testing.T, st store.Store) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer w.Stop(context.Background())
 	cb := client.New(b.eng, client.Options{})
 	ca := client.New(a.eng, client.Options{})
 
@@ -318,7 +318,7 @@ func legTookStep(t *testing.T) (context.Context, *clusterNode, *clusterNode, str
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
+	t.Cleanup(func() { w.Stop(context.Background()) })
 	before := b.eng.Stats().SyncMatched
 	if _, err := client.Start(ctx, client.New(b.eng, client.Options{}), releaseFlow, 0, client.StartOptions{ID: id}); err != nil {
 		t.Fatal(err)

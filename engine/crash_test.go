@@ -129,7 +129,7 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	fmt.Println("ALL COMPLETED")
-	w.Stop()
+	w.Stop(context.Background())
 	eng.Close()
 	st.Close()
 }

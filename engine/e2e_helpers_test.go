@@ -74,7 +74,7 @@ func (e *env) startWorker(setup func(w *worker.Worker)) {
 
 func (e *env) stopWorker() {
 	if e.w != nil {
-		e.w.Stop()
+		e.w.Stop(context.Background())
 		e.w = nil
 	}
 }

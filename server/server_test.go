@@ -66,7 +66,7 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 			if err := w.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
-			defer w.Stop()
+			defer w.Stop(context.Background())
 			c := client.New(svc, client.Options{})
 
 			r, err := client.Start(ctx, c, Order, 20, client.StartOptions{ID: "order-1"})
@@ -169,7 +169,7 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 				t.Fatalf("missing definition: %v", err)
 			}
 			// Every answer of this run fits the OpenAPI document.
-			w.Stop()
+			w.Stop(context.Background())
 			checkExchanges(t, loadDoc(t, srv.URL), rec)
 			rec.mu.Lock()
 			ok := 0

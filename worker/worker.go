@@ -47,11 +47,19 @@ type Worker struct {
 	steps     map[string]stepFunc
 	cache     *cache
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	stepsWG sync.WaitGroup
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// stepsCtx is the parent of the running steps' contexts; Stop cancels
+	// it, with errWorkerStopped, when its caller will wait no longer.
+	stepsCtx    context.Context
+	cancelSteps context.CancelCauseFunc
+	stepsWG     sync.WaitGroup
 }
+
+// errWorkerStopped is the cause a step's context carries when the worker
+// stopped before the step finished.
+var errWorkerStopped = errors.New("worker: stopped before the step finished")
 
 type stepFunc func(ctx context.Context, input []byte) ([]byte, error)
 
@@ -137,6 +145,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return errors.New("worker: already started")
 	}
 	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.stepsCtx, w.cancelSteps = context.WithCancelCause(context.WithoutCancel(ctx))
 	if len(w.workflows) > 0 {
 		for range w.opts.WorkflowPollers {
 			w.wg.Go(func() { w.pollWorkflows(ctx) })
@@ -151,19 +160,38 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops polling, waits for running steps and workflow tasks to finish
-// and drops the cached runs.
-func (w *Worker) Stop() {
+// Stop stops polling and drops the cached runs. A workflow task in hand
+// is given up (it times out and runs again); running steps are waited for
+// until ctx ends. Then their contexts are canceled, each step that returns
+// is reported failed (WorkerStopped, retried by its policy), and Stop
+// returns ctx's error without waiting for steps that ignore their context.
+func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	cancel := w.cancel
 	w.mu.Unlock()
 	if cancel == nil {
-		return
+		return nil
 	}
 	cancel()
 	w.wg.Wait()
-	w.stepsWG.Wait()
-	w.cache.clear()
+	defer w.cache.clear()
+	steps := make(chan struct{})
+	go func() {
+		w.stepsWG.Wait()
+		close(steps)
+	}()
+	select {
+	case <-steps:
+		return nil
+	case <-ctx.Done():
+		select {
+		case <-steps:
+			return nil // none was running
+		default:
+		}
+		w.cancelSteps(errWorkerStopped)
+		return fmt.Errorf("worker: stop: steps still running: %w", ctx.Err())
+	}
 }
 
 func (w *Worker) pollWorkflows(ctx context.Context) {
@@ -215,7 +243,7 @@ func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
 // runStep runs one attempt of a step. It is not canceled by Stop: a step
 // that started finishes and reports.
 func (w *Worker) runStep(t *api.StepTask) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(w.stepsCtx)
 	defer cancel()
 	if !t.Deadline.IsZero() {
 		var c2 context.CancelFunc
@@ -237,7 +265,10 @@ func (w *Worker) runStep(t *api.StepTask) {
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(context.Cause(ctx), errWorkerStopped):
+			err = &api.ApplicationError{Type: "WorkerStopped", Message: fmt.Sprintf("worker %s stopped before the step finished: %v", w.opts.Identity, err)}
+		case ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			err = &api.TimeoutError{What: api.TimeoutStartToClose}
 		}
 		err = w.svc.FailStep(rctx, api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity})

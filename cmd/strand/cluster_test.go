@@ -191,7 +191,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 		if err := w.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { w.Stop() })
+		t.Cleanup(func() { w.Stop(context.Background()) })
 	}
 	for _, n := range nodes {
 		startWorker(n)

@@ -42,7 +42,7 @@ func TestWorkflowVerbs(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer w.Stop(context.Background())
 
 	cli := func(args ...string) string {
 		t.Helper()

@@ -187,7 +187,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		if err := w.Start(ctx); err != nil {
 			return Result{}, err
 		}
-		defer w.Stop()
+		defer w.Stop(context.Background())
 		clients = append(clients, client.New(svc, client.Options{Identity: "bench"}))
 	}
 	c := clients[0]

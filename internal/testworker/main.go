@@ -68,5 +68,9 @@ func main() {
 	}
 	fmt.Println("worker started")
 	<-ctx.Done()
-	w.Stop()
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := w.Stop(sctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
