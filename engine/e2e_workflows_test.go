@@ -135,12 +135,41 @@ func Parent(ctx workflow.Context, c ParentCase) (int, error) {
 	return v, nil
 }
 
+// FireAndForget starts an abandoned child and closes at once, in the same
+// workflow task, before the child's start has been processed.
+func FireAndForget(ctx workflow.Context, childID string) (string, error) {
+	workflow.ExecuteChild(ctx, workflow.ChildOptions{WorkflowID: childID, ParentClose: workflow.ParentCloseAbandon}, Child, 5)
+	return "sent", nil
+}
+
 func TestChildrenAndParentClosePolicies(t *testing.T) {
 	backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st, func(w *worker.Worker) {
 			worker.RegisterWorkflow(w, Parent)
 			worker.RegisterWorkflow(w, Child)
 			worker.RegisterWorkflow(w, WaitChild)
+			worker.RegisterWorkflow(w, FireAndForget)
+		})
+		t.Run("an abandoned child outlives a parent that did not wait for its start", func(t *testing.T) {
+			r, err := client.Start(e.ctx, e.c, FireAndForget, "forgotten", client.StartOptions{ID: "forgetful"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := r.Get(e.ctx); err != nil || v != "sent" {
+				t.Fatalf("parent: %q, %v", v, err)
+			}
+			e.eventually("the abandoned child to complete", func() bool {
+				d, err := e.c.Describe(e.ctx, "forgotten", "")
+				return err == nil && d.Status == store.StatusCompleted
+			})
+			child, err := client.GetRun[int](e.c, "forgotten", "").Get(e.ctx)
+			if err != nil || child != 10 {
+				t.Fatalf("child: %d, %v", child, err)
+			}
+			d, _ := e.c.Describe(e.ctx, "forgotten", "")
+			if d.Parent == nil || d.Parent.WorkflowID != "forgetful" {
+				t.Fatalf("child's parent: %+v", d.Parent)
+			}
 		})
 		for _, tc := range []struct {
 			name   string

@@ -174,13 +174,18 @@ func (s *shard) handOver(ctx context.Context, task store.Task, take func(r *run)
 	return errKeepTask
 }
 
-// startChild starts a parent's child run and reports the start to the parent.
+// startChild starts a parent's child run and reports the start to the
+// parent. A parent that closed before its child started still starts an
+// abandoned child (the policy says the child lives on without it, as in
+// Temporal); a child under any other policy would be closed at once, so it
+// is not started.
 func (e *Engine) startChild(ctx context.Context, s *shard, parent store.RunKey, d *taskData) error {
 	var spec startSpec
 	var input []byte
 	err := s.withRun(ctx, parent, func(r *run) error {
 		c, ok := r.exec.Children[d.Seq]
-		if !ok || c.RunID != "" || r.exec.State == store.StateClosed {
+		closed := r.exec.State == store.StateClosed
+		if !ok || c.RunID != "" || closed && api.ParentClosePolicy(c.ParentClosePolicy) != api.ParentCloseAbandon {
 			return errStale
 		}
 		o := d.Child
