@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,29 @@ func TestSignalsAndQueries(t *testing.T) {
 		}
 		if err := e.c.Signal(e.ctx, "no-such-workflow", "", "item", "x"); !errors.Is(err, api.ErrNotFound) {
 			t.Fatalf("signal to missing workflow: %v", err)
+		}
+		// A query sent before any workflow code ran (no worker yet) waits
+		// for the first workflow task, which sets the handler.
+		e.stopWorker()
+		if _, err := client.Start(e.ctx, e.c, Collector, 1, client.StartOptions{ID: "unstarted"}); err != nil {
+			t.Fatal(err)
+		}
+		answered := make(chan error, 1)
+		go func() {
+			n, err := client.Query[int](e.ctx, e.c, "unstarted", "", "count", struct{}{})
+			if err == nil && n != 0 {
+				err = fmt.Errorf("count %d, want 0", n)
+			}
+			answered <- err
+		}()
+		select {
+		case err := <-answered:
+			t.Fatalf("a query with no worker running answered: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		e.startWorker(func(w *worker.Worker) { worker.RegisterWorkflow(w, Collector) })
+		if err := <-answered; err != nil {
+			t.Fatalf("query before the first workflow task: %v", err)
 		}
 		// A signal sent before the workflow started running (start delay).
 		r2, err := client.Start(e.ctx, e.c, Collector, 1, client.StartOptions{ID: "delayed", StartDelay: 300 * time.Millisecond})

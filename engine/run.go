@@ -37,7 +37,9 @@ type run struct {
 	// pending step's current attempt.
 	steps     map[int64]*stepRun
 	stepTasks map[int64]store.TaskKey
-	waiters   []chan struct{}
+	// waiters are callers waiting for the run to close or to complete its
+	// first workflow task (awaitRun); wake releases them to look again.
+	waiters []chan struct{}
 }
 
 func newRun(s *shard, k store.RunKey) *run {
@@ -296,7 +298,7 @@ func (r *run) afterTasks(tasks []*store.Task) {
 	}
 }
 
-// wake releases the callers waiting for the run to close.
+// wake releases the callers waiting on the run (awaitRun) to look again.
 func (r *run) wake() {
 	for _, w := range r.waiters {
 		close(w)

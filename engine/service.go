@@ -369,36 +369,50 @@ func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Res
 		func(s *shard) (api.Result, error) { return e.waitResultOn(ctx, s, req) }, api.Peer.WaitResult)
 }
 
+// awaitRun calls check with run k until it reports done (or fails),
+// waiting between calls until the run is woken: it closed, or completed
+// its first workflow task.
+func (s *shard) awaitRun(ctx context.Context, k store.RunKey, check func(r *run) (done bool, err error)) error {
+	for {
+		var ch chan struct{}
+		err := s.withRun(ctx, k, func(r *run) error {
+			done, err := check(r)
+			if err == nil && !done {
+				ch = make(chan struct{})
+				r.waiters = append(r.waiters, ch)
+			}
+			return err
+		})
+		if err != nil || ch == nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctxDone():
+			return fmt.Errorf("%w: shard %d stopped", errNotOwner, s.id)
+		}
+	}
+}
+
 func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultRequest) (api.Result, error) {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return api.Result{}, err
 	}
 	for {
-		var ch chan struct{}
 		var res api.Result
-		err := s.withRun(ctx, k, func(r *run) error {
+		err := s.awaitRun(ctx, k, func(r *run) (bool, error) {
 			if r.exec.State != store.StateClosed {
-				ch = make(chan struct{})
-				r.waiters = append(r.waiters, ch)
-				return nil
+				return false, nil
 			}
 			var err error
 			res, err = e.result(ctx, s.id, r.exec)
-			return err
+			return true, err
 		})
 		if err != nil {
 			return res, err
-		}
-		if ch != nil {
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return res, ctx.Err()
-			case <-s.ctxDone():
-				return res, fmt.Errorf("%w: shard %d stopped", errNotOwner, s.id)
-			}
 		}
 		if req.FollowRuns && res.Status == store.StatusContinuedAsNew && res.NextRunID != "" {
 			k.RunID = res.NextRunID

@@ -422,6 +422,7 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		if f.tx == nil && len(r.exec.BufferedEvents) > 0 && closes(req.Commands) {
 			return r.rejectClose(ctx)
 		}
+		first := r.exec == nil || r.exec.Task.LastEventID == 0 // nil: the task starts the run
 		t := f.tx
 		if t == nil {
 			t = r.begin()
@@ -453,6 +454,9 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		err := r.commit(ctx, t)
 		if err == nil {
 			r.s.ackTransfer(old)
+			if first {
+				r.wake() // queries waiting for the workflow's handlers
+			}
 		} else if r.wtTask.TaskID == 0 {
 			r.wtTask = old
 		}
@@ -591,8 +595,13 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 	id := fmt.Sprintf("q%d", e.nonce.Add(1))
 	ch := make(chan api.QueryAnswer, 1)
 	var q queueKey
-	err = s.withRun(ctx, k, func(r *run) error {
+	err = s.awaitRun(ctx, k, func(r *run) (bool, error) {
 		x := r.exec
+		if x == nil || x.Task.LastEventID == 0 && x.State != store.StateClosed {
+			// No workflow code has run, so no handler is set yet: the
+			// query waits for the run's first workflow task.
+			return false, nil
+		}
 		q = r.workflowQueue(x)
 		e.queryMu.Lock()
 		e.queries[id] = ch
@@ -601,7 +610,7 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 			Token: encodeToken(wtToken{Run: k, Query: id}), Run: k, WorkflowType: x.Info.Type,
 			PrevEventID: x.Task.LastEventID, Query: &req, Time: time.Now().UTC(),
 		})
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return nil, err

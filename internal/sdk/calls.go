@@ -244,7 +244,7 @@ func SetQueryHandler[I, O any](ctx Context, name string, fn func(I) (O, error)) 
 	ctx.state().inst.queries[name] = func(in []byte) ([]byte, error) {
 		var i I
 		if err := decode(in, &i); err != nil {
-			return nil, fmt.Errorf("%w: %v", api.ErrQueryFailed, err)
+			return nil, fmt.Errorf("decode query input: %w", err)
 		}
 		o, err := fn(i)
 		if err != nil {

@@ -293,7 +293,7 @@ func (inst *Instance) Query(name string, input []byte) ([]byte, error) {
 		for n := range inst.queries {
 			known = append(known, n)
 		}
-		return nil, fmt.Errorf("%w: no handler for query %q (handlers: %v)", api.ErrQueryFailed, name, known)
+		return nil, fmt.Errorf("no handler for query %q (handlers: %v)", name, known)
 	}
 	return h(input)
 }
