@@ -46,6 +46,50 @@ func TestDurableSleepAcrossRestart(t *testing.T) {
 	})
 }
 
+// Timers due past the timer window stay in the store, not in memory, and
+// fire when the window reaches them, across a restart too.
+func TestTimersPastTheWindowWaitInTheStore(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Sleeper) })
+		e.stop()
+		e.engOpt.TimerWindow = time.Second
+		e.start()
+		const n = 5
+		var runs []client.Run[string]
+		for i := range n {
+			r, err := client.Start(e.ctx, e.c, Sleeper, 3*time.Second, client.StartOptions{ID: fmt.Sprintf("long-sleeper-%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, r)
+		}
+		for _, r := range runs {
+			e.eventually("the timer of "+r.WorkflowID+" to start", func() bool {
+				d, err := e.c.Describe(e.ctx, r.WorkflowID, "")
+				return err == nil && len(d.Timers) == 1
+			})
+		}
+		if got := e.eng.Stats().TimersInMemory; got != 0 {
+			t.Fatalf("%d timers in memory 3s ahead of a 1s window", got)
+		}
+		e.restart() // the new shards read the store up to their own horizon
+		if got := e.eng.Stats().TimersInMemory; got != 0 {
+			t.Fatalf("%d timers in memory after a restart", got)
+		}
+		e.eventually("the window to reach the timers", func() bool { return e.eng.Stats().TimersInMemory > 0 })
+		for _, r := range runs {
+			got, err := client.GetRun[string](e.c, r.WorkflowID, r.RunID).Get(e.ctx)
+			if err != nil || got != "woke" {
+				t.Fatalf("%s: %q, %v", r.WorkflowID, got, err)
+			}
+			if evs := e.history(r.WorkflowID, ""); count(evs, api.EventTimerFired) != 1 {
+				dump(t, evs)
+				t.Fatalf("%s: want one timer fired", r.WorkflowID)
+			}
+		}
+	})
+}
+
 // Collector receives n "item" signals, or stops at a "done" signal.
 func Collector(ctx workflow.Context, n int) ([]string, error) {
 	items := workflow.GetSignalChannel[string](ctx, "item")

@@ -55,6 +55,10 @@ type Options struct {
 	// DefaultRetention is how long closed runs are kept in a namespace that
 	// sets none (default 72h).
 	DefaultRetention time.Duration
+	// TimerWindow is how far ahead of now each shard holds durable timers
+	// in memory (default 5m); later ones stay in the store until the window
+	// reaches them, so runs that sleep for days cost no memory meanwhile.
+	TimerWindow time.Duration
 	// Metrics, when set, receives the engine's Prometheus metrics.
 	Metrics prometheus.Registerer
 
@@ -99,6 +103,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.NodeTTL <= 0 {
 		o.NodeTTL = 30 * time.Second
+	}
+	if o.TimerWindow <= 0 {
+		o.TimerWindow = 5 * time.Minute
 	}
 }
 
@@ -309,6 +316,9 @@ type Stats struct {
 	Backlogged  int64
 	ShardsOwned int
 	CachedRuns  int
+	// TimersInMemory are the durable timers held in memory: those due
+	// within the timer window.
+	TimersInMemory int
 }
 
 // Ready reports whether the engine owns every shard the placement over the
@@ -328,6 +338,7 @@ func (e *Engine) Stats() Stats {
 		st.Commits += s.commits
 		st.CommitParts += s.partsCommitted
 		st.CachedRuns += len(s.runs)
+		st.TimersInMemory += len(s.timers)
 		if !s.lost {
 			st.ShardsOwned++
 		}

@@ -34,6 +34,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Shards this engine owns."}, func() float64 { return float64(e.Stats().ShardsOwned) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_runs_cached",
 			Help: "Runs held in memory."}, func() float64 { return float64(e.Stats().CachedRuns) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_timers_in_memory",
+			Help: "Durable timers held in memory (those due within the timer window)."}, func() float64 { return float64(e.Stats().TimersInMemory) }),
 		queueDepth{e},
 	)
 	return m

@@ -281,7 +281,6 @@ func (r *run) commit(ctx context.Context, t *txn) error {
 		i++
 	}
 	r.inputs = r.inputs[i:]
-	r.s.addTimers(t.part.tasks)
 	for _, f := range t.after {
 		f()
 	}

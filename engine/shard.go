@@ -35,7 +35,10 @@ type shard struct {
 	timerAck    *ackTracker
 	// persisted ack levels
 	ackLevels store.AckLevels
-	timers    timerHeap
+	// timers are the durable timers before timerHorizon; the later ones
+	// wait in the store until extendTimers reads them.
+	timers       timerHeap
+	timerHorizon store.TaskKey
 	// recovered are the transfer tasks recover read, until run dispatches them.
 	recovered      []store.Task
 	commits        int64
@@ -43,11 +46,13 @@ type shard struct {
 
 	commitCh  chan *part
 	timerWake chan struct{}
-	work      workQueue
-	vis       visibilityQueue
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	// extend asks the committer to move the timer horizon on.
+	extend chan struct{}
+	work   workQueue
+	vis    visibilityQueue
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 	// stopped is closed when the shard's goroutines have ended: nothing of
 	// it commits any more.
 	stopped chan struct{}
@@ -59,6 +64,7 @@ func newShard(e *Engine, id int32) *shard {
 		runs:      map[store.RunKey]*run{},
 		commitCh:  make(chan *part, 4096),
 		timerWake: make(chan struct{}, 1),
+		extend:    make(chan struct{}, 1),
 		stopped:   make(chan struct{}),
 	}
 	s.work.signal = make(chan struct{}, 1)
@@ -158,29 +164,83 @@ func (s *shard) recover(ctx context.Context, levels store.AckLevels) error {
 			break
 		}
 	}
+	horizon := s.windowEnd()
 	token = nil
 	for {
 		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000, PageToken: token,
-			Range: store.TaskRange{Category: store.CategoryTimer, Min: levels.Timer}})
+			Range: store.TaskRange{Category: store.CategoryTimer, Min: levels.Timer, Max: horizon}})
 		if err != nil {
 			return fmt.Errorf("read timer tasks: %w", err)
 		}
-		s.mu.Lock()
-		for _, t := range page.Tasks {
-			d, err := decodeTaskData(t.Data)
-			if err != nil {
-				s.log.Error("drop undecodable timer task", "key", t.Key, "err", err)
-				continue
-			}
-			s.timerAck.add(t.Key)
-			heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d})
-		}
-		s.mu.Unlock()
+		s.loadTimers(page.Tasks)
 		if token = page.NextPageToken; len(token) == 0 {
 			break
 		}
 	}
+	s.mu.Lock()
+	s.timerHorizon = horizon
+	s.mu.Unlock()
 	return nil
+}
+
+// windowEnd is the timer horizon the window asks for now.
+func (s *shard) windowEnd() store.TaskKey {
+	return store.TaskKey{FireTime: store.FromUnixMilli(store.UnixMilli(time.Now().Add(s.e.opts.TimerWindow)))}
+}
+
+// loadTimers puts timer tasks read from the store into the heap.
+func (s *shard) loadTimers(tasks []store.Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range tasks {
+		d, err := decodeTaskData(t.Data)
+		if err != nil {
+			s.log.Error("drop undecodable timer task", "key", t.Key, "err", err)
+			continue
+		}
+		s.timerAck.add(t.Key)
+		heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d})
+	}
+}
+
+// extendTimers reads the next page of durable timers past the horizon
+// into the heap and moves the horizon past them. It runs on the committer
+// between batches, so no commit is under way: a timer committed before it
+// is in the store for the read, and one committed after it meets the new
+// horizon in addTimers. Nothing is read twice or missed.
+func (s *shard) extendTimers(ctx context.Context) {
+	s.mu.Lock()
+	from := s.timerHorizon
+	s.mu.Unlock()
+	to := s.windowEnd()
+	if !from.Less(to) {
+		return
+	}
+	page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: 1000,
+		Range: store.TaskRange{Category: store.CategoryTimer, Min: from, Max: to}})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("read the next timers; trying again", "err", err)
+		}
+		return // the timer loop asks again
+	}
+	if len(page.NextPageToken) > 0 && len(page.Tasks) > 0 {
+		last := page.Tasks[len(page.Tasks)-1].Key
+		to = store.TaskKey{FireTime: last.FireTime, TaskID: last.TaskID + 1}
+		s.askExtend() // more to read
+	}
+	s.loadTimers(page.Tasks)
+	s.mu.Lock()
+	s.timerHorizon = to
+	s.mu.Unlock()
+	s.wakeTimers()
+}
+
+func (s *shard) askExtend() {
+	select {
+	case s.extend <- struct{}{}:
+	default:
+	}
 }
 
 // ---- group commit ----
@@ -222,6 +282,9 @@ func (s *shard) commitLoop(ctx context.Context) {
 		var first *part
 		select {
 		case first = <-s.commitCh:
+		case <-s.extend:
+			s.extendTimers(ctx)
+			continue
 		case <-ctx.Done():
 			s.failQueued(ctx)
 			return
@@ -295,6 +358,7 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 			s.mu.Unlock()
 		}
 		for _, p := range parts {
+			s.addTimers(p.tasks)
 			p.done <- nil
 		}
 		return
@@ -325,6 +389,8 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 		}
 		if err != nil {
 			s.settle(p, err)
+		} else {
+			s.addTimers(p.tasks)
 		}
 		p.done <- err
 	}
@@ -436,10 +502,14 @@ func (s *shard) addAckLevels(b *store.Batch) {
 	defer s.mu.Unlock()
 	tl := s.transferAck.level()
 	ml := s.timerAck.level()
-	// The timer level never passes now: tasks written later may fire earlier
-	// than pending ones but never before now.
+	// The timer level never passes now (tasks written later may fire
+	// earlier than pending ones but never before now), nor the horizon
+	// (the timers past it are in the store only).
 	if now := store.Now(); now.Before(ml.FireTime) {
 		ml = store.TaskKey{FireTime: now}
+	}
+	if s.timerHorizon.Less(ml) {
+		ml = s.timerHorizon
 	}
 	levels := s.ackLevels
 	moved := false
@@ -556,7 +626,10 @@ func (s *shard) wakeTimers() {
 	}
 }
 
-// addTimers puts committed timer tasks into the heap.
+// addTimers puts committed timer tasks before the horizon into the heap;
+// those past it are left to the store (their ack keys are done here; the
+// timer ack level never passes the horizon) until extendTimers reads them.
+// Only the committer calls it.
 func (s *shard) addTimers(tasks []*store.Task) {
 	added := false
 	s.mu.Lock()
@@ -564,8 +637,14 @@ func (s *shard) addTimers(tasks []*store.Task) {
 		if t.Category != store.CategoryTimer {
 			continue
 		}
+		if !t.Key.Less(s.timerHorizon) {
+			s.timerAck.finish(t.Key)
+			continue
+		}
 		d, err := decodeTaskData(t.Data)
 		if err != nil {
+			s.log.Error("drop undecodable timer task", "key", t.Key, "err", err)
+			s.timerAck.finish(t.Key)
 			continue
 		}
 		heap.Push(&s.timers, &timerEntry{key: t.Key, typ: t.Type, run: t.Run, data: d})
@@ -594,7 +673,15 @@ func (s *shard) timerLoop(ctx context.Context) {
 			heap.Pop(&s.timers)
 			due = append(due, top)
 		}
+		// The horizon moves on when half the window has passed; until the
+		// committer has moved it, look again every second.
+		extendIn := s.timerHorizon.FireTime.Sub(now) - s.e.opts.TimerWindow/2
 		s.mu.Unlock()
+		if extendIn <= 0 {
+			s.askExtend()
+			extendIn = time.Second
+		}
+		next = min(next, extendIn)
 		for _, te := range due {
 			s.work.push(func(ctx context.Context) { s.fireTimer(ctx, te) })
 		}

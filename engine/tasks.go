@@ -73,37 +73,50 @@ func decodeTaskData(b []byte) (*taskData, error) {
 // ackTracker computes a queue's ack level: everything below the smallest
 // key still pending has been processed. Keys are registered when they are
 // allocated, before their batch commits, so the level never passes a task
-// that is about to be written.
+// that is about to be written. A key may be registered more than once (a
+// timer written past the horizon, then read back from the store); it is
+// pending until it was finished as often, and finishing it more often than
+// it was registered changes nothing.
 type ackTracker struct {
-	pending keyHeap
-	done    map[store.TaskKey]bool
+	pending keyHeap // each pending key once
+	added   map[store.TaskKey]int
+	done    map[store.TaskKey]int
 	// max is the highest key ever registered.
 	max store.TaskKey
 }
 
 func newAckTracker(level store.TaskKey) *ackTracker {
-	return &ackTracker{done: map[store.TaskKey]bool{}, max: level}
+	return &ackTracker{added: map[store.TaskKey]int{}, done: map[store.TaskKey]int{}, max: level}
 }
 
 func (a *ackTracker) add(k store.TaskKey) {
-	heap.Push(&a.pending, k)
+	if a.added[k] == 0 {
+		heap.Push(&a.pending, k)
+	}
+	a.added[k]++
 	if a.max.Less(k) {
 		a.max = k
 	}
 }
 
-func (a *ackTracker) finish(k store.TaskKey) { a.done[k] = true }
+func (a *ackTracker) finish(k store.TaskKey) {
+	if a.done[k] < a.added[k] {
+		a.done[k]++
+	}
+}
 
 // level returns the key below which everything is processed.
 func (a *ackTracker) level() store.TaskKey {
-	for len(a.pending) > 0 && a.done[a.pending[0]] {
-		delete(a.done, a.pending[0])
+	for len(a.pending) > 0 {
+		k := a.pending[0]
+		if a.done[k] < a.added[k] {
+			return k
+		}
+		delete(a.added, k)
+		delete(a.done, k)
 		heap.Pop(&a.pending)
 	}
-	if len(a.pending) == 0 {
-		return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}
-	}
-	return a.pending[0]
+	return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}
 }
 
 type keyHeap []store.TaskKey

@@ -49,23 +49,38 @@ func TestRetryable(t *testing.T) {
 func TestAckTracker(t *testing.T) {
 	k := func(id int64) store.TaskKey { return store.TaskKey{TaskID: id} }
 	a := newAckTracker(k(9))
-	if l := a.level(); l != k(10) {
-		t.Fatalf("empty: %v", l)
+	level := func(want int64, when string) {
+		t.Helper()
+		if l := a.level(); l != k(want) {
+			t.Fatalf("%s: level %v, want %v", when, l, k(want))
+		}
 	}
+	level(10, "empty")
 	a.add(k(10))
 	a.add(k(11))
 	a.add(k(12))
 	a.finish(k(11))
-	if l := a.level(); l != k(10) {
-		t.Fatalf("10 open: %v", l)
-	}
+	level(10, "10 open")
 	a.finish(k(10))
-	if l := a.level(); l != k(12) {
-		t.Fatalf("12 open: %v", l)
-	}
+	level(12, "12 open")
 	a.finish(k(12))
-	if l := a.level(); l != k(13) {
-		t.Fatalf("all done: %v", l)
+	level(13, "all done")
+
+	// A key registered twice is pending until finished twice, whenever the
+	// level is asked in between; finishing it a third time, or finishing a
+	// key never registered, changes nothing.
+	a.add(k(20))
+	a.finish(k(20))
+	a.add(k(20))
+	level(20, "20 registered twice, finished once")
+	a.finish(k(20))
+	a.finish(k(20))
+	a.finish(k(30))
+	level(21, "20 finished twice")
+	a.add(k(30))
+	level(30, "30 finished before it was registered")
+	if len(a.added) != 1 || len(a.done) != 0 {
+		t.Fatalf("bookkeeping left behind: added %v, done %v", a.added, a.done)
 	}
 }
 
