@@ -73,6 +73,10 @@ type Options struct {
 	// to it calls for shards that node owns and polls for its tasks. Nil
 	// for an engine alone over its store.
 	Dial func(address string) api.Peer
+
+	// stepCheckpoint is how often a running step attempt's dispatch is
+	// written anew (default 1m); tests shorten it.
+	stepCheckpoint time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -106,6 +110,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.TimerWindow <= 0 {
 		o.TimerWindow = 5 * time.Minute
+	}
+	if o.stepCheckpoint <= 0 {
+		o.stepCheckpoint = time.Minute
 	}
 }
 

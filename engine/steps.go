@@ -22,24 +22,25 @@ type stepItem struct {
 // stepRun is a started attempt. Starts are kept in memory only: if the
 // shard changes hands, the attempt's transfer task (still unacknowledged)
 // offers it again, and a worker still running it may report under the
-// same attempt number.
+// same attempt number. An attempt that runs long has that task written
+// anew now and then (checkpointStep), so it does not hold the transfer
+// queue's ack level back.
 type stepRun struct {
-	item    *stepItem // what was offered, to offer again if released
-	attempt int32
-	nonce   int64
-	started time.Time
-	worker  string
-	beat    time.Time
-	details []byte
-	s2c, hb *time.Timer
+	item          *stepItem // what was offered, to offer again if released
+	attempt       int32
+	nonce         int64
+	started       time.Time
+	worker        string
+	beat          time.Time
+	details       []byte
+	s2c, hb, ckpt *time.Timer
 }
 
 func (sr *stepRun) stop() {
-	if sr.s2c != nil {
-		sr.s2c.Stop()
-	}
-	if sr.hb != nil {
-		sr.hb.Stop()
+	for _, t := range []*time.Timer{sr.s2c, sr.hb, sr.ckpt} {
+		if t != nil {
+			t.Stop()
+		}
 	}
 }
 
@@ -61,12 +62,16 @@ func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) 
 	}
 }
 
-// offerStep puts a step attempt into its queue.
+// offerStep puts a step attempt into its queue, unless a worker runs it
+// already (key is then the attempt's dispatch written anew).
 func (r *run) offerStep(key store.TaskKey, d *taskData) {
 	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
 		r.s.ackTransfer(old)
 	}
 	r.stepTasks[d.Seq] = key
+	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
+		return
+	}
 	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
 	r.s.e.match.offer(q, d.Priority, &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input})
 }
@@ -167,6 +172,7 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 		if info.Heartbeat > 0 {
 			sr.hb = s.afterFunc(info.Heartbeat, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutHeartbeat) })
 		}
+		sr.ckpt = s.afterFunc(e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
 		r.steps[it.seq] = sr
 		st = &api.StepTask{
 			Token: encodeToken(stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
@@ -297,6 +303,34 @@ func (r *run) stepTimedOut(ctx context.Context, seq, nonce int64, kind string) {
 		f := &api.Failure{Kind: api.KindTimeout, Type: kind, Message: kind + " timeout", Details: sr.details}
 		if _, err := r.failAttempt(ctx, t, seq, f, ""); err != nil && ctx.Err() == nil {
 			r.s.log.Warn("step timeout", "run", r.key.String(), "seq", seq, "err", err)
+		}
+	})
+}
+
+// checkpointStep writes the dispatch of a running attempt anew as a new
+// transfer task; offerStep then acknowledges the old one. The transfer ack
+// level stops at the oldest unacknowledged task, so without this one step
+// running for hours would keep every later task from being deleted (and
+// in the ack tracker's memory) all that time. A new owner offers the
+// attempt again from the new task, as it would have from the old.
+func (r *run) checkpointStep(ctx context.Context, seq, nonce int64) {
+	r.s.onRun(ctx, r.key, func(r *run) {
+		sr := r.steps[seq]
+		if sr == nil || sr.nonce != nonce {
+			return // the attempt ended
+		}
+		sr.ckpt = r.s.afterFunc(r.s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
+		t, err := r.tx(ctx)
+		if err != nil {
+			return
+		}
+		info, ok := t.exec.Steps[seq]
+		if !ok || info.Attempt != sr.attempt || t.exec.State == store.StateClosed {
+			return
+		}
+		t.transfer(transferStep, r.key, &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: sr.item.input})
+		if err := r.commit(ctx, t); err != nil && ctx.Err() == nil {
+			r.s.log.Warn("checkpoint a running step", "run", r.key.String(), "seq", seq, "err", err)
 		}
 	})
 }
