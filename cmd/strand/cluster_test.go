@@ -120,11 +120,21 @@ func startNode(t *testing.T, bin, storeURL, id, addr string) *node {
 	t.Cleanup(func() {
 		n.cmd.Process.Signal(syscall.SIGCONT)
 		n.cmd.Process.Signal(os.Interrupt)
+		begun := time.Now()
 		select {
 		case <-n.done:
-		case <-time.After(30 * time.Second):
-			n.cmd.Process.Kill()
-			t.Errorf("node %s did not stop on SIGINT", id)
+			if took := time.Since(begun); took > 10*time.Second {
+				t.Logf("node %s took %s to stop on SIGINT", id, took.Round(time.Millisecond))
+			}
+		case <-time.After(60 * time.Second):
+			n.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, into its log
+			select {
+			case <-n.done:
+			case <-time.After(5 * time.Second):
+				n.cmd.Process.Kill()
+			}
+			b, _ := os.ReadFile(n.log)
+			t.Errorf("node %s did not stop within 60s of SIGINT; its log ends:\n%s", id, tail(string(b), 400))
 		}
 	})
 	// Ready: it serves the API and owns what placement gives it.
@@ -510,4 +520,13 @@ func checkPlacement(ctx context.Context, nodes []*node) error {
 		}
 	}
 	return nil
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
