@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
@@ -222,3 +224,36 @@ func TestStepRetriesAndTimeouts(t *testing.T) {
 
 // stepHeartbeat heartbeats; it fails once the step's run no longer wants it.
 func stepHeartbeat(ctx context.Context) error { return step.Heartbeat(ctx, nil) }
+
+// Forgetful schedules a step and closes in the same workflow task, without
+// waiting for it.
+func Forgetful(ctx workflow.Context, _ int) (string, error) {
+	workflow.ExecuteStepByName[string](ctx, workflow.StepOptions{}, "ignored", "x")
+	return "closed", nil
+}
+
+// A step scheduled by the task that closes its run is never offered, and
+// its dispatch is acknowledged: it does not hold the transfer queue's ack
+// level (nor anything after it) forever.
+func TestStepScheduledAsTheRunCloses(t *testing.T) {
+	st := testdb.SQLite(t)
+	var ran atomic.Int32
+	e := newEnv(t, st, func(w *worker.Worker) {
+		worker.RegisterWorkflow(w, Forgetful)
+		worker.RegisterStepNamed(w, "ignored", func(context.Context, string) (string, error) { ran.Add(1); return "", nil })
+	})
+	r, err := client.Start(e.ctx, e.c, Forgetful, 0, client.StartOptions{ID: "forgetful"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Get(e.ctx); err != nil || got != "closed" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	e.eventually("the transfer queue to drain", func() bool {
+		page, err := st.ReadTasks(e.ctx, store.ReadTasksRequest{ShardID: 0, Range: store.TaskRange{Category: store.CategoryTransfer}})
+		return err == nil && len(page.Tasks) == 0
+	})
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("the step of a closed run ran %d times", n)
+	}
+}

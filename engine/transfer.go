@@ -30,6 +30,13 @@ func (s *shard) processNew(r *run, task store.Task) {
 			s.ackTransfer(task.Key)
 			return
 		}
+		if info, ok := r.exec.Steps[d.Seq]; !ok || r.exec.State == store.StateClosed || info.Attempt != d.Attempt {
+			// The transition that wrote it also closed the run (or the
+			// step): its close let go of the run's tasks before this one
+			// was known, so it is done here.
+			s.ackTransfer(task.Key)
+			return
+		}
 		r.offerStep(task.Key, d)
 	default:
 		s.dispatchTransfer(task)
