@@ -53,6 +53,14 @@ type stepToken struct {
 
 func (t *stepToken) run() store.RunKey { return t.Run }
 
+// currentAttempt returns step seq of x when attempt is the one it waits
+// on now: the run is open, the step pending at that attempt and not
+// backing off before it. Anything older or newer is stale.
+func currentAttempt(x *store.Execution, seq int64, attempt int32) (store.StepInfo, bool) {
+	info, ok := x.Steps[seq]
+	return info, ok && x.State != store.StateClosed && info.Attempt == attempt && info.RetryAt.IsZero()
+}
+
 // dispatchStep writes the transfer task that offers the step's current
 // attempt, with its schedule-to-start timer.
 func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) {
@@ -136,8 +144,8 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 	var st *api.StepTask
 	err := s.withRun(ctx, it.run, func(r *run) error {
 		x := r.exec
-		info, ok := x.Steps[it.seq]
-		if !ok || x.State == store.StateClosed || info.Attempt != it.attempt || !info.RetryAt.IsZero() {
+		info, ok := currentAttempt(x, it.seq, it.attempt)
+		if !ok {
 			return nil
 		}
 		if sr := r.steps[it.seq]; sr != nil {
@@ -205,9 +213,9 @@ func (e *Engine) withStepOn(ctx context.Context, s *shard, tok stepToken, f func
 		if err != nil {
 			return err
 		}
-		info, ok := t.exec.Steps[tok.Seq]
+		info, ok := currentAttempt(t.exec, tok.Seq, tok.Attempt)
 		sr := r.steps[tok.Seq]
-		if !ok || t.exec.State == store.StateClosed || info.Attempt != tok.Attempt || !info.RetryAt.IsZero() || (sr != nil && sr.attempt == tok.Attempt && sr.nonce != tok.Nonce) {
+		if !ok || (sr != nil && sr.attempt == tok.Attempt && sr.nonce != tok.Nonce) {
 			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
 		}
 		wait, err = f(r, t, tok, info)
@@ -324,8 +332,8 @@ func (r *run) checkpointStep(ctx context.Context, seq, nonce int64) {
 		if err != nil {
 			return
 		}
-		info, ok := t.exec.Steps[seq]
-		if !ok || info.Attempt != sr.attempt || t.exec.State == store.StateClosed {
+		info, ok := currentAttempt(t.exec, seq, sr.attempt)
+		if !ok {
 			return
 		}
 		t.transfer(transferStep, r.key, &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: sr.item.input})

@@ -30,7 +30,7 @@ func (s *shard) processNew(r *run, task store.Task) {
 			s.ackTransfer(task.Key)
 			return
 		}
-		if info, ok := r.exec.Steps[d.Seq]; !ok || r.exec.State == store.StateClosed || info.Attempt != d.Attempt {
+		if _, ok := currentAttempt(r.exec, d.Seq, d.Attempt); !ok {
 			// The transition that wrote it also closed the run (or the
 			// step): its close let go of the run's tasks before this one
 			// was known, so it is done here.
@@ -88,8 +88,7 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 		})
 	case transferStep:
 		return s.handOver(ctx, task, func(r *run) bool {
-			info, ok := r.exec.Steps[d.Seq]
-			if !ok || r.exec.State == store.StateClosed || info.Attempt != d.Attempt || !info.RetryAt.IsZero() {
+			if _, ok := currentAttempt(r.exec, d.Seq, d.Attempt); !ok {
 				return false
 			}
 			r.offerStep(task.Key, d)

@@ -240,8 +240,8 @@ func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
 	}
 }
 
-// runStep runs one attempt of a step. It is not canceled by Stop: a step
-// that started finishes and reports.
+// runStep runs one attempt of a step and reports its outcome. Stop
+// cancels it only once its caller will wait no longer.
 func (w *Worker) runStep(t *api.StepTask) {
 	ctx, cancel := context.WithCancel(w.stepsCtx)
 	defer cancel()
