@@ -434,6 +434,10 @@ type StepTask struct {
 	Deadline         time.Time     `json:"deadline,omitzero"`
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	HeartbeatDetails []byte        `json:"heartbeat_details,omitempty"`
+	// Redelivered says this attempt may have run before: it was in flight
+	// when its shard changed hands (a crash, a restart, a failover), and is
+	// offered again under the same Attempt and token rules.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // CompleteStepRequest returns a step's result.

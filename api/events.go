@@ -57,7 +57,10 @@ const (
 	EventStepAttemptFailed  EventType = "StepAttemptFailed"
 	// EventRunRecovered: the node that ran the run's shard stopped without
 	// handing it over, and another node took the run's work on (nFlow's
-	// recovery action); Reason names both.
+	// recovery action). Recovery names both nodes and what was offered
+	// again; it is written once per run and takeover, only for a run that
+	// had a workflow task or a step attempt in flight, and not when a node
+	// restarted and took its own shards back.
 	EventRunRecovered EventType = "RunRecovered"
 )
 
@@ -88,6 +91,21 @@ type Event struct {
 	Child  *ChildAttrs  `json:"child,omitempty"`
 	Start  *StartAttrs  `json:"start,omitempty"`
 	Target *Target      `json:"target,omitempty"`
+	// Recovery describes a RunRecovered event.
+	Recovery *RecoveryAttrs `json:"recovery,omitempty"`
+}
+
+// RecoveryAttrs say what a node that took a run's shard over offered again.
+type RecoveryAttrs struct {
+	// FromNode stopped serving the shard without handing it over; ToNode
+	// took it.
+	FromNode string `json:"from_node"`
+	ToNode   string `json:"to_node"`
+	// Reoffered counts what was in flight and offered again: the workflow
+	// task (WorkflowTask) and the step attempts (Steps, by seq).
+	Reoffered    int     `json:"reoffered"`
+	WorkflowTask bool    `json:"workflow_task,omitempty"`
+	Steps        []int64 `json:"steps,omitempty"`
 }
 
 // TimerAttrs describe a user timer.

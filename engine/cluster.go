@@ -44,6 +44,11 @@ type cluster struct {
 	// waiting: shards placement gives this node that a live node still
 	// holds, since when (the controller's alone).
 	waiting map[int32]time.Time
+	// predecessors are the earlier processes that served this node's
+	// address on this host (set by join, before the controller starts): a
+	// shard one of them left behind is taken back after a restart, not
+	// over from another node.
+	predecessors map[string]bool
 
 	peerMu sync.Mutex
 	peers  map[string]api.Peer
@@ -85,6 +90,7 @@ func (e *Engine) join(ctx context.Context) error {
 	c := &e.cluster
 	c.started, c.wake = store.Now(), make(chan struct{}, 1)
 	c.waiting, c.peers, c.legs = map[int32]time.Time{}, map[string]api.Peer{}, map[legKey]int{}
+	c.predecessors = map[string]bool{}
 	if err := e.beat(ctx); err != nil {
 		return fmt.Errorf("engine: register node: %w", err)
 	}
@@ -135,13 +141,14 @@ func (e *Engine) forgetPredecessors(ctx context.Context) {
 		return
 	}
 	host, _ := os.Hostname()
-	nodes, err := e.store.ListNodes(ctx, store.Now())
+	nodes, err := e.store.ListNodes(ctx, time.Time{}) // expired rows too: a restart may come late
 	if err != nil {
 		e.log.Warn("list nodes: earlier processes at this address keep their rows until they expire", "err", err)
 		return
 	}
 	for _, n := range nodes {
 		if n.ID != e.opts.Identity && n.Host == host && n.Address == e.opts.Address {
+			e.cluster.predecessors[n.ID] = true
 			e.log.Info("removing the row of an earlier process at this address", "node", n.ID)
 			if err := e.store.DeleteNode(ctx, n.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				e.log.Warn("remove earlier node", "node", n.ID, "err", err)
@@ -310,6 +317,7 @@ func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 	// names an owner (another node, or an earlier life of this one) was
 	// abandoned.
 	s.takenFrom = prev
+	s.restarted = prev == e.opts.Identity || e.cluster.predecessors[prev] || !e.clustered()
 	if err := s.acquire(ctx); err != nil {
 		s.cancel()
 		return err

@@ -83,7 +83,8 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger()})
+	// Its worker died with it: the attempts it ran are offered again soon.
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), RedeliveryDelay: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +267,8 @@ func crashRecovery(t *testing.T, env []string) {
 	}
 	t.Logf("%d workflows completed across %d kills; %d step side effects ran more than once (at-least-once); %d runs carry a recovery event",
 		crashWorkflows, crashKills, reexecuted, recovered)
-	if recovered == 0 {
-		t.Errorf("no run carries a recovery event, though the engine was killed with work in flight")
+	if recovered != 0 {
+		t.Errorf("%d runs carry a recovery event, though only the same engine restarted (a restart writes none)", recovered)
 	}
 }
 

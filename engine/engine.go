@@ -74,6 +74,14 @@ type Options struct {
 	// for an engine alone over its store.
 	Dial func(address string) api.Peer
 
+	// RedeliveryDelay is how long a step attempt that was in flight when
+	// its shard changed hands (a restart, a takeover, a write whose outcome
+	// was unknown) waits before it is offered again, so that a worker that
+	// still runs it can report its outcome or heartbeat (which claims the
+	// attempt back) instead of a second worker running it again (default
+	// 5s; negative: offer at once).
+	RedeliveryDelay time.Duration
+
 	// stepCheckpoint is how often a running step attempt's dispatch is
 	// written anew (default 1m); tests shorten it.
 	stepCheckpoint time.Duration
@@ -110,6 +118,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.TimerWindow <= 0 {
 		o.TimerWindow = 5 * time.Minute
+	}
+	if o.RedeliveryDelay == 0 {
+		o.RedeliveryDelay = 5 * time.Second
 	}
 	if o.stepCheckpoint <= 0 {
 		o.stepCheckpoint = time.Minute
@@ -158,6 +169,9 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
 		match: newMatcher(), namespaces: map[string]cachedNamespace{}, queries: map[string]chan api.QueryAnswer{},
 	}
+	// Tokens carry nonces: starting from the clock keeps a token handed out
+	// by an earlier life of this node from matching one of this life's.
+	e.nonce.Store(time.Now().UnixNano())
 	e.metrics = newMetrics(e, opts.Metrics)
 	if err := e.checkShardCount(ctx); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ type metrics struct {
 	commitSeconds prometheus.Histogram
 	commitRuns    prometheus.Histogram
 	closed        *prometheus.CounterVec
+	recovered     *prometheus.CounterVec
 }
 
 func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
@@ -21,11 +22,13 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Runs' transitions in one store commit (group commit size).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)}),
 		closed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strand_workflows_closed_total",
 			Help: "Workflow runs closed, by status."}, []string{"status"}),
+		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strand_runs_recovered_total",
+			Help: "Runs that had work in flight on a shard this node acquired without a handover, by how it came (restart of this node, takeover from another)."}, []string{"from"}),
 	}
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed,
+	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed, m.recovered,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_sync_matched_total",
 			Help: "Tasks handed straight to a polling worker."}, func() float64 { return float64(e.Stats().SyncMatched) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_backlogged_total",

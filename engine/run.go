@@ -37,13 +37,16 @@ type run struct {
 	// pending step's current attempt.
 	steps     map[int64]*stepRun
 	stepTasks map[int64]store.TaskKey
+	// held are the attempts that may still run on a worker from before
+	// the shard changed hands, waiting RedeliveryDelay to be offered again.
+	held map[int64]*stepItem
 	// waiters are callers waiting for the run to close or to complete its
 	// first workflow task (awaitRun); wake releases them to look again.
 	waiters []chan struct{}
 }
 
 func newRun(s *shard, k store.RunKey) *run {
-	return &run{s: s, key: k, sem: make(chan struct{}, 1), steps: map[int64]*stepRun{}, stepTasks: map[int64]store.TaskKey{}}
+	return &run{s: s, key: k, sem: make(chan struct{}, 1), steps: map[int64]*stepRun{}, stepTasks: map[int64]store.TaskKey{}, held: map[int64]*stepItem{}}
 }
 
 func (r *run) lock(ctx context.Context) error {
@@ -59,7 +62,7 @@ func (r *run) unlock() { <-r.sem }
 
 // idle reports whether the run holds nothing that only memory knows.
 func (r *run) idle() bool {
-	return r.flight == nil && len(r.steps) == 0 && len(r.stepTasks) == 0 && len(r.waiters) == 0 && r.wtTask.TaskID == 0 && r.retry == nil
+	return r.flight == nil && len(r.steps) == 0 && len(r.stepTasks) == 0 && len(r.held) == 0 && len(r.waiters) == 0 && r.wtTask.TaskID == 0 && r.retry == nil
 }
 
 // load reads the run's state unless it is cached.
@@ -124,7 +127,9 @@ func (r *run) reoffer(ctx context.Context) {
 			r.s.log.Warn("offer step again", "run", r.key.String(), "seq", seq, "err", err)
 			continue
 		}
-		r.offerStep(r.stepTasks[seq], &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: input})
+		// The attempt may be running on a worker that started it before the
+		// state was reloaded.
+		r.offerStep(r.stepTasks[seq], &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: input}, true)
 	}
 }
 

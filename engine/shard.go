@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -29,7 +31,11 @@ type shard struct {
 	// takenFrom is the node that held the shard before and did not hand it
 	// over (it died, or was cut off): its runs with work in flight get a
 	// recovery event.
-	takenFrom   string
+	takenFrom string
+	// restarted: takenFrom is this node itself, an earlier life of it
+	// (same identity, or the same host and address), so what it recovers
+	// is counted and logged but written into no run's history.
+	restarted   bool
 	runs        map[store.RunKey]*run
 	transferAck *ackTracker
 	timerAck    *ackTracker
@@ -103,7 +109,7 @@ func (s *shard) run() {
 		s.wg.Go(func() { s.recordRecovery(ctx, recovered) })
 	}
 	for _, t := range s.recovered {
-		s.dispatchTransfer(t)
+		s.dispatch(t, true)
 	}
 	s.recovered = nil
 	s.wakeTimers()
@@ -800,12 +806,18 @@ func (e *Engine) currentRunID(ctx context.Context, shardID int32, ref api.RunRef
 
 // recordRecovery writes a recovery event (nFlow's recovery action) into
 // each run that had work in flight (a workflow task or a step attempt) on
-// the node the shard was taken from; the tasks themselves are offered again
-// by the recovered transfer queue, and the timers fire here. The events are
-// written many at a time, so that they share group commits.
+// the node the shard was taken from, saying what is offered again; the
+// tasks themselves are offered again by the recovered transfer queue, and
+// the timers fire here. After a restart of this node nothing is written:
+// the runs are counted and logged. The events are written many at a time,
+// so that they share group commits.
 func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 	seen := map[store.RunKey]bool{}
-	reason := fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)
+	from := "takeover"
+	if s.restarted {
+		from = "restart"
+	}
+	var recovered atomic.Int64
 	sem := make(chan struct{}, 64)
 	var wg sync.WaitGroup
 	for _, t := range tasks {
@@ -822,10 +834,17 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			err := s.update(ctx, k, func(r *run, t *txn) (bool, error) {
-				if t.exec.State == store.StateClosed {
+				rec := inFlight(t.exec)
+				if rec == nil {
 					return false, nil
 				}
-				t.event(api.Event{Type: api.EventRunRecovered, Reason: reason, Identity: s.e.opts.Identity})
+				recovered.Add(1)
+				if s.restarted {
+					return false, nil
+				}
+				rec.FromNode, rec.ToNode = s.takenFrom, s.e.opts.Identity
+				t.event(api.Event{Type: api.EventRunRecovered, Identity: s.e.opts.Identity, Recovery: rec,
+					Reason: fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)})
 				return true, nil
 			})
 			if err != nil && !errors.Is(err, api.ErrNotFound) && ctx.Err() == nil {
@@ -834,7 +853,32 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 		})
 	}
 	wg.Wait()
-	if len(seen) > 0 {
-		s.log.Info("recovered the runs of a node that did not hand its shard over", "runs", len(seen), "from", s.takenFrom)
+	if n := recovered.Load(); n > 0 {
+		s.e.metrics.recovered.WithLabelValues(from).Add(float64(n))
+		s.log.Info("recovered the runs of a node that did not hand its shard over", "runs", n, "from", s.takenFrom, "restart", s.restarted)
 	}
+}
+
+// inFlight says what of run x a shard's new owner offers again: its
+// pending workflow task and the step attempts not backing off; nil when
+// there is none (or the run closed).
+func inFlight(x *store.Execution) *api.RecoveryAttrs {
+	if x.State == store.StateClosed {
+		return nil
+	}
+	rec := &api.RecoveryAttrs{WorkflowTask: x.Task.Pending}
+	for seq, info := range x.Steps {
+		if info.RetryAt.IsZero() {
+			rec.Steps = append(rec.Steps, seq)
+		}
+	}
+	slices.Sort(rec.Steps)
+	rec.Reoffered = len(rec.Steps)
+	if rec.WorkflowTask {
+		rec.Reoffered++
+	}
+	if rec.Reoffered == 0 {
+		return nil
+	}
+	return rec
 }

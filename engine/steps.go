@@ -17,6 +17,9 @@ type stepItem struct {
 	seq     int64
 	attempt int32
 	input   store.Payload
+	// redelivered: the attempt may have run before (it was in flight when
+	// its shard changed hands); the worker tells step code.
+	redelivered bool
 }
 
 // stepRun is a started attempt. Starts are kept in memory only: if the
@@ -71,8 +74,12 @@ func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) 
 }
 
 // offerStep puts a step attempt into its queue, unless a worker runs it
-// already (key is then the attempt's dispatch written anew).
-func (r *run) offerStep(key store.TaskKey, d *taskData) {
+// already (key is then the attempt's dispatch written anew). An attempt
+// that may have been running when memory of it was lost (redelivered) is
+// held back for RedeliveryDelay first: the worker that runs it may still
+// report its outcome, or claim it back with a heartbeat, and then no
+// second worker runs it.
+func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
 		r.s.ackTransfer(old)
 	}
@@ -80,12 +87,34 @@ func (r *run) offerStep(key store.TaskKey, d *taskData) {
 	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
 		return
 	}
+	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input, redelivered: redelivered}
 	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
-	r.s.e.match.offer(q, d.Priority, &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input})
+	delay := r.s.e.opts.RedeliveryDelay
+	if !redelivered || delay <= 0 {
+		r.s.e.match.offer(q, d.Priority, it)
+		return
+	}
+	r.held[d.Seq] = it
+	r.s.afterFunc(delay, func(ctx context.Context) {
+		r.s.onRun(ctx, it.run, func(r *run) {
+			if r.held[it.seq] != it {
+				return // claimed back, ended, or held anew
+			}
+			delete(r.held, it.seq)
+			if _, ok := currentAttempt(r.exec, it.seq, it.attempt); !ok || r.stepTasks[it.seq] != key {
+				return
+			}
+			if sr := r.steps[it.seq]; sr != nil && sr.attempt == it.attempt {
+				return
+			}
+			r.s.e.match.offer(q, d.Priority, it)
+		})
+	})
 }
 
 // forgetStep drops what memory holds of a step that closed or was canceled.
 func (r *run) forgetStep(seq int64) {
+	delete(r.held, seq)
 	if sr := r.steps[seq]; sr != nil {
 		sr.stop()
 		delete(r.steps, seq)
@@ -163,34 +192,50 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 			return err
 		}
 		now := time.Now()
-		sr := &stepRun{item: it, attempt: it.attempt, nonce: e.nonce.Add(1), started: now, worker: identity}
-		var deadline time.Time
-		if info.StartToClose > 0 {
-			deadline = now.Add(info.StartToClose)
-		}
-		if info.ScheduleToClose > 0 {
-			if d := info.ScheduledTime.Add(info.ScheduleToClose); deadline.IsZero() || d.Before(deadline) {
-				deadline = d
-			}
-		}
-		seq, nonce := it.seq, sr.nonce
-		if info.StartToClose > 0 {
-			sr.s2c = s.afterFunc(info.StartToClose, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutStartToClose) })
-		}
-		if info.Heartbeat > 0 {
-			sr.hb = s.afterFunc(info.Heartbeat, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutHeartbeat) })
-		}
-		sr.ckpt = s.afterFunc(e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
-		r.steps[it.seq] = sr
+		sr := r.startAttempt(it, info, e.nonce.Add(1), identity, now)
+		deadline := attemptDeadline(info, now)
 		st = &api.StepTask{
 			Token: encodeToken(stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
 			Run:   r.key, WorkflowType: x.Info.Type, Seq: it.seq, Name: info.Name, Input: input, Attempt: it.attempt,
 			IdempotencyKey: info.IdempotencyKey, ScheduledTime: info.ScheduledTime, StartedTime: store.Time(now),
-			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details,
+			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details, Redelivered: it.redelivered,
 		}
 		return nil
 	})
 	return st, err
+}
+
+// startAttempt records in memory that a worker runs attempt it of a step
+// and starts the attempt's start-to-close, heartbeat and checkpoint timers.
+func (r *run) startAttempt(it *stepItem, info store.StepInfo, nonce int64, identity string, now time.Time) *stepRun {
+	s := r.s
+	sr := &stepRun{item: it, attempt: it.attempt, nonce: nonce, started: now, worker: identity}
+	seq := it.seq
+	if info.StartToClose > 0 {
+		sr.s2c = s.afterFunc(info.StartToClose, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutStartToClose) })
+	}
+	if info.Heartbeat > 0 {
+		sr.hb = s.afterFunc(info.Heartbeat, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutHeartbeat) })
+	}
+	sr.ckpt = s.afterFunc(s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
+	delete(r.held, seq)
+	r.steps[seq] = sr
+	return sr
+}
+
+// attemptDeadline is when an attempt started at now must end: its
+// start-to-close or its schedule-to-close, whichever comes first.
+func attemptDeadline(info store.StepInfo, now time.Time) time.Time {
+	var deadline time.Time
+	if info.StartToClose > 0 {
+		deadline = now.Add(info.StartToClose)
+	}
+	if info.ScheduleToClose > 0 {
+		if d := info.ScheduledTime.Add(info.ScheduleToClose); deadline.IsZero() || d.Before(deadline) {
+			deadline = d
+		}
+	}
+	return deadline
 }
 
 // withStep runs f on a step named by a token, inside a transition of its
@@ -276,6 +321,10 @@ func (e *Engine) heartbeatOn(ctx context.Context, s *shard, tok stepToken, req a
 		}
 		if !ok || r.exec.State == store.StateClosed || info.Attempt != tok.Attempt || (sr != nil && sr.attempt == tok.Attempt && sr.nonce != tok.Nonce) {
 			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
+		}
+		if it := r.held[tok.Seq]; sr == nil && it != nil && it.attempt == tok.Attempt {
+			// The attempt's worker outlived the shard's move: it keeps it.
+			sr = r.startAttempt(it, info, tok.Nonce, "", time.Now())
 		}
 		if sr == nil || sr.attempt != tok.Attempt {
 			return nil

@@ -37,15 +37,20 @@ func (s *shard) processNew(r *run, task store.Task) {
 			s.ackTransfer(task.Key)
 			return
 		}
-		r.offerStep(task.Key, d)
+		r.offerStep(task.Key, d, false)
 	default:
 		s.dispatchTransfer(task)
 	}
 }
 
-// dispatchTransfer processes a transfer task asynchronously: a recovered
-// one, or one whose run is not locked by the caller.
-func (s *shard) dispatchTransfer(task store.Task) {
+// dispatchTransfer processes a transfer task asynchronously, one whose
+// run is not locked by the caller.
+func (s *shard) dispatchTransfer(task store.Task) { s.dispatch(task, false) }
+
+// dispatch processes a transfer task asynchronously; recovered says it was
+// read back from the store when the shard was acquired: the work it offers
+// may have been in flight on the shard's previous owner.
+func (s *shard) dispatch(task store.Task, recovered bool) {
 	d, err := decodeTaskData(task.Data)
 	if err != nil {
 		s.log.Error("drop undecodable transfer task", "key", task.Key, "err", err)
@@ -57,12 +62,12 @@ func (s *shard) dispatchTransfer(task store.Task) {
 		return
 	}
 	s.work.push(func(ctx context.Context) {
-		if err := s.processTransfer(ctx, task, d); err != nil {
+		if err := s.processTransfer(ctx, task, d, recovered); err != nil {
 			if errors.Is(err, errKeepTask) || ctx.Err() != nil {
 				return
 			}
 			s.log.Warn("transfer task failed; retrying", "type", task.Type, "run", task.Run.String(), "err", err)
-			s.afterFunc(time.Second, func(context.Context) { s.dispatchTransfer(task) })
+			s.afterFunc(time.Second, func(context.Context) { s.dispatch(task, recovered) })
 			return
 		}
 		s.ackTransfer(task.Key)
@@ -71,7 +76,7 @@ func (s *shard) dispatchTransfer(task store.Task) {
 
 // processTransfer carries out one transfer task; nil means it is done (or
 // was stale) and may be acknowledged.
-func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskData) error {
+func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskData, recovered bool) error {
 	e := s.e
 	switch task.Type {
 	case transferWorkflowTask:
@@ -91,7 +96,7 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 			if _, ok := currentAttempt(r.exec, d.Seq, d.Attempt); !ok {
 				return false
 			}
-			r.offerStep(task.Key, d)
+			r.offerStep(task.Key, d, recovered)
 			return true
 		})
 	case transferStartChild:

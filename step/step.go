@@ -5,8 +5,16 @@
 //
 //	func(ctx context.Context, in I) (O, error)
 //
-// registered on a worker. It runs at least once: after a crash or a
-// timeout it runs again, with the same IdempotencyKey and a higher Attempt.
+// registered on a worker. It runs at least once, and every run of it
+// carries the same IdempotencyKey:
+//
+//   - after a failure or a timeout the engine decides on a new attempt: the
+//     step runs again with a higher Attempt;
+//   - after a crash, a restart or a failover that lost track of a running
+//     attempt, the same attempt is offered again: same Attempt, with
+//     Redelivered set, since the attempt may have run (or may still run)
+//     elsewhere. The engine first waits a few seconds (the engine's
+//     RedeliveryDelay) for the worker that ran it to report or heartbeat.
 package step
 
 import (
@@ -22,8 +30,14 @@ type Info struct {
 	WorkflowType string
 	Name         string
 	Seq          int64
-	// Attempt counts from 1.
+	// Attempt counts from 1; it moves on when an attempt failed or timed
+	// out, not when the same attempt is offered again.
 	Attempt int32
+	// Redelivered says this attempt may have run before: the engine
+	// offered it again after losing track of it (a crash, a restart, a
+	// failover). Code with effects that its IdempotencyKey does not make
+	// safe to repeat should check what an earlier run did.
+	Redelivered bool
 	// IdempotencyKey is the same for every attempt of this step.
 	IdempotencyKey string
 	ScheduledTime  time.Time

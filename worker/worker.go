@@ -262,8 +262,16 @@ func (w *Worker) runStep(t *api.StepTask) {
 	} else {
 		out, err = callStep(ctx, fn, t.Input)
 	}
-	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The outcome is reported until it lands, the attempt is over
+	// (ErrTaskNotFound), or the attempt's time is up: past its deadline
+	// the engine has timed it out. A worker stopped hard tries once.
+	until := time.Now().Add(reportPatience)
+	if d := t.Deadline.Add(reportPatience); d.After(until) {
+		until = d
+	}
+	rctx, rcancel := context.WithDeadline(context.WithoutCancel(w.stepsCtx), until)
 	defer rcancel()
+	var send func(context.Context) error
 	if err != nil {
 		switch {
 		case errors.Is(context.Cause(ctx), errWorkerStopped):
@@ -271,13 +279,49 @@ func (w *Worker) runStep(t *api.StepTask) {
 		case ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			err = &api.TimeoutError{What: api.TimeoutStartToClose}
 		}
-		err = w.svc.FailStep(rctx, api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity})
+		req := api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}
+		send = func(ctx context.Context) error { return w.svc.FailStep(ctx, req) }
 	} else {
-		err = w.svc.CompleteStep(rctx, api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity})
+		req := api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity}
+		send = func(ctx context.Context) error { return w.svc.CompleteStep(ctx, req) }
 	}
-	if err != nil && !errors.Is(err, api.ErrTaskNotFound) {
+	if err := w.deliver(rctx, w.stepsCtx, "report step", send); err != nil && !errors.Is(err, api.ErrTaskNotFound) {
 		w.log.Warn("report step", "step", t.Name, "run", t.Run.String(), "err", err)
 	}
+}
+
+// reportPatience is how long a report is retried past the attempt's
+// deadline (or at all, for an attempt without one).
+const reportPatience = time.Minute
+
+// deliver calls send until it lands, fails for a reason other than a
+// transient one (the service unavailable, a call timed out), or ctx ends;
+// once stop has ended it tries no more. Reports are idempotent (a task
+// token is answered once; a repeat gets ErrTaskNotFound), so a report
+// whose answer was lost may safely be sent again.
+func (w *Worker) deliver(ctx, stop context.Context, what string, send func(context.Context) error) error {
+	b := newBackoff()
+	for tries := 1; ; tries++ {
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := send(actx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil || stop.Err() != nil {
+			if err == nil && tries > 1 {
+				w.log.Info(what+": delivered after retries", "tries", tries)
+			}
+			return err
+		}
+		if tries == 1 {
+			w.log.Warn(what+": retrying until the service answers", "err", err)
+		}
+		b.wait(ctx)
+	}
+}
+
+// transient reports whether err may go away by itself: the service was
+// unreachable or busy, or the call ran out of time.
+func transient(err error) bool {
+	return errors.Is(err, api.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func callStep(ctx context.Context, fn stepFunc, input []byte) (out []byte, err error) {
@@ -299,7 +343,7 @@ func (r *stepRuntime) Info() step.Info {
 	return step.Info{
 		Run: r.t.Run, WorkflowType: r.t.WorkflowType, Name: r.t.Name, Seq: r.t.Seq, Attempt: r.t.Attempt,
 		IdempotencyKey: r.t.IdempotencyKey, ScheduledTime: r.t.ScheduledTime, StartedTime: r.t.StartedTime,
-		Deadline: r.t.Deadline, HeartbeatDetails: r.t.HeartbeatDetails,
+		Deadline: r.t.Deadline, HeartbeatDetails: r.t.HeartbeatDetails, Redelivered: r.t.Redelivered,
 	}
 }
 
@@ -308,7 +352,12 @@ func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := r.w.svc.HeartbeatStep(ctx, api.HeartbeatRequest{Token: r.t.Token, Details: p}); err != nil {
+	req := api.HeartbeatRequest{Token: r.t.Token, Details: p}
+	err = r.w.deliver(ctx, ctx, "heartbeat", func(ctx context.Context) error {
+		_, err := r.w.svc.HeartbeatStep(ctx, req)
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, api.ErrTaskNotFound) {
 			r.cancel() // the attempt timed out, or the step was canceled or closed: stop
 		}
@@ -326,23 +375,36 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 		w.answerQuery(ctx, e, t)
 		return
 	}
+	// A workflow task's answers are retried like a step's reports, for
+	// about as long as the engine waits for them.
+	rctx, rcancel := context.WithTimeout(ctx, reportPatience)
+	defer rcancel()
 	fail := func(err error) {
 		e.drop()
-		if ferr := w.svc.FailWorkflowTask(ctx, api.FailWorkflowTaskRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}); ferr != nil && ctx.Err() == nil {
+		req := api.FailWorkflowTaskRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}
+		ferr := w.deliver(rctx, ctx, "fail workflow task", func(ctx context.Context) error { return w.svc.FailWorkflowTask(ctx, req) })
+		if ferr != nil && ctx.Err() == nil && !errors.Is(ferr, api.ErrTaskNotFound) {
 			w.log.Warn("fail workflow task", "run", t.Run.String(), "err", ferr)
 		}
 	}
 	if e.inst == nil || e.inst.LastEventID != t.PrevEventID {
 		e.drop()
 		inst, err := w.rebuild(ctx, t.Run, t.WorkflowType, t.PrevEventID)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("replay workflow", "run", t.Run.String(), "err", err)
-				fail(err)
-			}
+		switch {
+		case err == nil:
+			e.inst = inst
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, errReadHistory):
+			// Not the workflow's fault: the task is dropped and offered
+			// again once its timeout passes.
+			w.log.Warn("replay workflow: history unreadable; the task will be offered again", "run", t.Run.String(), "err", err)
+			return
+		default:
+			w.log.Error("replay workflow", "run", t.Run.String(), "err", err)
+			fail(err)
 			return
 		}
-		e.inst = inst
 	}
 	cmds, err := e.inst.Execute(t.Events, t.Time)
 	if err != nil {
@@ -350,7 +412,13 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 		fail(err)
 		return
 	}
-	resp, err := w.svc.CompleteWorkflowTask(ctx, api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity})
+	req := api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity}
+	var resp api.CompleteWorkflowTaskResponse
+	err = w.deliver(rctx, ctx, "complete workflow task", func(ctx context.Context) error {
+		var err error
+		resp, err = w.svc.CompleteWorkflowTask(ctx, req)
+		return err
+	})
 	if err != nil {
 		e.drop()
 		if ctx.Err() == nil && !errors.Is(err, api.ErrTaskNotFound) {
@@ -385,7 +453,12 @@ func (w *Worker) answerQuery(ctx context.Context, e *entry, t *api.WorkflowTask)
 	}
 }
 
-// rebuild replays a run's history up to upTo into a new instance.
+// errReadHistory marks a replay that could not read the run's history:
+// the service's fault or the network's, never the workflow's.
+var errReadHistory = errors.New("worker: read history")
+
+// rebuild replays a run's history up to upTo into a new instance; the
+// history is read with the retries of deliver.
 func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo int64) (*sdk.Instance, error) {
 	fn := w.workflows[typ]
 	if fn == nil {
@@ -394,14 +467,23 @@ func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo
 	inst := sdk.NewInstance(sdk.Info{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID, WorkflowType: typ}, fn, w.log)
 	var history []api.Event
 	var token []byte
+	// As long as the engine waits for the task's answer.
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	for upTo > 0 {
-		page, err := w.svc.GetHistory(ctx, api.HistoryRequest{
+		req := api.HistoryRequest{
 			RunRef:    api.RunRef{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID},
 			PageToken: token, Resolve: true,
+		}
+		var page api.HistoryPage
+		err := w.deliver(rctx, ctx, "read history", func(ctx context.Context) error {
+			var err error
+			page, err = w.svc.GetHistory(ctx, req)
+			return err
 		})
 		if err != nil {
 			inst.Close()
-			return nil, fmt.Errorf("worker: read history of %s: %w", run, err)
+			return nil, fmt.Errorf("%w of %s: %w", errReadHistory, run, err)
 		}
 		for _, ev := range page.Events {
 			if ev.ID <= upTo {

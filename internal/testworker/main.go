@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,19 +51,86 @@ func Nap(ctx context.Context, _ int) (string, error) {
 	return fmt.Sprintf("rested on attempt %d", step.GetInfo(ctx).Attempt), nil
 }
 
+// Chores is the restart test's workload: four steps, with a durable
+// sleep and a signal ("go") before the third.
+func Chores(ctx workflow.Context, id string) (int, error) {
+	opts := workflow.StepOptions{StartToClose: 20 * time.Second}
+	n := 0
+	for i := range 4 {
+		if i == 2 {
+			if err := workflow.Sleep(ctx, 200*time.Millisecond); err != nil {
+				return 0, err
+			}
+			workflow.GetSignalChannel[string](ctx, "go").Receive(ctx)
+		}
+		v, err := workflow.ExecuteStep(ctx, opts, Chore, fmt.Sprintf("%s/%d", id, i)).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// effects is where Chore records each run of itself (--effects).
+var effects struct {
+	sync.Mutex
+	f *os.File
+}
+
+// Chore records that it started (with its attempt and whether it was
+// redelivered) and, 10 to 60 ms later, that it ended, each line synced
+// to disk before it goes on: the side effect the restart test counts.
+func Chore(ctx context.Context, key string) (int, error) {
+	info := step.GetInfo(ctx)
+	if err := record(fmt.Sprintf("start %s %d %t %d", key, info.Attempt, info.Redelivered, time.Now().UnixNano())); err != nil {
+		return 0, err
+	}
+	time.Sleep(time.Duration(10+rand.IntN(50)) * time.Millisecond)
+	if err := record(fmt.Sprintf("end %s %d", key, time.Now().UnixNano())); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+func record(line string) error {
+	effects.Lock()
+	defer effects.Unlock()
+	if effects.f == nil {
+		return nil
+	}
+	if _, err := effects.f.WriteString(line + "\n"); err != nil {
+		return err
+	}
+	return effects.f.Sync()
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
 func main() {
 	server := flag.String("server", "http://127.0.0.1:8233", "the server's URL")
+	effectsPath := flag.String("effects", "", "a file to which Chore appends a line as it starts and ends")
+	identity := flag.String("identity", "", "the worker's identity (default host:pid)")
 	flag.Parse()
+	if *effectsPath != "" {
+		f, err := os.OpenFile(*effectsPath, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		effects.f = f
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w := worker.New(remote.New(*server, nil), worker.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	w := worker.New(remote.New(*server, nil), worker.Options{Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	worker.RegisterWorkflow(w, Approval)
 	worker.RegisterStep(w, Shout)
 	worker.RegisterWorkflow(w, Patient)
 	worker.RegisterStep(w, Nap)
+	worker.RegisterWorkflow(w, Chores)
+	worker.RegisterStep(w, Chore)
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
