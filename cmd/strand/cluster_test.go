@@ -60,9 +60,15 @@ func ClusterShip(ctx workflow.Context, n int) (int, error) {
 	return workflow.ExecuteStep(ctx, workflow.StepOptions{StartToClose: 5 * time.Second}, ClusterCharge, n).Get(ctx)
 }
 
-// ClusterCharge is the cluster test's step.
+// ClusterCharge is the cluster test's step. The second step of every
+// third workflow takes 1.5 s, so that a node that dies has steps in
+// flight.
 func ClusterCharge(ctx context.Context, v int) (int, error) {
-	time.Sleep(5 * time.Millisecond)
+	if v%10 == 1 && v/10%3 == 0 {
+		time.Sleep(1500 * time.Millisecond)
+	} else {
+		time.Sleep(5 * time.Millisecond)
+	}
 	return v, nil
 }
 
@@ -474,6 +480,7 @@ func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, i
 		}
 	}
 	completed := map[int64]int{}
+	takeovers := map[string]int{} // RunRecovered events by the node taken over from
 	for i, e := range events {
 		if e.ID != int64(i+1) {
 			t.Errorf("%s: event %d has id %d (gap or duplicate)", id, i+1, e.ID)
@@ -483,7 +490,20 @@ func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, i
 		case api.EventStepCompleted:
 			completed[e.Seq]++
 		case api.EventRunRecovered:
-			recovered.Add(1)
+			if e.Recovery == nil || e.Recovery.Reoffered < 1 || e.Recovery.ToNode == "" {
+				t.Errorf("%s: a RunRecovered event that says nothing of what was offered again: %+v", id, e)
+			} else {
+				takeovers[e.Recovery.FromNode]++
+			}
+		}
+	}
+	if len(takeovers) > 0 {
+		recovered.Add(1)
+	}
+	for from, n := range takeovers {
+		// n1 was killed and n2 paused: one takeover each.
+		if n > 1 || from != "n1" && from != "n2" {
+			t.Errorf("%s: %d RunRecovered events for a takeover from %s; want at most one, from n1 or n2", id, n, from)
 		}
 	}
 	if len(completed) != 3 {
