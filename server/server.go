@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,8 +177,11 @@ func (h *handler) routes() []Route {
 			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []string{"run_id", "follow_runs", "wait"}}},
 		{"GET", wf + "/{workflow_id}/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
 			q := r.URL.Query()
-			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), PageToken: []byte(q.Get("page_token")), Resolve: q.Get("resolve") == "true"}
+			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), Resolve: q.Get("resolve") == "true"}
 			var err error
+			if req.PageToken, err = pageToken(q.Get("page_token")); err != nil {
+				return api.HistoryPage{}, err
+			}
 			if req.FromEventID, err = intParam(q.Get("from_event_id"), "from_event_id"); err != nil {
 				return api.HistoryPage{}, err
 			}
@@ -322,6 +326,16 @@ func intParam(v, name string) (int64, error) {
 		return 0, api.InvalidArgument(name, "want a non-negative integer, got %q", v)
 	}
 	return n, nil
+}
+
+// pageToken decodes a page_token query parameter: the next_page_token of
+// the previous page as its JSON gave it (standard base64, padded).
+func pageToken(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, api.InvalidArgument("page_token", "want the next_page_token of the previous page (base64): %v", err)
+	}
+	return b, nil
 }
 
 // call serves a POST whose JSON body decodes into Req.
