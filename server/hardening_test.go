@@ -178,3 +178,112 @@ func TestPeerPollWait(t *testing.T) {
 		t.Fatalf("a 1ms forwarded poll: %d %+v after %v", status, e, time.Since(start))
 	}
 }
+
+// TestFieldLimits: every class of field above its documented limit is
+// refused with a typed error naming it (they were all stored).
+func TestFieldLimits(t *testing.T) {
+	_, srv := hardServer(t, server.Options{})
+	wf := srv.URL + "/api/v1/namespaces/default/workflows"
+	long := func(n int) string { return strings.Repeat("x", n) }
+	entries := func(n, keyLen, valueLen int, value func(string) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			k := fmt.Sprintf("%0*d", keyLen, i)
+			parts[i] = fmt.Sprintf(`%q:%s`, k, value(long(valueLen)))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	str := func(s string) string { return `"` + s + `"` }
+	b64 := func(s string) string { return `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"` }
+	start := func(extra string) string { return `{"workflow_id":"w","workflow_type":"T"` + extra + `}` }
+	for _, tc := range []struct {
+		url, body   string
+		status      int
+		code, field string
+	}{
+		{wf, `{"workflow_id":"w","workflow_type":"` + long(1001) + `"}`, 400, server.CodeInvalidArgument, "workflow_type"},
+		{wf, start(`,"queue":"` + long(1001) + `"`), 400, server.CodeInvalidArgument, "queue"},
+		{wf, start(`,"business_key":"` + long(1001) + `"`), 400, server.CodeInvalidArgument, "business_key"},
+		{wf, start(`,"identity":"` + long(257) + `"`), 400, server.CodeInvalidArgument, "identity"},
+		{wf, start(`,"request_id":"` + long(1001) + `"`), 400, server.CodeInvalidArgument, "request_id"},
+		{wf, start(`,"attributes":` + entries(65, 4, 1, str)), 400, server.CodeInvalidArgument, "attributes"},
+		{wf, start(`,"attributes":` + entries(1, 129, 1, str)), 400, server.CodeInvalidArgument, ""},
+		{wf, start(`,"attributes":` + entries(1, 4, 4097, str)), 400, server.CodeInvalidArgument, "attributes[0000]"},
+		{wf, start(`,"memo":` + entries(65, 4, 1, b64)), 400, server.CodeInvalidArgument, "memo"},
+		{wf + "/w/signals", `{"name":"` + long(1001) + `"}`, 400, server.CodeInvalidArgument, "name"},
+		{wf + "/w/cancel", `{"reason":"` + long(32<<10+1) + `"}`, 400, server.CodeInvalidArgument, "reason"},
+		{wf + "/w/terminate", `{"reason":"` + long(32<<10+1) + `"}`, 400, server.CodeInvalidArgument, "reason"},
+		{wf + "/w/signal-with-start", `{"signal_name":"s","start":{"workflow_type":"T","identity":"` + long(257) + `"}}`, 400, server.CodeInvalidArgument, "start.identity"},
+		{srv.URL + "/api/v1/namespaces", `{"name":"n","description":"` + long(4097) + `"}`, 400, server.CodeInvalidArgument, "description"},
+		{srv.URL + "/api/v1/namespaces", `{"name":"` + long(256) + `"}`, 400, server.CodeInvalidArgument, "name"},
+		{srv.URL + "/api/v1/namespaces", `{"name":"n","data":` + entries(65, 4, 1, str) + `}`, 400, server.CodeInvalidArgument, "data"},
+		{srv.URL + "/api/v1/namespaces/default/workflow-search", `{"business_key":"` + long(1001) + `"}`, 400, server.CodeInvalidArgument, "business_key"},
+		{srv.URL + "/api/v1/namespaces/default/step-tasks/poll", `{"identity":"` + long(257) + `"}`, 400, server.CodeInvalidArgument, "identity"},
+		{srv.URL + "/api/v1/workflow-tasks/complete", `{"token":"e30=","commands":[{"type":"ScheduleStep","step":{"queue":"` + long(1001) + `"}}]}`, 400, server.CodeInvalidArgument, "commands[0].step.queue"},
+		{srv.URL + "/api/v1/step-tasks/fail", `{"token":"e30=","failure":{"kind":"application","message":"m","cause":{"kind":"application","message":"` + long(32<<10+1) + `"}}}`, 400, server.CodeInvalidArgument, "failure.cause.message"},
+		{srv.URL + "/api/v1/step-tasks/heartbeat", `{"token":` + b64(long(16<<10+1)) + `}`, 413, server.CodePayloadTooLarge, "token"},
+		{srv.URL + "/api/v1/definitions", `{"type":"d","body":"e30=","modified_by":"` + long(257) + `"}`, 400, server.CodeInvalidArgument, "modified_by"},
+	} {
+		expect(t, "POST", tc.url, tc.body, tc.status, tc.code, tc.field)
+	}
+	// A payload above 16 MiB is 413 naming it, over HTTP and embedded.
+	ctx := context.Background()
+	svc := remote.New(srv.URL, nil)
+	_, err := svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "big", WorkflowType: "T", Input: make([]byte, 16<<20+1)})
+	var ia *store.InvalidArgumentError
+	if !errors.Is(err, store.ErrPayloadTooLarge) {
+		t.Fatalf("a 16 MiB+1 input: %v", err)
+	}
+	eng, _ := hardServer(t, server.Options{})
+	err = eng.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{WorkflowID: "w"}, Name: "s", Identity: long(300)})
+	if !errors.As(err, &ia) || ia.Field != "identity" || !errors.Is(err, api.ErrInvalidArgument) {
+		t.Fatalf("embedded: %v", err)
+	}
+	// Nothing was stored.
+	if status, e := send(t, "POST", srv.URL+"/api/v1/namespaces/default/workflow-count", `{}`); status != 200 {
+		t.Fatalf("count: %d %+v", status, e)
+	}
+	if n, err := svc.CountWorkflows(ctx, api.ListRequest{}); err != nil || n != 0 {
+		t.Fatalf("%d workflows after refused starts, %v", n, err)
+	}
+}
+
+// TestBodyChecks: invalid UTF-8 and lone surrogate escapes are refused
+// (they were stored as U+FFFD), and so is a JSON null body (it was taken
+// as {}, and a null poll handed out a task).
+func TestBodyChecks(t *testing.T) {
+	ctx := context.Background()
+	eng, srv := hardServer(t, server.Options{PollWait: 100 * time.Millisecond})
+	wf := srv.URL + "/api/v1/namespaces/default/workflows"
+	for _, body := range []string{
+		"{\"workflow_id\":\"h-\xff\xfe\",\"workflow_type\":\"T\"}",
+		`{"workflow_id":"h-\ud800","workflow_type":"T"}`,
+		`{"workflow_id":"h-\udc00x","workflow_type":"T"}`,
+		`{"workflow_id":"h-\ud800\u0041","workflow_type":"T"}`,
+		`{"workflow_id":"h","workflow_type":"T","attributes":{"k\uDBFF":"v"}}`,
+		`{"workflow_id":"h","workflow_type":"T","memo":{"k":"e30="},"attributes":{"k":"\ud800"}}`,
+	} {
+		expect(t, "POST", wf, body, 400, server.CodeInvalidArgument, "")
+	}
+	// A surrogate pair, and an escaped backslash before a u, are fine.
+	for i, body := range []string{`{"workflow_id":"h-\ud83d\ude00","workflow_type":"T"}`, `{"workflow_id":"h-\\ud800","workflow_type":"T"}`} {
+		if status, e := send(t, "POST", wf, body); status != 200 {
+			t.Errorf("body %d: %d %+v", i, status, e)
+		}
+	}
+	if _, err := eng.StartWorkflow(ctx, api.StartRequest{WorkflowID: "ready", WorkflowType: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/namespaces/default/workflows", "/namespaces/default/workflow-tasks/poll", "/namespaces/default/step-tasks/poll",
+		"/namespaces/default/workflow-search", "/peer/poll", "/workflow-tasks/complete"} {
+		for _, body := range []string{`null`, ` null `, `[]`, `"x"`, `1`, ``} {
+			expect(t, "POST", srv.URL+"/api/v1"+path, body, 400, server.CodeInvalidArgument, "body")
+		}
+	}
+	// Unknown fields are still refused, nested ones too, and keys match
+	// fields as encoding/json matches them (case-insensitively).
+	expect(t, "POST", wf+"/w/signal-with-start", `{"signal_name":"s","start":{"workflow_type":"T","nope":1}}`, 400, server.CodeInvalidArgument, "start.nope")
+	if status, e := send(t, "POST", wf, `{"Workflow_ID":"case","WORKFLOW_TYPE":"T"}`); status != 200 {
+		t.Errorf("keys in other case: %d %+v", status, e)
+	}
+}

@@ -303,6 +303,9 @@ func (n Namespace) Validate() error {
 	if len(n.Name) > 255 {
 		return invalid("name", "longer than 255 bytes")
 	}
+	if err := CheckLimits(&n); err != nil {
+		return err
+	}
 	if n.Retention < 0 {
 		return invalid("retention", "negative")
 	}
@@ -333,6 +336,9 @@ func (d Definition) Validate(l Limits) error {
 	}
 	if len(d.Body) > l.MaxPayload {
 		return tooLarge("body", len(d.Body), l.MaxPayload)
+	}
+	if err := CheckLimits(&d); err != nil {
+		return err
 	}
 	return nil
 }
