@@ -4,6 +4,14 @@
 // responses, history events, workflow commands and the errors callers switch
 // on. Workflow and step code never imports it; package client, worker and
 // workflow wrap it.
+//
+// Every string, map and list of a request has a size limit, written on its
+// field as a max tag (maxkey and maxvalue for a map's keys and values) that
+// store.CheckLimits enforces for the engine and the server and the OpenAPI
+// document states: ids, names, types and queues 1000 bytes (namespaces
+// 255), identities 256, reasons and failure messages 32 KiB, payloads
+// 16 MiB (the store's own limit may be lower), search attributes 64 of
+// 128-byte keys and 4 KiB values, memos 64 entries.
 package api
 
 import (
@@ -81,22 +89,22 @@ const (
 
 // StartRequest starts a workflow run.
 type StartRequest struct {
-	Namespace    string `json:"namespace,omitempty"`
-	WorkflowID   string `json:"workflow_id"`
-	WorkflowType string `json:"workflow_type"`
-	Input        []byte `json:"input,omitempty"`
-	Queue        string `json:"queue,omitempty"`
+	Namespace    string `json:"namespace,omitempty" max:"255"`
+	WorkflowID   string `json:"workflow_id" max:"1000"`
+	WorkflowType string `json:"workflow_type" max:"1000"`
+	Input        []byte `json:"input,omitempty" max:"16777216"`
+	Queue        string `json:"queue,omitempty" max:"1000"`
 	Priority     int8   `json:"priority,omitempty"`
 	// RequestID makes a retried start idempotent: the same id returns the
 	// run it started.
-	RequestID   string            `json:"request_id,omitempty"`
+	RequestID   string            `json:"request_id,omitempty" max:"1000"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
-	Memo        map[string][]byte `json:"memo,omitempty"`
-	BusinessKey string            `json:"business_key,omitempty"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
-	Identity    string            `json:"identity,omitempty"`
+	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
+	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
+	Identity    string            `json:"identity,omitempty" max:"256"`
 }
 
 // StartResponse names the run a start created (or found, for a repeated
@@ -108,47 +116,47 @@ type StartResponse struct {
 
 // RunRef names a run; an empty RunID means the workflow id's current run.
 type RunRef struct {
-	Namespace  string `json:"namespace,omitempty"`
-	WorkflowID string `json:"workflow_id"`
-	RunID      string `json:"run_id,omitempty"`
+	Namespace  string `json:"namespace,omitempty" max:"255"`
+	WorkflowID string `json:"workflow_id" max:"1000"`
+	RunID      string `json:"run_id,omitempty" max:"1000"`
 }
 
 // SignalRequest sends a signal to a run.
 type SignalRequest struct {
 	RunRef
-	Name      string `json:"name"`
-	Input     []byte `json:"input,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	Identity  string `json:"identity,omitempty"`
+	Name      string `json:"name" max:"1000"`
+	Input     []byte `json:"input,omitempty" max:"16777216"`
+	RequestID string `json:"request_id,omitempty" max:"1000"`
+	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // SignalWithStartRequest signals a workflow, starting it first if it is not running.
 type SignalWithStartRequest struct {
 	Start       StartRequest `json:"start"`
-	SignalName  string       `json:"signal_name"`
-	SignalInput []byte       `json:"signal_input,omitempty"`
+	SignalName  string       `json:"signal_name" max:"1000"`
+	SignalInput []byte       `json:"signal_input,omitempty" max:"16777216"`
 }
 
 // CancelRequest asks a run to cancel; the workflow decides how to wind down.
 type CancelRequest struct {
 	RunRef
-	Reason    string `json:"reason,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	Identity  string `json:"identity,omitempty"`
+	Reason    string `json:"reason,omitempty" max:"32768"`
+	RequestID string `json:"request_id,omitempty" max:"1000"`
+	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // TerminateRequest closes a run at once, without running workflow code.
 type TerminateRequest struct {
 	RunRef
-	Reason   string `json:"reason,omitempty"`
-	Identity string `json:"identity,omitempty"`
+	Reason   string `json:"reason,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
 }
 
 // QueryRequest asks a run's query handler for a value.
 type QueryRequest struct {
 	RunRef
-	Name  string `json:"name"`
-	Input []byte `json:"input,omitempty"`
+	Name  string `json:"name" max:"1000"`
+	Input []byte `json:"input,omitempty" max:"16777216"`
 }
 
 // ResultRequest waits for a run's result.
@@ -219,16 +227,16 @@ type PendingChild struct {
 
 // ListRequest filters runs.
 type ListRequest struct {
-	Namespace     string            `json:"namespace,omitempty"`
-	WorkflowID    string            `json:"workflow_id,omitempty"`
-	WorkflowType  string            `json:"workflow_type,omitempty"`
-	Statuses      []store.RunStatus `json:"statuses,omitempty"`
+	Namespace     string            `json:"namespace,omitempty" max:"255"`
+	WorkflowID    string            `json:"workflow_id,omitempty" max:"1000"`
+	WorkflowType  string            `json:"workflow_type,omitempty" max:"1000"`
+	Statuses      []store.RunStatus `json:"statuses,omitempty" max:"7"`
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
-	BusinessKey   string            `json:"business_key,omitempty"`
-	Attributes    map[string]string `json:"attributes,omitempty"`
+	BusinessKey   string            `json:"business_key,omitempty" max:"1000"`
+	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"128" maxvalue:"4096"`
 	PageSize      int               `json:"page_size,omitempty"`
-	PageToken     []byte            `json:"page_token,omitempty"`
+	PageToken     []byte            `json:"page_token,omitempty" max:"16384"`
 }
 
 // ListResponse is a page of runs.
@@ -242,7 +250,7 @@ type HistoryRequest struct {
 	RunRef
 	FromEventID int64  `json:"from_event_id,omitempty"`
 	PageSize    int    `json:"page_size,omitempty"` // events, roughly; 0 means 1000
-	PageToken   []byte `json:"page_token,omitempty"`
+	PageToken   []byte `json:"page_token,omitempty" max:"16384"`
 	// Resolve replaces document references by the documents' bytes.
 	Resolve bool `json:"resolve,omitempty"`
 }
@@ -255,9 +263,9 @@ type HistoryPage struct {
 
 // PollRequest asks for a task of a queue.
 type PollRequest struct {
-	Namespace string `json:"namespace,omitempty"`
-	Queue     string `json:"queue,omitempty"`
-	Identity  string `json:"identity,omitempty"`
+	Namespace string `json:"namespace,omitempty" max:"255"`
+	Queue     string `json:"queue,omitempty" max:"1000"`
+	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // WorkflowTask asks a worker to advance a run (or to answer a query).
@@ -335,8 +343,8 @@ type Command struct {
 	Seq int64 `json:"seq,omitempty"`
 	// Name is the step name, the child's workflow type, the signal name, or
 	// the workflow type to continue as.
-	Name    string        `json:"name,omitempty"`
-	Payload []byte        `json:"payload,omitempty"`
+	Name    string        `json:"name,omitempty" max:"1000"`
+	Payload []byte        `json:"payload,omitempty" max:"16777216"`
 	Failure *Failure      `json:"failure,omitempty"`
 	Step    *StepOptions  `json:"step,omitempty"`
 	Timer   time.Duration `json:"timer,omitempty"`
@@ -348,7 +356,7 @@ type Command struct {
 
 // StepOptions are a step's queue, priority, timeouts and retry policy.
 type StepOptions struct {
-	Queue           string        `json:"queue,omitempty"`
+	Queue           string        `json:"queue,omitempty" max:"1000"`
 	Priority        int8          `json:"priority,omitempty"`
 	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
 	StartToClose    time.Duration `json:"start_to_close,omitempty"`
@@ -375,23 +383,23 @@ const (
 
 // ChildOptions describe a child workflow (or a continued-as-new run).
 type ChildOptions struct {
-	Namespace   string            `json:"namespace,omitempty"`
-	WorkflowID  string            `json:"workflow_id,omitempty"`
-	Queue       string            `json:"queue,omitempty"`
+	Namespace   string            `json:"namespace,omitempty" max:"255"`
+	WorkflowID  string            `json:"workflow_id,omitempty" max:"1000"`
+	Queue       string            `json:"queue,omitempty" max:"1000"`
 	Priority    int8              `json:"priority,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
-	Memo        map[string][]byte `json:"memo,omitempty"`
-	BusinessKey string            `json:"business_key,omitempty"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
+	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
+	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
 }
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.
 type CompleteWorkflowTaskRequest struct {
-	Token    []byte    `json:"token"`
-	Commands []Command `json:"commands"`
-	Identity string    `json:"identity,omitempty"`
+	Token    []byte    `json:"token" max:"16384"`
+	Commands []Command `json:"commands" max:"100000"`
+	Identity string    `json:"identity,omitempty" max:"256"`
 }
 
 // CompleteWorkflowTaskResponse says where the run's history stands after the
@@ -406,15 +414,15 @@ type CompleteWorkflowTaskResponse struct {
 // complete (non-determinism, a panic). The run waits and the task is
 // retried later; the run itself does not fail.
 type FailWorkflowTaskRequest struct {
-	Token    []byte   `json:"token"`
+	Token    []byte   `json:"token" max:"16384"`
 	Failure  *Failure `json:"failure"`
-	Identity string   `json:"identity,omitempty"`
+	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // QueryAnswer answers a query task.
 type QueryAnswer struct {
-	Token   []byte   `json:"token"`
-	Result  []byte   `json:"result,omitempty"`
+	Token   []byte   `json:"token" max:"16384"`
+	Result  []byte   `json:"result,omitempty" max:"16777216"`
 	Failure *Failure `json:"failure,omitempty"`
 }
 
@@ -442,22 +450,22 @@ type StepTask struct {
 
 // CompleteStepRequest returns a step's result.
 type CompleteStepRequest struct {
-	Token    []byte `json:"token"`
-	Result   []byte `json:"result,omitempty"`
-	Identity string `json:"identity,omitempty"`
+	Token    []byte `json:"token" max:"16384"`
+	Result   []byte `json:"result,omitempty" max:"16777216"`
+	Identity string `json:"identity,omitempty" max:"256"`
 }
 
 // FailStepRequest reports a failed attempt; the engine retries it by policy.
 type FailStepRequest struct {
-	Token    []byte   `json:"token"`
+	Token    []byte   `json:"token" max:"16384"`
 	Failure  *Failure `json:"failure"`
-	Identity string   `json:"identity,omitempty"`
+	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // HeartbeatRequest records a running step's progress.
 type HeartbeatRequest struct {
-	Token   []byte `json:"token"`
-	Details []byte `json:"details,omitempty"`
+	Token   []byte `json:"token" max:"16384"`
+	Details []byte `json:"details,omitempty" max:"16777216"`
 }
 
 // HeartbeatResponse answers a heartbeat; a step told to stop gets

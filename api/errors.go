@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/strandhq/strand/store"
 )
@@ -85,19 +86,19 @@ const (
 // Failure is an error as it travels between processes and sits in history:
 // a kind, a type name, a message and a cause chain.
 type Failure struct {
-	Kind    string `json:"kind"`
-	Type    string `json:"type,omitempty"`
-	Message string `json:"message"`
+	Kind    string `json:"kind" max:"64"`
+	Type    string `json:"type,omitempty" max:"1000"`
+	Message string `json:"message" max:"32768"`
 	// NonRetryable stops a step's retries regardless of its policy.
 	NonRetryable bool `json:"non_retryable,omitempty"`
 	// Step, Seq and Attempt locate a step failure; WorkflowID and RunID a
 	// child failure.
-	Step       string   `json:"step,omitempty"`
+	Step       string   `json:"step,omitempty" max:"1000"`
 	Seq        int64    `json:"seq,omitempty"`
 	Attempt    int32    `json:"attempt,omitempty"`
-	WorkflowID string   `json:"workflow_id,omitempty"`
-	RunID      string   `json:"run_id,omitempty"`
-	Details    []byte   `json:"details,omitempty"`
+	WorkflowID string   `json:"workflow_id,omitempty" max:"1000"`
+	RunID      string   `json:"run_id,omitempty" max:"1000"`
+	Details    []byte   `json:"details,omitempty" max:"16777216"`
 	Cause      *Failure `json:"cause,omitempty"`
 }
 
@@ -136,8 +137,22 @@ func (f *Failure) Err() error {
 	return &ApplicationError{Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable, Details: f.Details, Cause: cause}
 }
 
-// FailureOf encodes err for the wire and for history.
+// FailureOf encodes err for the wire and for history. A message above
+// store.MaxReason bytes is cut to it, so that the report is not refused.
 func FailureOf(err error) *Failure {
+	f := failureOf(err)
+	if f != nil && len(f.Message) > store.MaxReason {
+		const more = "… (truncated)"
+		cut := store.MaxReason - len(more)
+		for cut > 0 && !utf8.RuneStart(f.Message[cut]) {
+			cut--
+		}
+		f.Message = f.Message[:cut] + more
+	}
+	return f
+}
+
+func failureOf(err error) *Failure {
 	if err == nil {
 		return nil
 	}

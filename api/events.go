@@ -116,9 +116,9 @@ type TimerAttrs struct {
 
 // Target names another workflow a command acts on.
 type Target struct {
-	Namespace  string `json:"namespace,omitempty"`
-	WorkflowID string `json:"workflow_id"`
-	RunID      string `json:"run_id,omitempty"`
+	Namespace  string `json:"namespace,omitempty" max:"255"`
+	WorkflowID string `json:"workflow_id" max:"1000"`
+	RunID      string `json:"run_id,omitempty" max:"1000"`
 }
 
 // ChildAttrs describe a child workflow.

@@ -544,6 +544,9 @@ func (e *Engine) ListShards(ctx context.Context) ([]api.ShardInfo, error) {
 
 // PutDefinition implements api.Cluster.
 func (e *Engine) PutDefinition(ctx context.Context, d api.Definition) (api.Definition, error) {
+	if err := store.CheckLimits(&d); err != nil {
+		return api.Definition{}, err
+	}
 	// The store computes the hash and the times; what the caller sent of them is ignored.
 	got, err := e.store.PutDefinition(ctx, api.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
 	if errors.Is(err, store.ErrDefinitionExists) {

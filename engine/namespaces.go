@@ -13,6 +13,9 @@ import (
 var _ api.Namespaces = (*Engine)(nil)
 
 func validNamespace(n api.Namespace) error {
+	if err := store.CheckLimits(&n); err != nil {
+		return err
+	}
 	if strings.HasPrefix(n.Name, "strand-") {
 		return api.InvalidArgument("name", "names starting with strand- are reserved")
 	}

@@ -85,7 +85,10 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		if err := json.Unmarshal(in, &q); err != nil {
 			return nil, api.InvalidArgument("body", "%v", err)
 		}
-		ctx, cancel := context.WithTimeout(ctx, min(max(q.Wait, 0), time.Minute))
+		if q.Wait <= 0 {
+			return nil, api.InvalidArgument("wait", "want a positive duration, got %v", q.Wait)
+		}
+		ctx, cancel := context.WithTimeout(ctx, min(q.Wait, time.Minute))
 		defer cancel()
 		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "a worker of node " + q.Node}
 		switch q.Kind {

@@ -43,6 +43,9 @@ func validateStart(q *api.StartRequest) error {
 
 // StartWorkflow implements api.Service.
 func (e *Engine) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.StartResponse{}, err
+	}
 	return e.start(ctx, &startSpec{Req: req})
 }
 
@@ -146,6 +149,9 @@ func (e *Engine) create(ctx context.Context, s *shard, k store.RunKey, spec *sta
 
 // SignalWithStart implements api.Service.
 func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartRequest) (api.StartResponse, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.StartResponse{}, err
+	}
 	if req.SignalName == "" {
 		return api.StartResponse{}, api.InvalidArgument("signal_name", "empty")
 	}
@@ -196,6 +202,9 @@ func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.Signal
 
 // SignalWorkflow implements api.Service.
 func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	if req.Name == "" {
 		return api.InvalidArgument("name", "empty")
 	}
@@ -228,6 +237,9 @@ func (e *Engine) signalOn(ctx context.Context, s *shard, req api.SignalRequest) 
 
 // CancelWorkflow implements api.Service.
 func (e *Engine) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	if err := e.checkRef(ctx, req.RunRef); err != nil {
 		return err
 	}
@@ -280,6 +292,9 @@ func (e *Engine) inputOn(ctx context.Context, s *shard, ref api.RunRef, kind sto
 
 // TerminateWorkflow implements api.Service.
 func (e *Engine) TerminateWorkflow(ctx context.Context, req api.TerminateRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	if req.WorkflowID == "" {
 		return api.InvalidArgument("workflow_id", "empty")
 	}
@@ -312,6 +327,9 @@ func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateReq
 
 // DescribeWorkflow implements api.Service.
 func (e *Engine) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Description, error) {
+	if err := store.CheckLimits(&ref); err != nil {
+		return api.Description{}, err
+	}
 	if ref.WorkflowID == "" {
 		return api.Description{}, api.InvalidArgument("workflow_id", "empty")
 	}
@@ -362,6 +380,9 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 
 // WaitResult implements api.Service.
 func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Result, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.Result{}, err
+	}
 	if req.WorkflowID == "" {
 		return api.Result{}, api.InvalidArgument("workflow_id", "empty")
 	}
@@ -429,6 +450,9 @@ func runFilter(req api.ListRequest) store.RunFilter {
 
 // ListWorkflows implements api.Service.
 func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.ListResponse, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.ListResponse{}, err
+	}
 	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken})
 	if err != nil {
 		return api.ListResponse{}, err
@@ -438,11 +462,17 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 
 // CountWorkflows implements api.Service.
 func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return 0, err
+	}
 	return e.store.CountRuns(ctx, runFilter(req))
 }
 
 // GetHistory implements api.Service.
 func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.HistoryPage{}, err
+	}
 	if req.WorkflowID == "" {
 		return api.HistoryPage{}, api.InvalidArgument("workflow_id", "empty")
 	}

@@ -127,6 +127,9 @@ func (r *run) forgetStep(seq int64) {
 
 // PollStepTask implements api.Service.
 func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return nil, err
+	}
 	return e.pollStepTask(ctx, req, true)
 }
 
@@ -277,6 +280,9 @@ func (e *Engine) withStepOn(ctx context.Context, s *shard, tok stepToken, f func
 
 // CompleteStep implements api.Service.
 func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
 		pl, err := t.payload(r.key, req.Result)
 		if err != nil {
@@ -292,6 +298,9 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 // FailStep implements api.Service: the attempt is retried by the step's
 // policy, or the step fails.
 func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	if req.Failure == nil {
 		return api.InvalidArgument("failure", "missing")
 	}
@@ -302,6 +311,9 @@ func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
 
 // HeartbeatStep implements api.Service.
 func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.HeartbeatResponse{}, err
+	}
 	var tok stepToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return api.HeartbeatResponse{}, err

@@ -354,6 +354,9 @@ func (t *txn) flushBuffered() error {
 
 // PollWorkflowTask implements api.Service.
 func (e *Engine) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return nil, err
+	}
 	return e.pollWorkflowTask(ctx, req, true)
 }
 
@@ -401,6 +404,9 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 // commands, with the inputs the task was handed if they are not committed
 // yet, in one batch.
 func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
 	var tok wtToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return api.CompleteWorkflowTaskResponse{}, err
@@ -511,6 +517,9 @@ func (r *run) rejectClose(ctx context.Context) error {
 // task is offered again after a back-off; the first failure of a series is
 // recorded in history.
 func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
+	if err := store.CheckLimits(&req); err != nil {
+		return err
+	}
 	var tok wtToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return err
@@ -575,6 +584,9 @@ func (s *shard) onRun(ctx context.Context, k store.RunKey, f func(r *run)) {
 // QueryWorkflow implements api.Service: a worker answers from the run's
 // state after its last completed workflow task.
 func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return nil, err
+	}
 	if req.WorkflowID == "" {
 		return nil, api.InvalidArgument("workflow_id", "empty")
 	}
@@ -633,6 +645,9 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 
 // AnswerQuery implements api.Service.
 func (e *Engine) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
+	if err := store.CheckLimits(&ans); err != nil {
+		return err
+	}
 	var tok wtToken
 	if err := decodeToken(ans.Token, &tok); err != nil {
 		return err

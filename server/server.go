@@ -6,10 +6,10 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -21,14 +21,28 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/strandhq/strand/api"
-	"github.com/strandhq/strand/store"
 )
 
 // Options configure a handler.
 type Options struct {
 	// MaxBody bounds a request body (default 64 MiB: the store's 16 MiB
-	// payload limit, base64-encoded, with room for the rest).
+	// payload limit, base64-encoded, with room for the rest). A body whose
+	// Content-Length is above it is refused (413) before it is read; one
+	// without a Content-Length is read up to it, never further.
 	MaxBody int64
+	// BodyMemory bounds the request-body bytes the server holds at once,
+	// from reading them until the request is answered (default 128 MiB,
+	// at least MaxBody). A body waits up to BodyWait (default 5s) for room,
+	// then is answered 503 unavailable with Retry-After: 1. Decoding adds
+	// at most 3/4 of a body's bytes (its base64 payloads), so bodies take
+	// at most about twice BodyMemory of the heap.
+	BodyMemory int64
+	BodyWait   time.Duration
+	// BodyTimeout bounds reading a request's body, from the end of its
+	// header (default 2m; negative: no limit): a body trickled slower is
+	// cut off with 400. Set the http.Server's ReadHeaderTimeout and
+	// IdleTimeout for the rest; its ReadTimeout would end long polls.
+	BodyTimeout time.Duration
 	// PollWait is how long a task poll or a result request waits before it
 	// answers "nothing yet" (default 30s, at most 5m).
 	PollWait time.Duration
@@ -52,6 +66,16 @@ func New(svc api.Service, opts Options) http.Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 20
 	}
+	if opts.BodyMemory <= 0 {
+		opts.BodyMemory = 128 << 20
+	}
+	opts.BodyMemory = max(opts.BodyMemory, opts.MaxBody)
+	if opts.BodyWait <= 0 {
+		opts.BodyWait = 5 * time.Second
+	}
+	if opts.BodyTimeout == 0 {
+		opts.BodyTimeout = 2 * time.Minute
+	}
 	if opts.PollWait <= 0 {
 		opts.PollWait = 30 * time.Second
 	}
@@ -59,7 +83,7 @@ func New(svc api.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &handler{svc: svc, opts: opts}
+	h := &handler{svc: svc, opts: opts, budget: newBudget(opts.BodyMemory)}
 	if opts.PollRate > 0 {
 		h.polls = rate.NewLimiter(rate.Limit(opts.PollRate), max(1, int(opts.PollRate)))
 	}
@@ -71,7 +95,10 @@ func New(svc api.Service, opts Options) http.Handler {
 			Help: "API requests by route and status code."}, []string{"route", "code"})
 		latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strand_api_request_seconds",
 			Help: "API request latency by route (polls include their wait).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"})
-		reg.MustRegister(requests, latency)
+		inFlight := prometheus.NewGauge(prometheus.GaugeOpts{Name: "strand_api_body_bytes",
+			Help: "Request-body bytes held by requests in flight (bounded by the server's body memory)."})
+		h.budget.gauge = inFlight.Set
+		reg.MustRegister(requests, latency, inFlight)
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	}
 	for _, r := range h.routes() {
@@ -107,13 +134,21 @@ func New(svc api.Service, opts Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, Error{Code: CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && opts.BodyTimeout > 0 {
+			// Cleared once decode has the body; a body no route reads
+			// keeps it while the server discards it.
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(opts.BodyTimeout))
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 type handler struct {
-	svc   api.Service
-	opts  Options
-	polls *rate.Limiter // nil: no limit
+	svc    api.Service
+	opts   Options
+	polls  *rate.Limiter // nil: no limit
+	budget *budget       // of request bodies
 }
 
 // Route is one endpoint of the API.
@@ -176,8 +211,11 @@ func (h *handler) routes() []Route {
 			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []string{"run_id", "follow_runs", "wait"}}},
 		{"GET", wf + "/{workflow_id}/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
 			q := r.URL.Query()
-			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), PageToken: []byte(q.Get("page_token")), Resolve: q.Get("resolve") == "true"}
+			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), Resolve: q.Get("resolve") == "true"}
 			var err error
+			if req.PageToken, err = pageToken(q.Get("page_token")); err != nil {
+				return api.HistoryPage{}, err
+			}
 			if req.FromEventID, err = intParam(q.Get("from_event_id"), "from_event_id"); err != nil {
 				return api.HistoryPage{}, err
 			}
@@ -324,11 +362,23 @@ func intParam(v, name string) (int64, error) {
 	return n, nil
 }
 
+// pageToken decodes a page_token query parameter: the next_page_token of
+// the previous page as its JSON gave it (standard base64, padded).
+func pageToken(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, api.InvalidArgument("page_token", "want the next_page_token of the previous page (base64): %v", err)
+	}
+	return b, nil
+}
+
 // call serves a POST whose JSON body decodes into Req.
 func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request, req Req) (Resp, error)) endpoint {
 	return endpoint{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
 		var req Req
-		if err := h.decode(w, r, &req); err != nil {
+		release, err := h.decode(w, r, &req)
+		defer release()
+		if err != nil {
 			writeError(w, err)
 			return
 		}
@@ -362,7 +412,9 @@ func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error
 			return
 		}
 		var req api.PollRequest
-		if err := h.decode(w, r, &req); err != nil {
+		release, err := h.decode(w, r, &req)
+		defer release()
+		if err != nil {
 			writeError(w, err)
 			return
 		}
@@ -417,28 +469,6 @@ func (h *handler) longPoll(parent context.Context, wait time.Duration) (context.
 	return ctx, cancel
 }
 
-// decode reads a JSON body of at most MaxBody bytes; unknown fields are bad
-// input, as is anything after the value.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, h.opts.MaxBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return store.PayloadTooLarge("body", int(mbe.Limit)+1, int(mbe.Limit))
-		}
-		if errors.Is(err, io.EOF) {
-			return api.InvalidArgument("body", "empty; want a JSON object")
-		}
-		return api.InvalidArgument("body", "%v", err)
-	}
-	if dec.More() {
-		return api.InvalidArgument("body", "more than one JSON value")
-	}
-	return nil
-}
-
 // statusWriter remembers the status a handler wrote.
 type statusWriter struct {
 	http.ResponseWriter
@@ -450,6 +480,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets an http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -457,6 +490,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errBusy) {
+		w.Header().Set("Retry-After", "1")
+	}
 	status, body := errorOf(err)
 	writeJSON(w, status, body)
 }

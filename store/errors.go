@@ -39,15 +39,27 @@ var (
 	// ErrPayloadTooLarge means a payload is above the hard size limit.
 	ErrPayloadTooLarge = errors.New("store: payload too large")
 	// ErrInvalidPageToken means a page token was not produced by this query.
-	ErrInvalidPageToken = errors.New("store: invalid page token")
+	// It is a kind of ErrInvalidArgument: errors.Is matches both.
+	ErrInvalidPageToken error = &narrowError{"store: invalid page token", ErrInvalidArgument}
 	// ErrOutcomeUnknown means a write may or may not have been applied (a
 	// timeout the backend could not resolve by reading). The caller must
 	// reload what it wrote before deciding anything from it.
 	ErrOutcomeUnknown = errors.New("store: outcome unknown")
 )
 
+// narrowError is a sentinel that is a narrower kind of another: it unwraps
+// to it.
+type narrowError struct {
+	msg   string
+	broad error
+}
+
+func (e *narrowError) Error() string { return e.msg }
+func (e *narrowError) Unwrap() error { return e.broad }
+
 // InvalidArgumentError names the field at fault in a malformed request. It
-// wraps ErrInvalidArgument (or ErrPayloadTooLarge for size limits).
+// wraps ErrInvalidArgument (or ErrPayloadTooLarge for size limits, or
+// ErrInvalidPageToken for a page token).
 type InvalidArgumentError struct {
 	Field  string
 	Reason string
@@ -58,7 +70,7 @@ func (e *InvalidArgumentError) Error() string {
 	return fmt.Sprintf("%v: %s: %s", e.Unwrap(), e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidArgument or ErrPayloadTooLarge.
+// Unwrap returns ErrInvalidArgument, ErrPayloadTooLarge or ErrInvalidPageToken.
 func (e *InvalidArgumentError) Unwrap() error {
 	if e.err == nil {
 		return ErrInvalidArgument

@@ -230,11 +230,11 @@ type TaskPage struct {
 
 // Namespace isolates workflows and carries their retention.
 type Namespace struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	Name        string `json:"name" max:"255"`
+	Description string `json:"description,omitempty" max:"4096"`
 	// Retention is how long closed runs are kept.
 	Retention time.Duration     `json:"retention,omitempty"`
-	Data      map[string]string `json:"data,omitempty"`
+	Data      map[string]string `json:"data,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
 	// Version guards updates: an update must carry the version it read.
 	Version   int64     `json:"version,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
@@ -255,14 +255,14 @@ type Node struct {
 
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
-	Type       string    `json:"type"`
+	Type       string    `json:"type" max:"1000"`
 	Version    int32     `json:"version,omitempty"`
-	SHA1       string    `json:"sha1,omitempty"`
-	Body       []byte    `json:"body"`
-	Group      string    `json:"group,omitempty"`
+	SHA1       string    `json:"sha1,omitempty" max:"64"`
+	Body       []byte    `json:"body" max:"16777216"`
+	Group      string    `json:"group,omitempty" max:"1000"`
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
-	ModifiedBy string    `json:"modified_by,omitempty"`
+	ModifiedBy string    `json:"modified_by,omitempty" max:"256"`
 }
 
 // VisibilityRecord is what listing shows of a run.

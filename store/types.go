@@ -271,7 +271,7 @@ type RetryPolicy struct {
 	// MaximumAttempts bounds the attempts; 0 means unlimited, 1 no retry.
 	MaximumAttempts int32 `json:"maximum_attempts,omitempty"`
 	// NonRetryableTypes are failure types (api.Failure.Type) never retried.
-	NonRetryableTypes []string `json:"non_retryable_types,omitempty"`
+	NonRetryableTypes []string `json:"non_retryable_types,omitempty" max:"64" maxvalue:"1000"`
 }
 
 // StepInfo is a pending step (activity) of a run, keyed by the event id that

@@ -237,10 +237,23 @@ func (r ReadTasksRequest) Validate() error {
 	return validPageSize(r.PageSize)
 }
 
+// MaxFilterStatuses bounds RunFilter.Statuses: one entry per status.
+const MaxFilterStatuses = int(StatusTimedOut)
+
+// MaxFilterAttributes bounds RunFilter.Attributes: each is a subquery on
+// the SQL backends, and SQLite refuses a few hundred of them.
+const MaxFilterAttributes = 32
+
 // Validate checks a filter.
 func (f RunFilter) Validate() error {
 	if f.Namespace == "" {
 		return invalid("namespace", "empty")
+	}
+	if len(f.Statuses) > MaxFilterStatuses {
+		return invalid("statuses", "%d statuses; at most %d (one per status)", len(f.Statuses), MaxFilterStatuses)
+	}
+	if len(f.Attributes) > MaxFilterAttributes {
+		return invalid("attributes", "%d attributes; at most %d", len(f.Attributes), MaxFilterAttributes)
 	}
 	for _, s := range f.Statuses {
 		if !s.Valid() {
@@ -290,6 +303,9 @@ func (n Namespace) Validate() error {
 	if len(n.Name) > 255 {
 		return invalid("name", "longer than 255 bytes")
 	}
+	if err := CheckLimits(&n); err != nil {
+		return err
+	}
 	if n.Retention < 0 {
 		return invalid("retention", "negative")
 	}
@@ -321,6 +337,9 @@ func (d Definition) Validate(l Limits) error {
 	if len(d.Body) > l.MaxPayload {
 		return tooLarge("body", len(d.Body), l.MaxPayload)
 	}
+	if err := CheckLimits(&d); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -339,9 +358,11 @@ func validPageSize(n int) error {
 	return nil
 }
 
-// InvalidPageToken returns the error for a token a backend could not decode.
+// InvalidPageToken returns the error for a token a backend could not
+// decode: an *InvalidArgumentError of field page_token that matches
+// ErrInvalidPageToken and ErrInvalidArgument.
 func InvalidPageToken(cause error) error {
-	return fmt.Errorf("%w: %v", ErrInvalidPageToken, cause)
+	return &InvalidArgumentError{Field: "page_token", Reason: cause.Error(), err: ErrInvalidPageToken}
 }
 
 // Now is the store's clock reading: UTC at Precision.

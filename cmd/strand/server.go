@@ -26,6 +26,7 @@ func newServerCommand() *cobra.Command {
 		storeURL string
 		listen   string
 		drain    time.Duration
+		idle     time.Duration
 		config   string
 		sopts    server.Options
 		eopts    engine.Options
@@ -44,6 +45,9 @@ func newServerCommand() *cobra.Command {
 			}
 			if sopts.PollWait <= 0 || sopts.MaxBody <= 0 || sopts.PollRate < 0 {
 				return &usageError{fmt.Errorf("--poll-wait and --max-body must be positive, --poll-rate not negative")}
+			}
+			if sopts.BodyMemory < sopts.MaxBody || sopts.BodyTimeout <= 0 || idle <= 0 {
+				return &usageError{fmt.Errorf("--body-memory must be at least --max-body, --body-timeout and --idle-timeout positive")}
 			}
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
@@ -84,7 +88,11 @@ func newServerCommand() *cobra.Command {
 			draining, drainNow := context.WithCancel(context.WithoutCancel(ctx))
 			defer drainNow()
 			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
-				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, PollRate: sopts.PollRate, Draining: draining}), ReadHeaderTimeout: 10 * time.Second}
+				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
+				PollRate: sopts.PollRate, Draining: draining}),
+				// No ReadTimeout: it would end long polls; the handler
+				// bounds reading a body (--body-timeout).
+				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
@@ -110,6 +118,9 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&config, "config", "", "a JSON file of settings (keys are these flags' names)")
 	cmd.Flags().DurationVar(&sopts.PollWait, "poll-wait", 30*time.Second, "how long a task poll or result wait is held open")
 	cmd.Flags().Int64Var(&sopts.MaxBody, "max-body", 64<<20, "largest request body in bytes")
+	cmd.Flags().Int64Var(&sopts.BodyMemory, "body-memory", 128<<20, "request-body bytes held at once across the server; a body that finds no room within 5s gets 503 with Retry-After")
+	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
+	cmd.Flags().DurationVar(&idle, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().StringVar(&eopts.Address, "advertise", "", "the URL other nodes reach this one at (default http://LISTEN)")
 	cmd.Flags().StringVar(&eopts.Identity, "node-id", "", "this node's name in the nodes table (default host:pid)")
 	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")

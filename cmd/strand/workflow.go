@@ -236,7 +236,12 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			token, err := base64.RawURLEncoding.DecodeString(pageToken)
+			// The token as the API's JSON gives it (and as this command
+			// prints it), or as older versions printed it.
+			token, err := base64.StdEncoding.DecodeString(pageToken)
+			if err != nil {
+				token, err = base64.RawURLEncoding.DecodeString(pageToken)
+			}
 			if err != nil {
 				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
 			}
@@ -262,7 +267,7 @@ func newWorkflowCommand() *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RunID, r.Type, r.Status, r.StartTime.Format(time.RFC3339), closed)
 				}
 				if len(page.NextPageToken) > 0 {
-					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.RawURLEncoding.EncodeToString(page.NextPageToken))
+					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.StdEncoding.EncodeToString(page.NextPageToken))
 				}
 			})
 		},

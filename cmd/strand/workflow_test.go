@@ -151,6 +151,8 @@ func TestServerSettings(t *testing.T) {
 		{args: []string{"server", "--config", dir + "/missing.json"}},
 		{args: []string{"server"}, env: map[string]string{"STRAND_POLL_WAIT": "-1s", "STRAND_LISTEN": "127.0.0.1:0"}},
 		{args: []string{"server", "--listen", "not an address"}},
+		{args: []string{"server", "--listen", "127.0.0.1:0", "--body-memory", "1024"}},
+		{args: []string{"server", "--listen", "127.0.0.1:0", "--idle-timeout", "0s"}},
 		{args: []string{"server", "--store", "mysql://x"}, env: map[string]string{"STRAND_LISTEN": "127.0.0.1:0"}},
 	} {
 		for k, v := range tc.env {

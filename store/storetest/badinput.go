@@ -230,6 +230,22 @@ func testBadInput(t *testing.T, s *suite) {
 			_, err := s.st.CountRuns(s.ctx, store.RunFilter{})
 			return err
 		}, store.ErrInvalidArgument},
+		{"list bad token is an invalid argument", func() error {
+			_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default"}, PageToken: []byte("not a token")})
+			return err
+		}, store.ErrInvalidArgument},
+		{"count too many statuses", func() error {
+			_, err := s.st.CountRuns(s.ctx, store.RunFilter{Namespace: "default", Statuses: make([]store.RunStatus, store.MaxFilterStatuses+1)})
+			return err
+		}, store.ErrInvalidArgument},
+		{"list too many attributes", func() error {
+			attrs := map[string]string{}
+			for i := range store.MaxFilterAttributes + 1 {
+				attrs[fmt.Sprint("a", i)] = "v"
+			}
+			_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default", Attributes: attrs}})
+			return err
+		}, store.ErrInvalidArgument},
 	}
 	for _, c := range cases {
 		err := func() (err error) {

@@ -1,0 +1,312 @@
+package store
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Field size limits of the API's requests. They are written on the request
+// types as struct tags that CheckLimits enforces and the OpenAPI document
+// states (maxLength, maxItems, maxProperties):
+//
+//   - max:"N" on a string or a []byte: at most N bytes (of the value, not
+//     of its JSON or base64 form). A []byte above it is ErrPayloadTooLarge,
+//     a string ErrInvalidArgument.
+//   - max:"N" on a slice or a map: at most N entries (ErrInvalidArgument).
+//   - maxkey:"N" on a map: each key at most N bytes.
+//   - maxvalue:"N" on a map or a slice: each value or element (a string or a
+//     []byte) at most N bytes.
+//
+// Struct fields (direct, through pointers, in slices and map values) are
+// checked by their own tags; the error's field is the path of JSON names,
+// such as commands[2].step.queue or attributes[region].
+const (
+	// MaxNameLength bounds names, types and queues, as MaxIDLength bounds ids.
+	MaxNameLength = MaxIDLength
+	// MaxIdentity bounds a caller's identity (a worker's, a client's).
+	MaxIdentity = 256
+	// MaxDescription bounds a namespace's description.
+	MaxDescription = 4096
+	// MaxReason bounds a cancel's or termination's reason and a failure's
+	// message.
+	MaxReason = 32 << 10
+	// MaxAttributes bounds a run's search attributes; MaxAttributeKey and
+	// MaxAttributeValue each of them.
+	MaxAttributes     = 64
+	MaxAttributeKey   = 128
+	MaxAttributeValue = 4096
+	// MaxMemo bounds a run's memo entries (and a namespace's data entries).
+	MaxMemo = 64
+	// MaxTokenLength bounds a task token or a page token as a request
+	// carries it back (the server made it; its ids may be escaped).
+	MaxTokenLength = 16 << 10
+)
+
+// CheckLimits checks v, a struct or a pointer to one, against the max,
+// maxkey and maxvalue tags of its fields (see MaxIdentity's group). The
+// walk of each type is planned once and cached.
+func CheckLimits(v any) error {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return nil
+	}
+	p := planOf(rv.Type())
+	if p == nil {
+		return nil
+	}
+	return p.check(rv)
+}
+
+// structPlan is what CheckLimits checks of a struct type.
+type structPlan struct {
+	fields []fieldPlan
+}
+
+// fieldPlan is one field to check.
+type fieldPlan struct {
+	index                 int
+	name                  string // JSON name; empty for an embedded struct
+	max, maxKey, maxValue int
+	sub                   *structPlan // the plan of the struct it holds
+}
+
+var (
+	plansMu sync.Mutex
+	plans   sync.Map // reflect.Type -> *structPlan (nil: nothing to check)
+)
+
+// planOf returns the plan of struct type t (nil when nothing in it has a
+// limit).
+func planOf(t reflect.Type) *structPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	plansMu.Lock()
+	defer plansMu.Unlock()
+	if p, ok := plans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	building := map[reflect.Type]*structPlan{}
+	build(t, building)
+	// Drop the fields with nothing to check, until none is left to drop
+	// (a struct's plan empties when its fields' plans did).
+	for changed := true; changed; {
+		changed = false
+		for _, bp := range building {
+			kept := bp.fields[:0]
+			for _, f := range bp.fields {
+				if f.max > 0 || f.maxKey > 0 || f.maxValue > 0 || (f.sub != nil && len(f.sub.fields) > 0) {
+					kept = append(kept, f)
+				}
+			}
+			changed = changed || len(kept) != len(bp.fields)
+			bp.fields = kept
+		}
+	}
+	for bt, bp := range building {
+		if len(bp.fields) == 0 {
+			bp = nil
+		}
+		plans.Store(bt, bp)
+	}
+	p, _ := plans.Load(t)
+	return p.(*structPlan)
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// leaf reports a type whose JSON form is its own (time.Time, a status).
+func leaf(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType)
+}
+
+// build plans struct type t; building holds the plans under way, so that a
+// recursive type (a failure's cause) refers to its own plan.
+func build(t reflect.Type, building map[reflect.Type]*structPlan) *structPlan {
+	if p, ok := plans.Load(t); ok {
+		if p := p.(*structPlan); p != nil {
+			return p
+		}
+		return &structPlan{}
+	}
+	if p, ok := building[t]; ok {
+		return p
+	}
+	p := &structPlan{}
+	building[t] = p
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && !f.Anonymous {
+			name = f.Name
+		}
+		fp := fieldPlan{index: i, name: name, max: tagInt(f, "max"), maxKey: tagInt(f, "maxkey"), maxValue: tagInt(f, "maxvalue")}
+		if inner := structOf(f.Type); inner != nil {
+			fp.sub = build(inner, building)
+		}
+		p.fields = append(p.fields, fp)
+	}
+	return p
+}
+
+// structOf returns the struct type a field of type t holds (directly,
+// through a pointer, as elements or map values), if it is one to walk.
+func structOf(t reflect.Type) reflect.Type {
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem()
+			continue
+		case reflect.Struct:
+			if leaf(t) {
+				return nil
+			}
+			return t
+		}
+		return nil
+	}
+}
+
+func tagInt(f reflect.StructField, key string) int {
+	v, ok := f.Tag.Lookup(key)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		panic(fmt.Sprintf("store: field %s: tag %s:%q is not a positive number", f.Name, key, v))
+	}
+	return n
+}
+
+// check checks a struct value; an error's field is relative to it.
+func (p *structPlan) check(v reflect.Value) error {
+	if p == nil {
+		return nil
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		if err := f.check(v.Field(f.index)); err != nil {
+			return under(err, f.name)
+		}
+	}
+	return nil
+}
+
+// under puts the field of a limit error under seg (a field name, or an
+// index or key in brackets); an empty seg (an embedded struct) leaves it.
+func under(err error, seg string) error {
+	ia, ok := err.(*InvalidArgumentError)
+	if !ok || seg == "" {
+		return err
+	}
+	switch {
+	case ia.Field == "":
+		ia.Field = seg
+	case strings.HasPrefix(ia.Field, "["):
+		ia.Field = seg + ia.Field
+	default:
+		ia.Field = seg + "." + ia.Field
+	}
+	return ia
+}
+
+// key is a map key as an error's field shows it.
+func key(k reflect.Value) string {
+	s := fmt.Sprint(k.Interface())
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return "[" + s + "]"
+}
+
+// check checks one field's value; an error's field is relative to it.
+func (f *fieldPlan) check(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.String:
+		if f.max > 0 && v.Len() > f.max {
+			return invalid("", "%d bytes; at most %d", v.Len(), f.max)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if f.max > 0 && v.Len() > f.max {
+				return tooLarge("", v.Len(), f.max)
+			}
+			return nil
+		}
+		if f.max > 0 && v.Len() > f.max {
+			return invalid("", "%d entries; at most %d", v.Len(), f.max)
+		}
+		if f.maxValue == 0 && f.sub == nil {
+			return nil
+		}
+		for i := range v.Len() {
+			if err := f.value(v.Index(i)); err != nil {
+				return under(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+	case reflect.Map:
+		if f.max > 0 && v.Len() > f.max {
+			return invalid("", "%d entries; at most %d", v.Len(), f.max)
+		}
+		if f.maxKey == 0 && f.maxValue == 0 && f.sub == nil {
+			return nil
+		}
+		it := v.MapRange()
+		for it.Next() {
+			k := it.Key()
+			if f.maxKey > 0 && k.Kind() == reflect.String && k.Len() > f.maxKey {
+				return invalid(key(k), "key of %d bytes; at most %d", k.Len(), f.maxKey)
+			}
+			if err := f.value(it.Value()); err != nil {
+				return under(err, key(k))
+			}
+		}
+	default:
+		return f.value(v)
+	}
+	return nil
+}
+
+// value checks an element of a slice, a value of a map, or a struct field
+// (directly or through a pointer); an error's field is relative to it.
+func (f *fieldPlan) value(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.String:
+		if f.maxValue > 0 && v.Len() > f.maxValue {
+			return invalid("", "%d bytes; at most %d", v.Len(), f.maxValue)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 && f.maxValue > 0 && v.Len() > f.maxValue {
+			return tooLarge("", v.Len(), f.maxValue)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() && f.sub != nil {
+			return f.sub.check(v.Elem())
+		}
+	case reflect.Struct:
+		return f.sub.check(v)
+	}
+	return nil
+}
