@@ -140,8 +140,12 @@ type CancelRequest struct {
 // TerminateRequest closes a run at once, without running workflow code.
 type TerminateRequest struct {
 	RunRef
-	Reason   string `json:"reason,omitempty"`
-	Identity string `json:"identity,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// RequestID makes a retried terminate idempotent: one that landed
+	// already answers success for 24 hours, even though the run is closed
+	// now (without one, a second terminate answers ErrRunClosed).
+	RequestID string `json:"request_id,omitempty"`
+	Identity  string `json:"identity,omitempty"`
 }
 
 // QueryRequest asks a run's query handler for a value.
