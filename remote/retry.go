@@ -46,8 +46,10 @@ type RetryPolicy struct {
 	// MaxAttempts bounds the attempts of one call, the first included: 1
 	// turns retries off; 0 means no bound (until the context ends).
 	MaxAttempts int
-	// MaxElapsed stops retrying once a call has been tried for this long;
-	// 0 means no bound (until the context ends).
+	// MaxElapsed bounds how long a call is retried: no retry starts later
+	// than this after its first failure (counted from the failure, so a long
+	// poll that fails late still gets its retries); 0 means no bound (until
+	// the context ends).
 	MaxElapsed time.Duration
 }
 
@@ -140,10 +142,13 @@ func retryAfter(h string, now time.Time) time.Duration {
 // says to stop; what names the call in errors and logs.
 func (s *Service) retry(ctx context.Context, may resend, what string, try func() attempt) (bool, error) {
 	p := s.policy
-	started := time.Now()
+	var failing time.Time // since the first failure
 	var last attempt
 	for n := 1; ; n++ {
 		a := try()
+		if n == 1 {
+			failing = time.Now()
+		}
 		if a.ended && last.err != nil {
 			return false, s.gaveUp(ctx, what, n, last.err)
 		}
@@ -158,8 +163,8 @@ func (s *Service) retry(ctx context.Context, may resend, what string, try func()
 			return false, a.err
 		}
 		wait := max(p.backoff(n, s.rnd), a.retryAfter)
-		if p.MaxElapsed > 0 && time.Since(started)+wait > p.MaxElapsed {
-			return false, fmt.Errorf("remote: %s: gave up after %d attempts in %s: %w", what, n, time.Since(started).Round(time.Millisecond), a.err)
+		if p.MaxElapsed > 0 && time.Since(failing)+wait > p.MaxElapsed {
+			return false, fmt.Errorf("remote: %s: gave up after %d attempts in %s: %w", what, n, time.Since(failing).Round(time.Millisecond), a.err)
 		}
 		s.log.DebugContext(ctx, "remote: retrying", "call", what, "attempt", n, "wait", wait, "err", a.err)
 		t := time.NewTimer(wait)
