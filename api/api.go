@@ -148,8 +148,12 @@ type CancelRequest struct {
 // TerminateRequest closes a run at once, without running workflow code.
 type TerminateRequest struct {
 	RunRef
-	Reason   string `json:"reason,omitempty" max:"32768"`
-	Identity string `json:"identity,omitempty" max:"256"`
+	Reason string `json:"reason,omitempty" max:"32768"`
+	// RequestID makes a retried terminate idempotent: one that landed
+	// already answers success for 24 hours, even though the run is closed
+	// now (without one, a second terminate answers ErrRunClosed).
+	RequestID string `json:"request_id,omitempty" max:"1000"`
+	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // QueryRequest asks a run's query handler for a value.

@@ -61,8 +61,12 @@ type StartOptions struct {
 	Queue string
 	// Priority runs from 1 (highest) to 5 (lowest); 0 is normal.
 	Priority int8
-	// RequestID makes a retried start return the run it started; a random
-	// one when empty (the client's own retries stay idempotent).
+	// RequestID makes the start idempotent: a start (or signal-with-start)
+	// sent again with the same id returns the run the first one started,
+	// and signals it no second time. Empty means a random id made for this
+	// call, which lets the service retry the call after a transient failure
+	// (package remote does) but not a caller that calls again: to retry
+	// after an error yourself, set an id and send it each time.
 	RequestID   string
 	IDReuse     IDReusePolicy
 	StartDelay  time.Duration
@@ -166,25 +170,57 @@ func (c *Client) ref(workflowID, runID string) api.RunRef {
 	return api.RunRef{Namespace: c.opts.Namespace, WorkflowID: workflowID, RunID: runID}
 }
 
+// CallOption sets something about one call of Signal, Cancel or
+// Terminate.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	requestID string
+}
+
+// WithRequestID makes a call idempotent under id: the call sent again with
+// the same id (a retry after an error whose outcome is unknown) is applied
+// once, and answers as the first did, for 24 hours. Without it each call
+// gets a random id of its own, which the service's retries of that call
+// keep (package remote retries transient failures), but a caller that
+// calls again sends a new request.
+func WithRequestID(id string) CallOption {
+	return func(o *callOptions) { o.requestID = id }
+}
+
+func requestID(opts []CallOption) string {
+	var o callOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.requestID == "" {
+		return uuid.NewString()
+	}
+	return o.requestID
+}
+
 // Signal sends a signal to a run (the current one when runID is empty).
-func (c *Client) Signal(ctx context.Context, workflowID, runID, name string, arg any) error {
+func (c *Client) Signal(ctx context.Context, workflowID, runID, name string, arg any, opts ...CallOption) error {
 	input, err := sdk.Encode(arg)
 	if err != nil {
 		return err
 	}
 	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: c.ref(workflowID, runID), Name: name, Input: input,
-		RequestID: uuid.NewString(), Identity: c.opts.Identity})
+		RequestID: requestID(opts), Identity: c.opts.Identity})
 }
 
 // Cancel asks a run to cancel.
-func (c *Client) Cancel(ctx context.Context, workflowID, runID, reason string) error {
+func (c *Client) Cancel(ctx context.Context, workflowID, runID, reason string, opts ...CallOption) error {
 	return c.svc.CancelWorkflow(ctx, api.CancelRequest{RunRef: c.ref(workflowID, runID), Reason: reason,
-		RequestID: uuid.NewString(), Identity: c.opts.Identity})
+		RequestID: requestID(opts), Identity: c.opts.Identity})
 }
 
-// Terminate closes a run at once.
-func (c *Client) Terminate(ctx context.Context, workflowID, runID, reason string) error {
-	return c.svc.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: c.ref(workflowID, runID), Reason: reason, Identity: c.opts.Identity})
+// Terminate closes a run at once. A terminate sent again with the request
+// id of one that closed the run answers nil; another one answers an error
+// matching api.ErrRunClosed.
+func (c *Client) Terminate(ctx context.Context, workflowID, runID, reason string, opts ...CallOption) error {
+	return c.svc.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: c.ref(workflowID, runID), Reason: reason,
+		RequestID: requestID(opts), Identity: c.opts.Identity})
 }
 
 // Query asks a run's query handler name for a value.

@@ -304,6 +304,11 @@ func (t *txn) initRun(spec *startSpec) error {
 			return err
 		}
 		t.event(api.Event{Type: api.EventSignalReceived, Name: sig.Name, Payload: spl, Identity: sig.Identity})
+		if sig.RequestID != "" {
+			// A signal-with-start retried after it started the run signals it no more.
+			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestSignal, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
+				RequestID: sig.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
+		}
 	}
 	if q.RunTimeout > 0 {
 		t.timer(timerRunTimeout, t.now.Add(q.RunTimeout), &taskData{})

@@ -169,8 +169,10 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 }
 
 func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.SignalWithStartRequest) (api.StartResponse, error) {
+	// The start's request id dedups the signal too, so a retried
+	// signal-with-start that signaled a running run does not signal twice.
 	sig := api.SignalRequest{RunRef: api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID},
-		Name: req.SignalName, Input: req.SignalInput, Identity: req.Start.Identity}
+		Name: req.SignalName, Input: req.SignalInput, RequestID: req.Start.RequestID, Identity: req.Start.Identity}
 	for range 3 {
 		runID, err := e.signalOn(ctx, s, sig)
 		if err == nil {
@@ -186,6 +188,9 @@ func (e *Engine) signalWithStartOn(ctx context.Context, s *shard, req api.Signal
 		}
 		spec := &startSpec{Req: start, Signal: &sig}
 		resp, err := e.startOn(ctx, s, spec)
+		if dup := (*store.DuplicateRequestError)(nil); errors.As(err, &dup) {
+			return api.StartResponse{RunID: dup.Existing.RunID}, nil // its signal was delivered before
+		}
 		if errors.Is(err, api.ErrAlreadyStarted) {
 			var ae *api.AlreadyStartedError
 			if errors.As(err, &ae) {
@@ -284,7 +289,7 @@ func (e *Engine) inputOn(ctx context.Context, s *shard, ref api.RunRef, kind sto
 		}
 		return true, add(r, t)
 	})
-	if errors.Is(err, store.ErrDuplicateRequest) {
+	if errors.Is(err, store.ErrDuplicateRequest) || errors.Is(err, api.ErrRunClosed) && e.applied(ctx, s, kind, k, requestID) {
 		err = nil // applied before
 	}
 	return k.RunID, err
@@ -303,15 +308,22 @@ func (e *Engine) TerminateWorkflow(ctx context.Context, req api.TerminateRequest
 	}
 	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
 		return e.terminateOn(ctx, s, req)
-	}, func(ctx context.Context, p api.Peer) error { return p.TerminateWorkflow(ctx, req) })
+	}, func(ctx context.Context, p api.Peer) error {
+		if req.RequestID == "" {
+			req.RequestID = uuid.NewString() // as for a signal
+		}
+		return p.TerminateWorkflow(ctx, req)
+	})
 }
 
+// terminateOn closes the run, once per request id: a terminate retried
+// with the id of one that closed the run answers nil, not ErrRunClosed.
 func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateRequest) error {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return err
 	}
-	return s.withRun(ctx, k, func(r *run) error {
+	err = s.withRun(ctx, k, func(r *run) error {
 		t, err := r.tx(ctx)
 		if err != nil {
 			return err
@@ -319,10 +331,32 @@ func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateReq
 		if t.exec.State == store.StateClosed {
 			return fmt.Errorf("%w: %s", api.ErrRunClosed, r.key)
 		}
+		if req.RequestID != "" {
+			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestTerminate, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
+				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
+		}
 		t.event(api.Event{Type: api.EventWorkflowTerminated, Reason: req.Reason, Identity: req.Identity})
 		t.closeRun(store.StatusTerminated, store.Payload{}, &api.Failure{Kind: api.KindTerminated, Message: req.Reason}, "")
 		return r.commit(ctx, t)
 	})
+	if errors.Is(err, store.ErrDuplicateRequest) || errors.Is(err, api.ErrRunClosed) && e.applied(ctx, s, store.RequestTerminate, k, req.RequestID) {
+		return nil // applied before
+	}
+	return err
+}
+
+// applied reports whether a request of kind with id requestID was applied
+// to run k (its dedup row names k): a retry of a request that landed, which
+// finds the run closed (by this request, or since).
+func (e *Engine) applied(ctx context.Context, s *shard, kind store.RequestKind, k store.RunKey, requestID string) bool {
+	if requestID == "" {
+		return false
+	}
+	got, err := e.store.GetRequest(ctx, s.id, store.RequestKey{Kind: kind, Namespace: k.Namespace, WorkflowID: k.WorkflowID, RequestID: requestID})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		e.log.Warn("read a request's dedup row", "run", k.String(), "kind", kind.String(), "err", err)
+	}
+	return err == nil && got.RunID == k.RunID
 }
 
 // DescribeWorkflow implements api.Service.

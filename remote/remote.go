@@ -9,19 +9,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/server"
 )
 
-// Service is a Strand server seen as an api.Service.
+// Service is a Strand server seen as an api.Service. It retries a call
+// that failed for a reason that passes, as its RetryPolicy says.
 type Service struct {
-	base string
-	http *http.Client
+	base   string
+	http   *http.Client
+	policy RetryPolicy
+	log    *slog.Logger
+	rnd    func(int64) int64 // jitter: a number in [0, n)
 }
 
 var (
@@ -31,18 +38,46 @@ var (
 	_ api.Cluster    = (*Service)(nil)
 )
 
-// New returns the service of the server at baseURL (http://host:port).
-// A nil client means one with a connection pool sized for a worker; polls and result waits hold a
-// request open for up to the server's poll wait, so a client timeout must
-// be longer than that.
+// Options configure a Service.
+type Options struct {
+	// HTTPClient sends the requests. Nil means one with a connection pool
+	// sized for a worker. Polls and result waits hold a request open for up
+	// to the server's poll wait, so a client timeout must be longer than
+	// that.
+	HTTPClient *http.Client
+	// Retry says how a call that failed for a reason that passes is tried
+	// again; the zero value retries with the defaults until the call's
+	// context ends.
+	Retry RetryPolicy
+	// Logger gets a debug record per retry (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// New returns the service of the server at baseURL (http://host:port),
+// with the default retry policy. A nil client means one with a connection
+// pool sized for a worker; polls and result waits hold a request open for
+// up to the server's poll wait, so a client timeout must be longer than
+// that.
 func New(baseURL string, client *http.Client) *Service {
+	return NewWithOptions(baseURL, Options{HTTPClient: client})
+}
+
+// NewWithOptions returns the service of the server at baseURL
+// (http://host:port), configured by opts.
+func NewWithOptions(baseURL string, opts Options) *Service {
+	client := opts.HTTPClient
 	if client == nil {
 		// A worker holds many polls open at once: keep as many connections.
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 512
 		client = &http.Client{Transport: t}
 	}
-	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client, policy: opts.Retry.withDefaults(),
+		log: log, rnd: rand.Int64N}
 }
 
 func ns(n string) string {
@@ -56,22 +91,38 @@ func wfPath(ref api.RunRef) string {
 	return "/namespaces/" + ns(ref.Namespace) + "/workflows/" + url.PathEscape(ref.WorkflowID)
 }
 
-// do sends a request and decodes the answer into out; it reports false
-// for 204 (nothing yet).
-func (s *Service) do(ctx context.Context, method, path string, in, out any) (bool, error) {
-	var body io.Reader
+// withRequestID says whether a call that is not idempotent by itself may
+// be sent again: only when it carries a request id.
+func withRequestID(id string) resend { return resend(id != "") }
+
+// do sends a request and decodes the answer into out, retrying a transient
+// failure as the policy says when may allows (a call forwarded between
+// nodes is sent once: see RetryPolicy); it reports false for 204 (nothing
+// yet).
+func (s *Service) do(ctx context.Context, may resend, method, path string, in, out any) (bool, error) {
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return false, fmt.Errorf("remote: encode request: %w", err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.base+path, body)
+	may = may && !resend(api.Forwarded(ctx))
+	return s.retry(ctx, may, method+" "+path, func() attempt { return s.once(ctx, method, path, body, out) })
+}
+
+// once makes one attempt of a call; body, when not nil, is sent afresh.
+func (s *Service) once(ctx context.Context, method, path string, body []byte, out any) attempt {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.base+path, rd)
 	if err != nil {
-		return false, fmt.Errorf("remote: %w", err)
+		return attempt{err: fmt.Errorf("remote: %w", err)}
 	}
-	if in != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if api.Forwarded(ctx) {
@@ -80,72 +131,93 @@ func (s *Service) do(ctx context.Context, method, path string, in, out any) (boo
 	resp, err := s.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, ctx.Err()
+			return attempt{err: ctx.Err(), ended: true}
 		}
-		return false, fmt.Errorf("%w: %v", api.ErrUnavailable, err)
+		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true}
 	}
-	defer resp.Body.Close()
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is kept
+		resp.Body.Close()
+	}()
 	switch {
 	case resp.StatusCode == http.StatusNoContent:
-		return false, nil
+		return attempt{}
 	case resp.StatusCode >= 300:
-		var e server.Error
-		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Code == "" {
-			return false, fmt.Errorf("remote: %s %s: status %d", method, path, resp.StatusCode)
+		a := attempt{transient: transientStatus(resp.StatusCode)}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			a.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
-		return false, e.Err()
+		var e server.Error
+		switch err := json.NewDecoder(resp.Body).Decode(&e); {
+		case err == nil && e.Code != "":
+			a.err = e.Err()
+		case a.transient:
+			// Not the server's own answer (a proxy's, or cut short).
+			a.err = fmt.Errorf("%w: remote: %s %s: status %d", api.ErrUnavailable, method, path, resp.StatusCode)
+		default:
+			a.err = fmt.Errorf("remote: %s %s: status %d", method, path, resp.StatusCode)
+		}
+		return a
 	}
 	if out != nil {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return false, fmt.Errorf("remote: decode %s %s: %w", method, path, err)
+			switch {
+			case ctx.Err() != nil:
+				return attempt{err: ctx.Err(), ended: true}
+			case transportError(err):
+				// The connection failed mid-answer.
+				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true}
+			}
+			return attempt{err: fmt.Errorf("remote: decode %s %s: %w", method, path, err)}
 		}
 	}
-	return true, nil
+	return attempt{ok: true}
 }
 
-// StartWorkflow implements api.Service.
+// StartWorkflow implements api.Service. Like signal, signal-with-start,
+// cancel and terminate, it is retried only when it carries a request id.
 func (s *Service) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
 	var out api.StartResponse
-	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflows", req, &out)
+	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", "/namespaces/"+ns(req.Namespace)+"/workflows", req, &out)
 	return out, err
 }
 
 // SignalWorkflow implements api.Service.
 func (s *Service) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
-	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/signals", req, nil)
+	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/signals", req, nil)
 	return err
 }
 
 // SignalWithStart implements api.Service.
 func (s *Service) SignalWithStart(ctx context.Context, req api.SignalWithStartRequest) (api.StartResponse, error) {
 	var out api.StartResponse
-	_, err := s.do(ctx, "POST", wfPath(api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID})+"/signal-with-start", req, &out)
+	_, err := s.do(ctx, withRequestID(req.Start.RequestID), "POST", wfPath(api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID})+"/signal-with-start", req, &out)
 	return out, err
 }
 
 // CancelWorkflow implements api.Service.
 func (s *Service) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
-	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/cancel", req, nil)
+	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/cancel", req, nil)
 	return err
 }
 
 // TerminateWorkflow implements api.Service.
 func (s *Service) TerminateWorkflow(ctx context.Context, req api.TerminateRequest) error {
-	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/terminate", req, nil)
+	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/terminate", req, nil)
 	return err
 }
 
 // QueryWorkflow implements api.Service.
 func (s *Service) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
 	var out server.QueryResult
-	_, err := s.do(ctx, "POST", wfPath(req.RunRef)+"/queries", req, &out)
+	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/queries", req, &out)
 	return out.Result, err
 }
 
 // DescribeWorkflow implements api.Service.
 func (s *Service) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Description, error) {
 	var out api.Description
-	_, err := s.do(ctx, "GET", wfPath(ref)+"?run_id="+url.QueryEscape(ref.RunID), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", wfPath(ref)+"?run_id="+url.QueryEscape(ref.RunID), nil, &out)
 	return out, err
 }
 
@@ -155,7 +227,7 @@ func (s *Service) WaitResult(ctx context.Context, req api.ResultRequest) (api.Re
 	q := url.Values{"run_id": {req.RunID}, "follow_runs": {strconv.FormatBool(req.FollowRuns)}}
 	for {
 		var out api.Result
-		ok, err := s.do(ctx, "GET", wfPath(req.RunRef)+"/result?"+q.Encode(), nil, &out)
+		ok, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/result?"+q.Encode(), nil, &out)
 		if err != nil || ok {
 			return out, err
 		}
@@ -165,14 +237,14 @@ func (s *Service) WaitResult(ctx context.Context, req api.ResultRequest) (api.Re
 // ListWorkflows implements api.Service.
 func (s *Service) ListWorkflows(ctx context.Context, req api.ListRequest) (api.ListResponse, error) {
 	var out api.ListResponse
-	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-search", req, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-search", req, &out)
 	return out, err
 }
 
 // CountWorkflows implements api.Service.
 func (s *Service) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
 	var out server.Count
-	_, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-count", req, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-count", req, &out)
 	return out.Count, err
 }
 
@@ -181,43 +253,45 @@ func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.H
 	q := url.Values{"run_id": {req.RunID}, "page_token": {base64.StdEncoding.EncodeToString(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
 		"from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
 	var out api.HistoryPage
-	_, err := s.do(ctx, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
 	return out, err
 }
 
 // PollWorkflowTask implements api.Service.
 func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
 	var out api.WorkflowTask
-	ok, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
+	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}
 	return &out, nil
 }
 
-// CompleteWorkflowTask implements api.Service.
+// CompleteWorkflowTask implements api.Service. It is retried like every
+// call that carries a task token: a second delivery of one that landed
+// answers api.ErrTaskNotFound and changes nothing.
 func (s *Service) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
 	var out api.CompleteWorkflowTaskResponse
-	_, err := s.do(ctx, "POST", "/workflow-tasks/complete", req, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/workflow-tasks/complete", req, &out)
 	return out, err
 }
 
 // FailWorkflowTask implements api.Service.
 func (s *Service) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
-	_, err := s.do(ctx, "POST", "/workflow-tasks/fail", req, nil)
+	_, err := s.do(ctx, idempotent, "POST", "/workflow-tasks/fail", req, nil)
 	return err
 }
 
 // AnswerQuery implements api.Service.
 func (s *Service) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
-	_, err := s.do(ctx, "POST", "/queries/answer", ans, nil)
+	_, err := s.do(ctx, idempotent, "POST", "/queries/answer", ans, nil)
 	return err
 }
 
 // PollStepTask implements api.Service.
 func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
 	var out api.StepTask
-	ok, err := s.do(ctx, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
+	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}
@@ -226,20 +300,20 @@ func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.S
 
 // CompleteStep implements api.Service.
 func (s *Service) CompleteStep(ctx context.Context, req api.CompleteStepRequest) error {
-	_, err := s.do(ctx, "POST", "/step-tasks/complete", req, nil)
+	_, err := s.do(ctx, idempotent, "POST", "/step-tasks/complete", req, nil)
 	return err
 }
 
 // FailStep implements api.Service.
 func (s *Service) FailStep(ctx context.Context, req api.FailStepRequest) error {
-	_, err := s.do(ctx, "POST", "/step-tasks/fail", req, nil)
+	_, err := s.do(ctx, idempotent, "POST", "/step-tasks/fail", req, nil)
 	return err
 }
 
 // HeartbeatStep implements api.Service.
 func (s *Service) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
 	var out api.HeartbeatResponse
-	_, err := s.do(ctx, "POST", "/step-tasks/heartbeat", req, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/step-tasks/heartbeat", req, &out)
 	return out, err
 }
 
@@ -255,69 +329,73 @@ func ignoreEnded(ctx context.Context, err error) error {
 // CreateNamespace implements api.Namespaces.
 func (s *Service) CreateNamespace(ctx context.Context, n api.Namespace) (api.Namespace, error) {
 	var out api.Namespace
-	_, err := s.do(ctx, "POST", "/namespaces", n, &out)
+	_, err := s.do(ctx, sendOnce, "POST", "/namespaces", n, &out)
 	return out, err
 }
 
 // DescribeNamespace implements api.Namespaces.
 func (s *Service) DescribeNamespace(ctx context.Context, name string) (api.Namespace, error) {
 	var out api.Namespace
-	_, err := s.do(ctx, "GET", "/namespaces/"+url.PathEscape(name), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+url.PathEscape(name), nil, &out)
 	return out, err
 }
 
 // UpdateNamespace implements api.Namespaces.
 func (s *Service) UpdateNamespace(ctx context.Context, n api.Namespace) (api.Namespace, error) {
 	var out api.Namespace
-	_, err := s.do(ctx, "PUT", "/namespaces/"+url.PathEscape(n.Name), n, &out)
+	_, err := s.do(ctx, sendOnce, "PUT", "/namespaces/"+url.PathEscape(n.Name), n, &out)
 	return out, err
 }
 
 // ListNamespaces implements api.Namespaces.
 func (s *Service) ListNamespaces(ctx context.Context) ([]api.Namespace, error) {
 	var out server.NamespaceList
-	_, err := s.do(ctx, "GET", "/namespaces", nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces", nil, &out)
 	return out.Namespaces, err
 }
 
 // ListNodes implements api.Cluster.
 func (s *Service) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 	var out server.NodeList
-	_, err := s.do(ctx, "GET", "/nodes?all="+strconv.FormatBool(all), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/nodes?all="+strconv.FormatBool(all), nil, &out)
 	return out.Nodes, err
 }
 
 // PutDefinition implements api.Cluster.
 func (s *Service) PutDefinition(ctx context.Context, d api.Definition) (api.Definition, error) {
 	var out api.Definition
-	_, err := s.do(ctx, "POST", "/definitions", d, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/definitions", d, &out)
 	return out, err
 }
 
 // GetDefinition implements api.Cluster.
 func (s *Service) GetDefinition(ctx context.Context, typ string, version int32) (api.Definition, error) {
 	var out api.Definition
-	_, err := s.do(ctx, "GET", "/definitions/"+url.PathEscape(typ)+"/"+strconv.Itoa(int(version)), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/definitions/"+url.PathEscape(typ)+"/"+strconv.Itoa(int(version)), nil, &out)
 	return out, err
 }
 
 // ListDefinitions implements api.Cluster.
 func (s *Service) ListDefinitions(ctx context.Context, typ string) ([]api.Definition, error) {
 	var out server.DefinitionList
-	_, err := s.do(ctx, "GET", "/definitions?type="+url.QueryEscape(typ), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/definitions?type="+url.QueryEscape(typ), nil, &out)
 	return out.Definitions, err
 }
 
 // ListShards implements api.Cluster.
 func (s *Service) ListShards(ctx context.Context) ([]api.ShardInfo, error) {
 	var out server.ShardList
-	_, err := s.do(ctx, "GET", "/shards", nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/shards", nil, &out)
 	return out.Shards, err
 }
 
-// PeerCall implements api.Peering: a node calling another.
+// PeerCall implements api.Peering: a node calling another. Every peering
+// op may be delivered twice (a poll's task that is lost times out and is
+// offered again, a start carries a request id, a release and a parent's
+// notice find the task or the child gone), but a peering call is marked
+// forwarded and so sent once: the engine retries it itself.
 func (s *Service) PeerCall(ctx context.Context, op string, in json.RawMessage) (json.RawMessage, error) {
 	var out json.RawMessage
-	_, err := s.do(ctx, "POST", "/peer/"+url.PathEscape(op), in, &out)
+	_, err := s.do(ctx, idempotent, "POST", "/peer/"+url.PathEscape(op), in, &out)
 	return out, err
 }

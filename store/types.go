@@ -490,15 +490,17 @@ type TaskRange struct {
 	Min, Max  TaskKey
 }
 
-// RequestKind is the kind of a deduplicated request (seed 000 types 7–10).
+// RequestKind is the kind of a deduplicated request (seed 000 types 7–10;
+// terminate is Strand's own).
 type RequestKind int8
 
 // Request kinds.
 const (
-	RequestStart  RequestKind = 1
-	RequestSignal RequestKind = 2
-	RequestCancel RequestKind = 3
-	RequestReset  RequestKind = 4
+	RequestStart     RequestKind = 1
+	RequestSignal    RequestKind = 2
+	RequestCancel    RequestKind = 3
+	RequestReset     RequestKind = 4
+	RequestTerminate RequestKind = 5
 )
 
 func (k RequestKind) String() string {
@@ -511,6 +513,8 @@ func (k RequestKind) String() string {
 		return "cancel"
 	case RequestReset:
 		return "reset"
+	case RequestTerminate:
+		return "terminate"
 	}
 	return fmt.Sprintf("request(%d)", int8(k))
 }

@@ -180,7 +180,7 @@ func (t Task) validate(f string, l Limits) error {
 
 func (k RequestKey) validate(f string) error {
 	switch {
-	case k.Kind < RequestStart || k.Kind > RequestReset:
+	case k.Kind < RequestStart || k.Kind > RequestTerminate:
 		return invalid(f+".kind", "unknown kind %d", k.Kind)
 	case k.Namespace == "":
 		return invalid(f+".namespace", "empty")

@@ -24,12 +24,17 @@ type cliOptions struct {
 	server    string
 	namespace string
 	output    string
+	// retryFor bounds how long a failing call is retried (0: until the
+	// command is interrupted).
+	retryFor time.Duration
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&o.server, "server", envOr("STRAND_SERVER", "http://127.0.0.1:8233"), "the server's URL (env STRAND_SERVER)")
 	cmd.PersistentFlags().StringVar(&o.namespace, "namespace", api.DefaultNamespace, "namespace")
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
+	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
+		"how long a call is retried while the server cannot be reached or is unavailable (0: until interrupted)")
 }
 
 func envOr(name, def string) string {
@@ -46,7 +51,7 @@ func (o *cliOptions) service() (*remote.Service, error) {
 	if !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://") {
 		return nil, &usageError{fmt.Errorf("--server %q: want http://HOST:PORT", o.server)}
 	}
-	return remote.New(o.server, nil), nil
+	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}}), nil
 }
 
 func (o *cliOptions) ref(id, run string) api.RunRef {
@@ -63,6 +68,15 @@ func (o *cliOptions) print(w io.Writer, v any, table func(tw *tabwriter.Writer))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	table(tw)
 	return tw.Flush()
+}
+
+// orNew returns id, or a new random one when it is empty: every mutating
+// call carries a request id, so the client retries it safely.
+func orNew(id string) string {
+	if id == "" {
+		return uuid.NewString()
+	}
+	return id
 }
 
 // jsonArg checks that a command-line value is JSON (workflow and signal
@@ -104,11 +118,8 @@ func newWorkflowCommand() *cobra.Command {
 			if !ok {
 				return &usageError{fmt.Errorf("--id-reuse %q: want allow-duplicate, allow-duplicate-failed-only, reject-duplicate or terminate-if-running", reuse)}
 			}
-			if requestID == "" {
-				requestID = uuid.NewString()
-			}
 			resp, err := svc.StartWorkflow(cmd.Context(), api.StartRequest{Namespace: o.namespace, WorkflowID: args[0], WorkflowType: typ, Input: in,
-				Queue: queue, RequestID: requestID, IDReuse: policy, StartDelay: delay, RunTimeout: timeout, Identity: "strand-cli"})
+				Queue: queue, RequestID: orNew(requestID), IDReuse: policy, StartDelay: delay, RunTimeout: timeout, Identity: "strand-cli"})
 			if err != nil {
 				return err
 			}
@@ -138,10 +149,11 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.SignalWorkflow(cmd.Context(), api.SignalRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in, RequestID: uuid.NewString(), Identity: "strand-cli"})
+			return svc.SignalWorkflow(cmd.Context(), api.SignalRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in, RequestID: orNew(requestID), Identity: "strand-cli"})
 		},
 	}
 	signal.Flags().StringVar(&signalInput, "input", "", "signal value as JSON")
+	signal.Flags().StringVar(&requestID, "request-id", "", "request id (a signal sent again with the same id is delivered once)")
 	runFlag(signal)
 
 	var reason string
@@ -152,7 +164,7 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.CancelWorkflow(cmd.Context(), api.CancelRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: uuid.NewString(), Identity: "strand-cli"})
+			return svc.CancelWorkflow(cmd.Context(), api.CancelRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: "strand-cli"})
 		},
 	}
 	terminate := &cobra.Command{
@@ -162,11 +174,12 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.TerminateWorkflow(cmd.Context(), api.TerminateRequest{RunRef: o.ref(args[0], run), Reason: reason, Identity: "strand-cli"})
+			return svc.TerminateWorkflow(cmd.Context(), api.TerminateRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: "strand-cli"})
 		},
 	}
 	for _, c := range []*cobra.Command{cancel, terminate} {
 		c.Flags().StringVar(&reason, "reason", "", "why")
+		c.Flags().StringVar(&requestID, "request-id", "", "request id (sent again with the same id, it is applied once and answers as the first did)")
 		runFlag(c)
 	}
 

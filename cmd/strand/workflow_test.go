@@ -105,7 +105,14 @@ func TestWorkflowVerbs(t *testing.T) {
 		t.Fatalf("second page: %s", second)
 	}
 	cli("workflow", "cancel", "po-2", "--reason", "not needed")
-	cli("workflow", "terminate", "po-2", "--reason", "really not needed")
+	// A terminate sent again with its request id answers as the first did;
+	// another one finds the run closed.
+	for range 2 {
+		cli("workflow", "terminate", "po-2", "--reason", "really not needed", "--request-id", "term-po-2")
+	}
+	if out, code := run(t, "workflow", "terminate", "po-2", "--request-id", "term-again", "--server", srv.URL); code != 1 || !strings.Contains(out, "closed") {
+		t.Errorf("terminate of a closed run with another request id: %d %s", code, out)
+	}
 	if out := cli("workflow", "result", "po-2"); !strings.Contains(out, "terminated") {
 		t.Fatalf("result of terminated: %s", out)
 	}

@@ -825,8 +825,8 @@ func (s *Store) PurgeExpiredRequests(ctx context.Context, shardID int32, now tim
 	}
 	cutoff := store.UnixMilli(now)
 	n := 0
-	for kind := store.RequestStart; kind <= store.RequestReset; kind++ {
-		typ := typeRequestBase + int(kind)
+	for kind := store.RequestStart; kind <= store.RequestTerminate; kind++ {
+		typ := requestType(kind)
 		iter := s.query(ctx, `SELECT namespace, workflow_id, run_id, expires_at FROM {ks}.executions WHERE shard_id = ? AND type = ?`, shardID, typ).Iter()
 		var k rowKey
 		var expires int64

@@ -7,14 +7,15 @@ import (
 	"github.com/strandhq/strand/store"
 )
 
-// Row types of the executions table, as seed 000 numbers them; 11 is
-// Strand's own (document metadata).
+// Row types of the executions table, as seed 000 numbers them; 11 and 12
+// are Strand's own (document metadata, terminate requests).
 const (
-	typeShard       = 0
-	typeExecution   = 1
-	typeTaskBase    = 1 // a task's type is typeTaskBase + its category: 2..6
-	typeRequestBase = 6 // a request's type is typeRequestBase + its kind: 7..10
-	typeDocument    = 11
+	typeShard            = 0
+	typeExecution        = 1
+	typeTaskBase         = 1 // a task's type is typeTaskBase + its category: 2..6
+	typeRequestBase      = 6 // a request's type is typeRequestBase + its kind: 7..10 (start to reset)
+	typeDocument         = 11
+	typeRequestTerminate = 12
 )
 
 // The seed's constant values for key columns a row type does not use.
@@ -102,8 +103,16 @@ func taskRow(t store.Task) rowKey {
 	return rowKey{typ, ns, wf, run, taskTS(t.Category, t.Key), t.Key.TaskID}
 }
 
+// requestType is the row type of a request kind's dedup rows.
+func requestType(kind store.RequestKind) int {
+	if kind == store.RequestTerminate {
+		return typeRequestTerminate // typeRequestBase + 5 is typeDocument
+	}
+	return typeRequestBase + int(kind)
+}
+
 func requestRow(k store.RequestKey) rowKey {
-	return rowKey{typeRequestBase + int(k.Kind), k.Namespace, k.WorkflowID, k.RequestID, placeholderTS, 0}
+	return rowKey{requestType(k.Kind), k.Namespace, k.WorkflowID, k.RequestID, placeholderTS, 0}
 }
 
 // documentRunID is the run_id column of a document's metadata row: the run

@@ -636,6 +636,7 @@ func testRequestDedup(t *testing.T, s *suite) {
 		request(store.RequestSignal, "wf", "start-1", "r1", time.Hour),
 		request(store.RequestCancel, "wf", "start-1", "r1", time.Hour),
 		request(store.RequestReset, "wf", "start-1", "r1", time.Hour),
+		request(store.RequestTerminate, "wf", "start-1", "r1", time.Hour),
 		request(store.RequestStart, "wf-other", "start-1", "r9", time.Hour),
 		request(store.RequestStart, "wf", "start-2", "r1", time.Hour),
 	}}))
@@ -662,12 +663,13 @@ func testRequestExpiry(t *testing.T, s *suite) {
 	}
 	// Purge removes expired rows only.
 	expired := request(store.RequestCancel, "wf", "c", "r1", 10*time.Millisecond)
-	s.must(s.st.Commit(s.ctx, &store.Batch{ShardID: 1, RangeID: sh.RangeID, Requests: []store.Request{expired}}))
+	expiredTerm := request(store.RequestTerminate, "wf", "t", "r1", 10*time.Millisecond)
+	s.must(s.st.Commit(s.ctx, &store.Batch{ShardID: 1, RangeID: sh.RangeID, Requests: []store.Request{expired, expiredTerm}}))
 	time.Sleep(60 * time.Millisecond)
 	n, err := s.st.PurgeExpiredRequests(s.ctx, 1, store.Now())
 	s.must(err)
-	if n != 1 {
-		t.Fatalf("purged %d rows, want 1", n)
+	if n != 2 {
+		t.Fatalf("purged %d rows, want 2 (a cancel and a terminate)", n)
 	}
 	if _, err := s.st.GetRequest(s.ctx, 1, long.Key()); err != nil {
 		t.Fatalf("unexpired row purged: %v", err)
