@@ -70,6 +70,14 @@ func startQueriedRun(t *testing.T, e *env, id string) {
 	e.stopWorker()
 }
 
+// checkNothingQueued checks that no query waits in the engine.
+func checkNothingQueued(t *testing.T, e *env) {
+	t.Helper()
+	if st := e.eng.Stats(); st.QueriesWaiting != 0 || st.QueryTasksQueued != 0 {
+		t.Fatalf("%d queries waiting, %d query tasks queued; want none", st.QueriesWaiting, st.QueryTasksQueued)
+	}
+}
+
 // checkNoStaleQuery starts a worker that counts the query tasks it gets and
 // asks it one fresh query: it must get that one and no other (a withdrawn
 // query delivered late would come first).
@@ -147,6 +155,7 @@ func TestQueryDeadlineWithdraws(t *testing.T) {
 			t.Fatalf("answer to a withdrawn query: %v, want task_not_found", err)
 		}
 
+		checkNothingQueued(t, e)
 		checkNoStaleQuery(t, e, "q-deadline")
 	})
 }
@@ -253,6 +262,7 @@ func TestQueryAbandonedMemory(t *testing.T) {
 	if after > base+bound {
 		t.Fatalf("heap grew by %.1f MiB (bound %d MiB): abandoned queries are held", float64(after-base)/(1<<20), bound>>20)
 	}
+	checkNothingQueued(t, e)
 	checkNoStaleQuery(t, e, "q-big")
 }
 

@@ -356,6 +356,11 @@ type Stats struct {
 	// TimersInMemory are the durable timers held in memory: those due
 	// within the timer window.
 	TimersInMemory int
+	// QueriesWaiting are the queries of this node's runs waiting for a
+	// worker's answer; QueryTasksQueued the query tasks (of any node's
+	// runs) waiting here for a worker to take them.
+	QueriesWaiting   int
+	QueryTasksQueued int
 }
 
 // Ready reports whether the engine owns every shard the placement over the
@@ -384,5 +389,9 @@ func (e *Engine) Stats() Stats {
 	e.match.mu.Lock()
 	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
 	e.match.mu.Unlock()
+	st.QueryTasksQueued = e.match.queries()
+	e.queryMu.Lock()
+	st.QueriesWaiting = len(e.queries)
+	e.queryMu.Unlock()
 	return st
 }
