@@ -220,6 +220,29 @@ func TestQueryNoWorker(t *testing.T) {
 		if taken.Load() != 1 {
 			t.Fatalf("the slow poller took %d query tasks, want 1", taken.Load())
 		}
+		pcancel()
+		wg.Wait()
+
+		// A worker that took the query and is slow to answer, with no poll
+		// after it: the query still waits for its deadline.
+		octx, ocancel := context.WithCancel(e.ctx)
+		defer ocancel()
+		got := make(chan *api.WorkflowTask, 1)
+		wg.Go(func() {
+			task, _ := e.eng.PollWorkflowTask(octx, api.PollRequest{Identity: "slow-once"})
+			got <- task // held, never answered
+		})
+		time.Sleep(100 * time.Millisecond) // the poll has begun
+		ctx, cancel = context.WithTimeout(e.ctx, 4*window)
+		start = time.Now()
+		_, err = client.Query[int](ctx, e.c, "q-gone", "", "count", struct{}{})
+		cancel()
+		if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took < 4*window-50*time.Millisecond {
+			t.Fatalf("query held by a slow worker: %v after %s, want its deadline (%s)", err, took, 4*window)
+		}
+		if task := <-got; task == nil || task.Query == nil {
+			t.Fatalf("the slow worker got %+v, want the query task", task)
+		}
 	})
 }
 

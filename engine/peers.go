@@ -279,6 +279,7 @@ func (e *Engine) release(ctx context.Context, rel released) error {
 			// Offered again while its caller waits; a withdrawn one is gone.
 			e.queryMu.Lock()
 			if p := e.queries[tok.Query]; p != nil {
+				p.taken.Store(false)
 				e.match.offerQuery(p.q, p)
 			}
 			e.queryMu.Unlock()

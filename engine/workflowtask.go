@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -375,6 +376,7 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 			return it, nil
 		case *pendingQuery:
 			if e.queryLive(it) {
+				it.taken.Store(true)
 				return it.task, nil
 			}
 			// withdrawn as it was taken
@@ -617,6 +619,9 @@ type pendingQuery struct {
 	q      queueKey
 	task   *api.WorkflowTask
 	answer chan api.QueryAnswer // buffered: AnswerQuery never blocks
+	// taken: a poller (a worker, or another node's leg) has the task, so
+	// the no-worker rule is moot; a leg's node may give it back (release).
+	taken atomic.Bool
 }
 
 // queryLive reports whether p still waits for its answer.
@@ -637,21 +642,31 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 		return nil, err
 	}
 	var q queueKey
-	if err := s.withRun(ctx, k, func(r *run) error { q = r.workflowQueue(r.exec); return nil }); err != nil {
+	err = s.withRun(ctx, k, func(r *run) error {
+		x := r.exec
+		if x == nil && r.flight != nil && r.flight.tx != nil {
+			x = r.flight.tx.exec // a new run, not committed yet
+		}
+		if x == nil {
+			return fmt.Errorf("%w: run %s", api.ErrNotFound, k)
+		}
+		q = r.workflowQueue(x)
+		return nil
+	})
+	if err != nil {
 		return nil, e.queryEnded(ctx, err)
 	}
 	if err := e.noWorker(q, req); err != nil {
 		return nil, err
 	}
+	p := &pendingQuery{id: fmt.Sprintf("q%d", e.nonce.Add(1)), q: q, answer: make(chan api.QueryAnswer, 1)}
 	ctx, fail := context.WithCancelCause(ctx)
 	var watch sync.WaitGroup
-	watch.Go(func() { e.watchPollers(ctx, q, req, fail) })
+	watch.Go(func() { e.watchPollers(ctx, p, req, fail) })
 	defer func() {
 		fail(nil)
 		watch.Wait()
 	}()
-
-	p := &pendingQuery{id: fmt.Sprintf("q%d", e.nonce.Add(1)), q: q, answer: make(chan api.QueryAnswer, 1)}
 	err = s.awaitRun(ctx, k, func(r *run) (bool, error) {
 		x := r.exec
 		if x == nil || x.Task.LastEventID == 0 && x.State != store.StateClosed {
@@ -716,14 +731,15 @@ func (e *Engine) noWorker(q queueKey, req api.QueryRequest) error {
 	if idle < e.opts.QueryPollerWindow {
 		return nil
 	}
-	return fmt.Errorf("%w polls workflow queue %q of namespace %q (none for %s): query %q of workflow %s not sent",
+	return fmt.Errorf("%w polls workflow queue %q of namespace %q (none for %s): query %q of workflow %s not answered",
 		api.ErrNoWorker, q.name, q.ns, idle.Round(time.Millisecond), req.Name, req.WorkflowID)
 }
 
-// watchPollers ends the query (fail) once queue q has gone
-// QueryPollerWindow without a poller; it returns when ctx ends.
-func (e *Engine) watchPollers(ctx context.Context, q queueKey, req api.QueryRequest, fail context.CancelCauseFunc) {
-	t := time.NewTimer(e.opts.QueryPollerWindow - e.match.unpolledFor(q))
+// watchPollers ends query p (fail) once its queue has gone
+// QueryPollerWindow without a poller while no poller holds p's task; it
+// returns when ctx ends.
+func (e *Engine) watchPollers(ctx context.Context, p *pendingQuery, req api.QueryRequest, fail context.CancelCauseFunc) {
+	t := time.NewTimer(e.opts.QueryPollerWindow - e.match.unpolledFor(p.q))
 	defer t.Stop()
 	for {
 		select {
@@ -731,11 +747,13 @@ func (e *Engine) watchPollers(ctx context.Context, q queueKey, req api.QueryRequ
 			return
 		case <-t.C:
 		}
-		if err := e.noWorker(q, req); err != nil {
-			fail(err)
-			return
+		if !p.taken.Load() {
+			if err := e.noWorker(p.q, req); err != nil {
+				fail(err)
+				return
+			}
 		}
-		t.Reset(e.opts.QueryPollerWindow - e.match.unpolledFor(q))
+		t.Reset(max(e.opts.QueryPollerWindow-e.match.unpolledFor(p.q), e.opts.QueryPollerWindow/10))
 	}
 }
 
