@@ -3,9 +3,12 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,5 +165,36 @@ func TestQueryClientLeaves(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if got := qc.queries.Load(); got != 1 {
 		t.Fatalf("the worker received %d query tasks, want 1: abandoned queries were delivered", got)
+	}
+}
+
+// A query of a queue no worker polls is a 409 no_worker, which remote
+// turns back into api.ErrNoWorker.
+func TestQueryNoWorkerOverHTTP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{QueryPollerWindow: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+	defer srv.Close()
+	c := client.New(remote.New(srv.URL, nil), client.Options{})
+	if _, err := client.Start(ctx, c, Order, 1, client.StartOptions{ID: "unserved", Queue: "nobody"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := client.Query[string](ctx, c, "unserved", "", "stage", struct{}{}); !errors.Is(err, api.ErrNoWorker) || time.Since(start) > 5*time.Second {
+		t.Fatalf("query through remote: %v after %s, want ErrNoWorker", err, time.Since(start))
+	}
+	resp, err := http.Post(srv.URL+"/api/v1/namespaces/default/workflows/unserved/queries", "application/json", strings.NewReader(`{"name":"stage"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body server.Error
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusConflict || body.Code != "no_worker" || !strings.Contains(body.Message, `"nobody"`) {
+		t.Fatalf("HTTP: %d %+v (%v), want 409 no_worker naming the queue", resp.StatusCode, body, err)
 	}
 }
