@@ -4,5 +4,6 @@ package server_test
 
 // abandonedQueries is how many 4 MB queries TestQueryClientLeaves
 // abandons: fewer under the race detector, which makes decoding their JSON
-// (400 MB at 100) take minutes.
+// slow (100 take about 40 s on a 2-core machine). The engine's
+// TestQueryAbandonedMemory abandons 100 in every run.
 const abandonedQueries = 10
