@@ -32,6 +32,10 @@ var (
 	ErrNonDeterminism = errors.New("non-determinism")
 	// ErrQueryFailed: the query handler failed or does not exist.
 	ErrQueryFailed = errors.New("query failed")
+	// ErrNoWorker: no worker has polled the run's workflow queue for a
+	// while, so a query would wait for nothing; start a worker for that
+	// queue (the error names it), or check the queue the run was started on.
+	ErrNoWorker = errors.New("no worker")
 	// ErrInvalidArgument: the request is malformed; nothing changed.
 	// *store.InvalidArgumentError names the field.
 	ErrInvalidArgument = store.ErrInvalidArgument

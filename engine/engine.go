@@ -61,6 +61,16 @@ type Options struct {
 	TimerWindow time.Duration
 	// Metrics, when set, receives the engine's Prometheus metrics.
 	Metrics prometheus.Registerer
+	// QueryTimeout is the longest a query waits for a worker's answer
+	// (default 30s); a caller's earlier deadline applies first. A query
+	// whose time runs out, or whose caller leaves, is withdrawn from its
+	// queue: no worker receives it after that.
+	QueryTimeout time.Duration
+	// QueryPollerWindow: a query fails at once with api.ErrNoWorker when
+	// no worker has polled its run's workflow queue within this window
+	// (default 10s), and a waiting query fails so once the window passes
+	// without one. A poll in progress counts as a worker seen now.
+	QueryPollerWindow time.Duration
 
 	// NodeTTL is how long this node's heartbeat keeps it alive in the
 	// nodes table (default 30s). It beats at a third of that; the nodes
@@ -122,6 +132,12 @@ func (o *Options) setDefaults() {
 	if o.RedeliveryDelay == 0 {
 		o.RedeliveryDelay = 5 * time.Second
 	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = 30 * time.Second
+	}
+	if o.QueryPollerWindow <= 0 {
+		o.QueryPollerWindow = 10 * time.Second
+	}
 	if o.stepCheckpoint <= 0 {
 		o.stepCheckpoint = time.Minute
 	}
@@ -154,8 +170,8 @@ type Engine struct {
 	metrics *metrics
 
 	queryMu sync.Mutex
-	queries map[string]chan api.QueryAnswer
-	nonce   atomic.Int64 // flight, step start and query ids
+	queries map[string]*pendingQuery // by id, until answered or withdrawn
+	nonce   atomic.Int64             // flight, step start and query ids
 }
 
 var _ api.Service = (*Engine)(nil)
@@ -167,7 +183,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	opts.setDefaults()
 	e := &Engine{
 		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
-		match: newMatcher(), namespaces: map[string]cachedNamespace{}, queries: map[string]chan api.QueryAnswer{},
+		match: newMatcher(), namespaces: map[string]cachedNamespace{}, queries: map[string]*pendingQuery{},
 	}
 	// Tokens carry nonces: starting from the clock keeps a token handed out
 	// by an earlier life of this node from matching one of this life's.
@@ -340,6 +356,11 @@ type Stats struct {
 	// TimersInMemory are the durable timers held in memory: those due
 	// within the timer window.
 	TimersInMemory int
+	// QueriesWaiting are the queries of this node's runs waiting for a
+	// worker's answer; QueryTasksQueued the query tasks (of any node's
+	// runs) waiting here for a worker to take them.
+	QueriesWaiting   int
+	QueryTasksQueued int
 }
 
 // Ready reports whether the engine owns every shard the placement over the
@@ -368,5 +389,9 @@ func (e *Engine) Stats() Stats {
 	e.match.mu.Lock()
 	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
 	e.match.mu.Unlock()
+	st.QueryTasksQueued = e.match.queries()
+	e.queryMu.Lock()
+	st.QueriesWaiting = len(e.queries)
+	e.queryMu.Unlock()
 	return st
 }

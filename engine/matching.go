@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"time"
 
 	"github.com/strandhq/strand/api"
 )
@@ -16,6 +17,9 @@ import (
 type matcher struct {
 	mu     sync.Mutex
 	queues map[queueKey]*taskQueue
+	// started is when the matcher began to watch polls: a queue not polled
+	// since counts as last polled then.
+	started time.Time
 	// counters for the sync-match rate
 	syncMatched, backlogged int64
 }
@@ -51,6 +55,9 @@ type taskQueue struct {
 	// workers counts the pollers that are workers (the others are other
 	// nodes' forwarded polls).
 	workers int
+	// lastPoll is when a poll (a worker's or another node's leg) last
+	// began or ended here.
+	lastPoll time.Time
 }
 
 // poller is one waiting poll; it takes exactly one item.
@@ -60,7 +67,7 @@ type poller struct {
 	worker bool // a worker here, not another node's forwarded poll
 }
 
-func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}} }
+func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}, started: time.Now()} }
 
 func (m *matcher) queue(k queueKey) *taskQueue {
 	q := m.queues[k]
@@ -92,6 +99,55 @@ func (m *matcher) offer(k queueKey, priority int8, item any) {
 // offerQuery hands a query task to a waiting poller, or queues it in the
 // query lane.
 func (m *matcher) offerQuery(k queueKey, item any) { m.put(k, queryLane, item) }
+
+// removeQuery takes a query task out of queue k's query lane; false when
+// it is not there (a poller took it).
+func (m *matcher) removeQuery(k queueKey, item any) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[k]
+	if q == nil {
+		return false
+	}
+	l := q.backlog[queryLane]
+	for el := l.Front(); el != nil; el = el.Next() {
+		if el.Value == item {
+			l.Remove(el)
+			q.size--
+			return true
+		}
+	}
+	return false
+}
+
+// unpolledFor returns how long queue k has gone without a poller: zero
+// while one waits, else the time since the last poll began or ended (or
+// since the matcher started, for a queue never polled).
+func (m *matcher) unpolledFor(k queueKey) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last := m.started
+	if q := m.queues[k]; q != nil {
+		if q.pollers.Len() > 0 {
+			return 0
+		}
+		if q.lastPoll.After(last) {
+			last = q.lastPoll
+		}
+	}
+	return time.Since(last)
+}
+
+// queries counts the query tasks waiting in the queues.
+func (m *matcher) queries() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, q := range m.queues {
+		n += q.backlog[queryLane].Len()
+	}
+	return n
+}
 
 func (m *matcher) put(k queueKey, lane int, item any) {
 	m.mu.Lock()
@@ -168,6 +224,7 @@ func (q *taskQueue) takePoller() *poller {
 func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
+	q.lastPoll = time.Now()
 	if item := q.take(); item != nil {
 		m.mu.Unlock()
 		return item
@@ -176,12 +233,15 @@ func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting fun
 	p.elem = q.pollers.PushBack(p)
 	if worker {
 		q.workers++
-		defer func() {
-			m.mu.Lock()
-			q.workers--
-			m.mu.Unlock()
-		}()
 	}
+	defer func() {
+		m.mu.Lock()
+		if worker {
+			q.workers--
+		}
+		q.lastPoll = time.Now()
+		m.mu.Unlock()
+	}()
 	m.mu.Unlock()
 	if worker && waiting != nil {
 		waiting()
@@ -233,7 +293,8 @@ func (m *matcher) workersWaiting(k queueKey) int {
 	return 0
 }
 
-// requeue puts an item back at the front of its priority level.
+// requeue puts an item back at the front of its priority level (a query
+// of this node at the front of the query lane).
 func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -242,7 +303,11 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 		p.ch <- item
 		return
 	}
-	q.backlog[priorityIndex(priority)].PushFront(item)
+	lane := priorityIndex(priority)
+	if _, ok := item.(*pendingQuery); ok {
+		lane = queryLane
+	}
+	q.backlog[lane].PushFront(item)
 	q.size++
 }
 

@@ -39,6 +39,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Runs held in memory."}, func() float64 { return float64(e.Stats().CachedRuns) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_timers_in_memory",
 			Help: "Durable timers held in memory (those due within the timer window)."}, func() float64 { return float64(e.Stats().TimersInMemory) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_queries_waiting",
+			Help: "Queries of this node's runs waiting for a worker's answer."}, func() float64 { return float64(e.Stats().QueriesWaiting) }),
 		queueDepth{e},
 	)
 	return m

@@ -276,7 +276,14 @@ func (e *Engine) release(ctx context.Context, rel released) error {
 			return err
 		}
 		if tok.Query != "" {
-			return nil // a query task is not held: its caller waits on
+			// Offered again while its caller waits; a withdrawn one is gone.
+			e.queryMu.Lock()
+			if p := e.queries[tok.Query]; p != nil {
+				p.taken.Store(false)
+				e.match.offerQuery(p.q, p)
+			}
+			e.queryMu.Unlock()
+			return nil
 		}
 		if s := e.local(e.shardID(tok.Run.Namespace, tok.Run.WorkflowID)); s != nil {
 			s.onRun(ctx, tok.Run, func(r *run) {

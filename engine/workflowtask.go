@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -372,6 +374,12 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 			return nil, nil
 		case *api.WorkflowTask:
 			return it, nil
+		case *pendingQuery:
+			if e.queryLive(it) {
+				it.taken.Store(true)
+				return it.task, nil
+			}
+			// withdrawn as it was taken
 		case *wtOffer:
 			var wt *api.WorkflowTask
 			s := e.local(e.shardID(it.run.Namespace, it.run.WorkflowID))
@@ -582,7 +590,10 @@ func (s *shard) onRun(ctx context.Context, k store.RunKey, f func(r *run)) {
 }
 
 // QueryWorkflow implements api.Service: a worker answers from the run's
-// state after its last completed workflow task.
+// state after its last completed workflow task. The query waits at most
+// Options.QueryTimeout (or the caller's earlier deadline) and is withdrawn
+// when that passes or the caller leaves; it fails with api.ErrNoWorker
+// when no worker polls the run's workflow queue (Options.QueryPollerWindow).
 func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
 	if err := store.CheckLimits(&req); err != nil {
 		return nil, err
@@ -593,20 +604,69 @@ func (e *Engine) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byt
 	if req.Name == "" {
 		return nil, api.InvalidArgument("name", "empty")
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, e.opts.QueryTimeout,
+		fmt.Errorf("engine: query %q of workflow %s got no answer within %s (the engine's query timeout): %w",
+			req.Name, req.WorkflowID, e.opts.QueryTimeout, context.DeadlineExceeded))
+	defer cancel()
 	return routeCall(ctx, e, req.Namespace, req.WorkflowID, req,
 		func(s *shard) ([]byte, error) { return e.queryOn(ctx, s, req) }, api.Peer.QueryWorkflow)
 }
 
+// pendingQuery is a query waiting for its answer on the node that serves
+// its run; it is the item its query task waits as in the queue.
+type pendingQuery struct {
+	id     string
+	q      queueKey
+	task   *api.WorkflowTask
+	answer chan api.QueryAnswer // buffered: AnswerQuery never blocks
+	// taken: a poller (a worker, or another node's leg) has the task, so
+	// the no-worker rule is moot; a leg's node may give it back (release).
+	taken atomic.Bool
+}
+
+// queryLive reports whether p still waits for its answer.
+func (e *Engine) queryLive(p *pendingQuery) bool {
+	e.queryMu.Lock()
+	defer e.queryMu.Unlock()
+	return e.queries[p.id] == p
+}
+
 // queryOn offers a query task on the node that serves the run, which the
-// answer comes back to.
+// answer comes back to. When ctx ends, or no worker polls the run's queue
+// for QueryPollerWindow, the query is withdrawn: out of the queue and of
+// the pending queries, so its input can go and a late answer finds
+// task_not_found.
 func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([]byte, error) {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {
 		return nil, err
 	}
-	id := fmt.Sprintf("q%d", e.nonce.Add(1))
-	ch := make(chan api.QueryAnswer, 1)
 	var q queueKey
+	err = s.withRun(ctx, k, func(r *run) error {
+		x := r.exec
+		if x == nil && r.flight != nil && r.flight.tx != nil {
+			x = r.flight.tx.exec // a new run, not committed yet
+		}
+		if x == nil {
+			return fmt.Errorf("%w: run %s", api.ErrNotFound, k)
+		}
+		q = r.workflowQueue(x)
+		return nil
+	})
+	if err != nil {
+		return nil, e.queryEnded(ctx, err)
+	}
+	if err := e.noWorker(q, req); err != nil {
+		return nil, err
+	}
+	p := &pendingQuery{id: fmt.Sprintf("q%d", e.nonce.Add(1)), q: q, answer: make(chan api.QueryAnswer, 1)}
+	ctx, fail := context.WithCancelCause(ctx)
+	var watch sync.WaitGroup
+	watch.Go(func() { e.watchPollers(ctx, p, req, fail) })
+	defer func() {
+		fail(nil)
+		watch.Wait()
+	}()
 	err = s.awaitRun(ctx, k, func(r *run) (bool, error) {
 		x := r.exec
 		if x == nil || x.Task.LastEventID == 0 && x.State != store.StateClosed {
@@ -614,32 +674,86 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 			// query waits for the run's first workflow task.
 			return false, nil
 		}
-		q = r.workflowQueue(x)
-		e.queryMu.Lock()
-		e.queries[id] = ch
-		e.queryMu.Unlock()
-		e.match.offerQuery(q, &api.WorkflowTask{
-			Token: encodeToken(wtToken{Run: k, Query: id}), Run: k, WorkflowType: x.Info.Type,
+		p.task = &api.WorkflowTask{
+			Token: encodeToken(wtToken{Run: k, Query: p.id}), Run: k, WorkflowType: x.Info.Type,
 			PrevEventID: x.Task.LastEventID, Query: &req, Time: time.Now().UTC(),
-		})
+		}
+		e.queryMu.Lock()
+		e.queries[p.id] = p
+		e.queryMu.Unlock()
+		e.match.offerQuery(q, p)
 		return true, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, e.queryEnded(ctx, err)
 	}
-	defer func() {
-		e.queryMu.Lock()
-		delete(e.queries, id)
-		e.queryMu.Unlock()
-	}()
 	select {
-	case ans := <-ch:
+	case ans := <-p.answer:
 		if ans.Failure != nil {
 			return nil, fmt.Errorf("%w: %v", api.ErrQueryFailed, ans.Failure.Err())
 		}
 		return ans.Result, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		e.withdrawQuery(p)
+		return nil, e.queryEnded(ctx, ctx.Err())
+	}
+}
+
+// withdrawQuery forgets a query that will not wait for its answer any
+// more and takes its task out of the queue, if no worker took it yet.
+func (e *Engine) withdrawQuery(p *pendingQuery) {
+	e.queryMu.Lock()
+	if e.queries[p.id] == p {
+		delete(e.queries, p.id)
+	}
+	e.queryMu.Unlock()
+	e.match.removeQuery(p.q, p)
+}
+
+// queryEnded is the error of a query that ended without an answer: why
+// its context ended (no worker, the engine's timeout, the caller's
+// deadline or leaving), or err when it did not.
+func (e *Engine) queryEnded(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, api.ErrNoWorker) || errors.Is(cause, context.DeadlineExceeded) && cause != context.DeadlineExceeded {
+		return cause // ours, and says what happened
+	}
+	return fmt.Errorf("engine: query withdrawn: %w", ctx.Err())
+}
+
+// noWorker returns an api.ErrNoWorker error when no worker has polled
+// queue q within QueryPollerWindow.
+func (e *Engine) noWorker(q queueKey, req api.QueryRequest) error {
+	idle := e.match.unpolledFor(q)
+	if idle < e.opts.QueryPollerWindow {
+		return nil
+	}
+	return fmt.Errorf("%w polls workflow queue %q of namespace %q (none for %s): query %q of workflow %s not answered",
+		api.ErrNoWorker, q.name, q.ns, idle.Round(time.Millisecond), req.Name, req.WorkflowID)
+}
+
+// watchPollers ends query p (fail) once its queue has gone
+// QueryPollerWindow without a poller while no poller holds p's task; it
+// returns when ctx ends.
+func (e *Engine) watchPollers(ctx context.Context, p *pendingQuery, req api.QueryRequest, fail context.CancelCauseFunc) {
+	t := time.NewTimer(e.opts.QueryPollerWindow - e.match.unpolledFor(p.q))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !p.taken.Load() {
+			if err := e.noWorker(p.q, req); err != nil {
+				fail(err)
+				return
+			}
+		}
+		t.Reset(max(e.opts.QueryPollerWindow-e.match.unpolledFor(p.q), e.opts.QueryPollerWindow/10))
 	}
 }
 
@@ -658,12 +772,12 @@ func (e *Engine) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 		}
 	}
 	e.queryMu.Lock()
-	ch := e.queries[tok.Query]
+	p := e.queries[tok.Query]
 	delete(e.queries, tok.Query)
 	e.queryMu.Unlock()
-	if ch == nil {
-		return fmt.Errorf("%w: query %s", api.ErrTaskNotFound, tok.Query)
+	if p == nil {
+		return fmt.Errorf("%w: query %s (answered, or withdrawn: its caller left or its time ran out)", api.ErrTaskNotFound, tok.Query)
 	}
-	ch <- ans
+	p.answer <- ans
 	return nil
 }

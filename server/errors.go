@@ -57,6 +57,7 @@ var kinds = []struct {
 	{api.ErrRunClosed, CodeRunClosed, http.StatusConflict},
 	{api.ErrTaskNotFound, CodeTaskNotFound, http.StatusNotFound},
 	{api.ErrQueryFailed, CodeQueryFailed, http.StatusUnprocessableEntity},
+	{api.ErrNoWorker, "no_worker", http.StatusConflict},
 	{api.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},

@@ -117,6 +117,8 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for requests in flight")
 	cmd.Flags().StringVar(&config, "config", "", "a JSON file of settings (keys are these flags' names)")
 	cmd.Flags().DurationVar(&sopts.PollWait, "poll-wait", 30*time.Second, "how long a task poll or result wait is held open")
+	cmd.Flags().DurationVar(&eopts.QueryTimeout, "query-timeout", 30*time.Second, "the longest a query waits for a worker's answer (a caller's earlier deadline applies first)")
+	cmd.Flags().DurationVar(&eopts.QueryPollerWindow, "query-poller-window", 10*time.Second, "a query fails with no_worker when no worker has polled its run's queue for this long")
 	cmd.Flags().Int64Var(&sopts.MaxBody, "max-body", 64<<20, "largest request body in bytes")
 	cmd.Flags().Int64Var(&sopts.BodyMemory, "body-memory", 128<<20, "request-body bytes held at once across the server; a body that finds no room within 5s gets 503 with Retry-After")
 	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
