@@ -93,7 +93,12 @@ func wfPath(ref api.RunRef) string {
 
 // withRequestID says whether a call that is not idempotent by itself may
 // be sent again: only when it carries a request id.
-func withRequestID(id string) resend { return resend(id != "") }
+func withRequestID(id string) resend {
+	if id == "" {
+		return sendOnce
+	}
+	return idempotent
+}
 
 // do sends a request and decodes the answer into out, retrying a transient
 // failure as the policy says when may allows (a call forwarded between
@@ -108,7 +113,9 @@ func (s *Service) do(ctx context.Context, may resend, method, path string, in, o
 		}
 		body = b
 	}
-	may = may && !resend(api.Forwarded(ctx))
+	if api.Forwarded(ctx) {
+		may = sendOnce
+	}
 	return s.retry(ctx, may, method+" "+path, func() attempt { return s.once(ctx, method, path, body, out) })
 }
 
@@ -151,6 +158,7 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 		switch err := json.NewDecoder(resp.Body).Decode(&e); {
 		case err == nil && e.Code != "":
 			a.err = e.Err()
+			a.timedOut = e.Code == server.CodeTimeout
 		case a.transient:
 			// Not the server's own answer (a proxy's, or cut short).
 			a.err = fmt.Errorf("%w: remote: %s %s: status %d", api.ErrUnavailable, method, path, resp.StatusCode)
@@ -210,7 +218,7 @@ func (s *Service) TerminateWorkflow(ctx context.Context, req api.TerminateReques
 // QueryWorkflow implements api.Service.
 func (s *Service) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
 	var out server.QueryResult
-	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/queries", req, &out)
+	_, err := s.do(ctx, exceptTimeouts, "POST", wfPath(req.RunRef)+"/queries", req, &out)
 	return out.Result, err
 }
 

@@ -15,7 +15,9 @@ import (
 // that passes: the server could not be reached or dropped the connection
 // (refused, reset, EOF: it is down or restarting), answered 503
 // unavailable (it is starting, or its shards are moving), 429 (too many
-// polls), 502 or 504 (a timeout, or a proxy in front of it).
+// polls), 502 or 504 (a timeout, or a proxy in front of it). A query is
+// not sent again after the server's own 504: it waited its deadline for
+// an answer, and would wait as long again.
 //
 // Only a call that may reach the server twice without a second effect is
 // retried: reads, polls, the calls that carry a task token (completing,
@@ -86,11 +88,15 @@ func (p RetryPolicy) backoff(n int, rnd func(int64) int64) time.Duration {
 
 // resend says whether a call may reach the server twice without a second
 // effect, so that a transient failure may be retried.
-type resend bool
+type resend int8
 
 const (
-	idempotent resend = true
-	sendOnce   resend = false
+	sendOnce   resend = iota
+	idempotent        // retried on every transient failure
+	// exceptTimeouts: retried, but not when the server itself says the call
+	// ran out of time (504 timeout): a query that waited its deadline for
+	// an answer would only wait as long again.
+	exceptTimeouts
 )
 
 // attempt is the outcome of one try of a call.
@@ -102,6 +108,8 @@ type attempt struct {
 	retryAfter time.Duration
 	// ended: the call's context ended during the attempt.
 	ended bool
+	// timedOut: the server answered that the call ran out of time.
+	timedOut bool
 }
 
 // transientStatus reports whether an HTTP status says the failure may pass.
@@ -156,7 +164,7 @@ func (s *Service) retry(ctx context.Context, may resend, what string, try func()
 			return a.ok, a.err
 		}
 		last = a
-		if !may || (p.MaxAttempts > 0 && n >= p.MaxAttempts) {
+		if may == sendOnce || (may == exceptTimeouts && a.timedOut) || (p.MaxAttempts > 0 && n >= p.MaxAttempts) {
 			if n > 1 {
 				return false, fmt.Errorf("remote: %s: gave up after %d attempts: %w", what, n, a.err)
 			}

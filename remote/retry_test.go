@@ -448,3 +448,33 @@ func TestRetryUntilServerComesUp(t *testing.T) {
 		t.Fatalf("describe: %+v, %v", a.d, a.err)
 	}
 }
+
+// TestQueryNotRetriedAfterItsDeadline: a query the server answers 504
+// timeout (it waited its deadline for a worker's answer) is not sent
+// again, while a query that met a 503 is.
+func TestQueryNotRetriedAfterItsDeadline(t *testing.T) {
+	answered := func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, server.QueryResult{Result: []byte(`1`)}) }
+	timedOut := func(w http.ResponseWriter) {
+		writeJSON(w, http.StatusGatewayTimeout, server.Error{Code: server.CodeTimeout, Message: "no answer within 30s"})
+	}
+	unavailable := func(w http.ResponseWriter) {
+		writeJSON(w, http.StatusServiceUnavailable, server.Error{Code: server.CodeUnavailable, Message: "starting"})
+	}
+	query := api.QueryRequest{RunRef: api.RunRef{WorkflowID: "wf"}, Name: "state"}
+
+	f := newFakeServer(t, failFirst(1, timedOut, answered))
+	if _, err := testService(f.URL, fast).QueryWorkflow(context.Background(), query); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("query after a 504 timeout: %v, want the timeout", err)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("a query that timed out was sent %d times, want once", n)
+	}
+
+	f = newFakeServer(t, failFirst(2, unavailable, answered))
+	if out, err := testService(f.URL, fast).QueryWorkflow(context.Background(), query); err != nil || string(out) != "1" {
+		t.Errorf("query after 503s: %s, %v", out, err)
+	}
+	if n := len(f.requests()); n != 3 {
+		t.Errorf("a query that met 503s was sent %d times, want 3", n)
+	}
+}
