@@ -512,7 +512,11 @@ func (e *Engine) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 	if !all {
 		alive = store.Now()
 	}
-	return e.store.ListNodes(ctx, alive)
+	nodes, err := e.store.ListNodes(ctx, alive)
+	if nodes == nil && err == nil {
+		nodes = []api.Node{} // a list, never null in JSON
+	}
+	return nodes, err
 }
 
 // ListShards implements api.Cluster.
@@ -555,5 +559,9 @@ func (e *Engine) GetDefinition(ctx context.Context, typ string, version int32) (
 
 // ListDefinitions implements api.Cluster.
 func (e *Engine) ListDefinitions(ctx context.Context, typ string) ([]api.Definition, error) {
-	return e.store.ListDefinitions(ctx, typ)
+	all, err := e.store.ListDefinitions(ctx, typ)
+	if all == nil && err == nil {
+		all = []api.Definition{} // a list, never null in JSON
+	}
+	return all, err
 }

@@ -38,7 +38,20 @@ func validateStart(q *api.StartRequest) error {
 	case len(q.RequestID) > store.MaxIDLength:
 		return api.InvalidArgument("request_id", "longer than %d bytes", store.MaxIDLength)
 	}
+	if err := validAttributes("attributes", q.Attributes); err != nil {
+		return err
+	}
 	return store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: "x"}.Validate("run")
+}
+
+// validAttributes refuses an empty attribute name, which the store's
+// visibility records refuse (a start that let one through left its
+// visibility write retrying for ever).
+func validAttributes(field string, attrs map[string]string) error {
+	if _, ok := attrs[""]; ok {
+		return api.InvalidArgument(field, "empty attribute name")
+	}
+	return nil
 }
 
 // StartWorkflow implements api.Service.
@@ -433,6 +446,9 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 	if err != nil {
 		return api.ListResponse{}, err
 	}
+	if page.Runs == nil {
+		page.Runs = []store.VisibilityRecord{} // a list, never null in JSON
+	}
 	return api.ListResponse{Runs: page.Runs, NextPageToken: page.NextPageToken}, nil
 }
 
@@ -460,6 +476,9 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 		blocks = max(1, req.PageSize/4)
 	}
 	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
+	if errors.Is(err, store.ErrNotFound) {
+		return api.HistoryPage{}, fmt.Errorf("%w: run %s", api.ErrNotFound, k)
+	}
 	if err != nil {
 		return api.HistoryPage{}, err
 	}
@@ -473,7 +492,7 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 			return api.HistoryPage{}, err
 		}
 	}
-	var out api.HistoryPage
+	out := api.HistoryPage{Events: []api.Event{}} // a list, never null in JSON
 	for _, b := range page.Blocks {
 		evs, err := api.DecodeEvents(b.Events, b.FirstEventID, b.LastEventID)
 		if err != nil {

@@ -41,12 +41,13 @@ func decodeToken(b []byte, v any) error {
 	if len(b) == 0 {
 		return api.InvalidArgument("token", "empty")
 	}
+	// A token is opaque: one the engine did not hand out names no task.
 	if err := json.Unmarshal(b, v); err != nil {
-		return api.InvalidArgument("token", "malformed: %v", err)
+		return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
 	}
 	if t, ok := v.(interface{ run() store.RunKey }); ok {
 		if err := t.run().Validate("token.run"); err != nil {
-			return err
+			return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
 		}
 	}
 	return nil
