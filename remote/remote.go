@@ -5,6 +5,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -177,7 +178,7 @@ func (s *Service) CountWorkflows(ctx context.Context, req api.ListRequest) (int6
 
 // GetHistory implements api.Service.
 func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
-	q := url.Values{"run_id": {req.RunID}, "page_token": {string(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
+	q := url.Values{"run_id": {req.RunID}, "page_token": {base64.StdEncoding.EncodeToString(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
 		"from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
 	var out api.HistoryPage
 	_, err := s.do(ctx, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
