@@ -82,20 +82,20 @@ const (
 // StartRequest starts a workflow run.
 type StartRequest struct {
 	Namespace    string `json:"namespace,omitempty"`
-	WorkflowID   string `json:"workflow_id"`
-	WorkflowType string `json:"workflow_type"`
+	WorkflowID   string `json:"workflow_id" required:"true" id:"true"`
+	WorkflowType string `json:"workflow_type" required:"true"`
 	Input        []byte `json:"input,omitempty"`
 	Queue        string `json:"queue,omitempty"`
-	Priority     int8   `json:"priority,omitempty"`
+	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	// RequestID makes a retried start idempotent: the same id returns the
 	// run it started.
-	RequestID   string            `json:"request_id,omitempty"`
+	RequestID   string            `json:"request_id,omitempty" id:"true"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty"`
 	BusinessKey string            `json:"business_key,omitempty"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
+	Attributes  map[string]string `json:"attributes,omitempty" keys:"nonempty"`
 	Identity    string            `json:"identity,omitempty"`
 }
 
@@ -109,23 +109,23 @@ type StartResponse struct {
 // RunRef names a run; an empty RunID means the workflow id's current run.
 type RunRef struct {
 	Namespace  string `json:"namespace,omitempty"`
-	WorkflowID string `json:"workflow_id"`
-	RunID      string `json:"run_id,omitempty"`
+	WorkflowID string `json:"workflow_id" id:"true"`
+	RunID      string `json:"run_id,omitempty" id:"true"`
 }
 
 // SignalRequest sends a signal to a run.
 type SignalRequest struct {
 	RunRef
-	Name      string `json:"name"`
+	Name      string `json:"name" required:"true"`
 	Input     []byte `json:"input,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	RequestID string `json:"request_id,omitempty" id:"true"`
 	Identity  string `json:"identity,omitempty"`
 }
 
 // SignalWithStartRequest signals a workflow, starting it first if it is not running.
 type SignalWithStartRequest struct {
-	Start       StartRequest `json:"start"`
-	SignalName  string       `json:"signal_name"`
+	Start       StartRequest `json:"start" required:"true"`
+	SignalName  string       `json:"signal_name" required:"true"`
 	SignalInput []byte       `json:"signal_input,omitempty"`
 }
 
@@ -133,7 +133,7 @@ type SignalWithStartRequest struct {
 type CancelRequest struct {
 	RunRef
 	Reason    string `json:"reason,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	RequestID string `json:"request_id,omitempty" id:"true"`
 	Identity  string `json:"identity,omitempty"`
 }
 
@@ -147,7 +147,7 @@ type TerminateRequest struct {
 // QueryRequest asks a run's query handler for a value.
 type QueryRequest struct {
 	RunRef
-	Name  string `json:"name"`
+	Name  string `json:"name" required:"true"`
 	Input []byte `json:"input,omitempty"`
 }
 
@@ -226,8 +226,8 @@ type ListRequest struct {
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
 	BusinessKey   string            `json:"business_key,omitempty"`
-	Attributes    map[string]string `json:"attributes,omitempty"`
-	PageSize      int               `json:"page_size,omitempty"`
+	Attributes    map[string]string `json:"attributes,omitempty" keys:"nonempty"`
+	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
 	PageToken     []byte            `json:"page_token,omitempty"`
 }
 
@@ -329,7 +329,7 @@ func (c CommandType) EventType() EventType {
 
 // Command is one decision of a workflow task.
 type Command struct {
-	Type CommandType `json:"type"`
+	Type CommandType `json:"type" required:"true"`
 	// Seq identifies the step, timer, child, side effect or external
 	// request; CancelStep and CancelTimer name the Seq they cancel.
 	Seq int64 `json:"seq,omitempty"`
@@ -349,7 +349,7 @@ type Command struct {
 // StepOptions are a step's queue, priority, timeouts and retry policy.
 type StepOptions struct {
 	Queue           string        `json:"queue,omitempty"`
-	Priority        int8          `json:"priority,omitempty"`
+	Priority        int8          `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
 	StartToClose    time.Duration `json:"start_to_close,omitempty"`
 	ScheduleToClose time.Duration `json:"schedule_to_close,omitempty"`
@@ -376,20 +376,20 @@ const (
 // ChildOptions describe a child workflow (or a continued-as-new run).
 type ChildOptions struct {
 	Namespace   string            `json:"namespace,omitempty"`
-	WorkflowID  string            `json:"workflow_id,omitempty"`
+	WorkflowID  string            `json:"workflow_id,omitempty" id:"true"`
 	Queue       string            `json:"queue,omitempty"`
-	Priority    int8              `json:"priority,omitempty"`
+	Priority    int8              `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty"`
 	BusinessKey string            `json:"business_key,omitempty"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
+	Attributes  map[string]string `json:"attributes,omitempty" keys:"nonempty"`
 }
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.
 type CompleteWorkflowTaskRequest struct {
-	Token    []byte    `json:"token"`
+	Token    []byte    `json:"token" required:"true"`
 	Commands []Command `json:"commands"`
 	Identity string    `json:"identity,omitempty"`
 }
@@ -406,14 +406,14 @@ type CompleteWorkflowTaskResponse struct {
 // complete (non-determinism, a panic). The run waits and the task is
 // retried later; the run itself does not fail.
 type FailWorkflowTaskRequest struct {
-	Token    []byte   `json:"token"`
-	Failure  *Failure `json:"failure"`
+	Token    []byte   `json:"token" required:"true"`
+	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty"`
 }
 
 // QueryAnswer answers a query task.
 type QueryAnswer struct {
-	Token   []byte   `json:"token"`
+	Token   []byte   `json:"token" required:"true"`
 	Result  []byte   `json:"result,omitempty"`
 	Failure *Failure `json:"failure,omitempty"`
 }
@@ -438,21 +438,21 @@ type StepTask struct {
 
 // CompleteStepRequest returns a step's result.
 type CompleteStepRequest struct {
-	Token    []byte `json:"token"`
+	Token    []byte `json:"token" required:"true"`
 	Result   []byte `json:"result,omitempty"`
 	Identity string `json:"identity,omitempty"`
 }
 
 // FailStepRequest reports a failed attempt; the engine retries it by policy.
 type FailStepRequest struct {
-	Token    []byte   `json:"token"`
-	Failure  *Failure `json:"failure"`
+	Token    []byte   `json:"token" required:"true"`
+	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty"`
 }
 
 // HeartbeatRequest records a running step's progress.
 type HeartbeatRequest struct {
-	Token   []byte `json:"token"`
+	Token   []byte `json:"token" required:"true"`
 	Details []byte `json:"details,omitempty"`
 }
 

@@ -230,7 +230,7 @@ type TaskPage struct {
 
 // Namespace isolates workflows and carries their retention.
 type Namespace struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" required:"true" max:"255" pattern:"^(?!strand-)[^\\x00]*$"`
 	Description string `json:"description,omitempty"`
 	// Retention is how long closed runs are kept.
 	Retention time.Duration     `json:"retention,omitempty"`
@@ -255,10 +255,10 @@ type Node struct {
 
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
-	Type       string    `json:"type"`
-	Version    int32     `json:"version,omitempty"`
+	Type       string    `json:"type" required:"true"`
+	Version    int32     `json:"version,omitempty" minimum:"0"`
 	SHA1       string    `json:"sha1,omitempty"`
-	Body       []byte    `json:"body"`
+	Body       []byte    `json:"body" required:"true"`
 	Group      string    `json:"group,omitempty"`
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
