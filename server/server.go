@@ -482,8 +482,8 @@ func bytesParam(q url.Values, name string) ([]byte, error) {
 // call serves a POST whose JSON body decodes into Req.
 func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request, req Req) (Resp, error)) endpoint {
 	return endpoint{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
-		var req Req
-		if err := h.decode(w, r, &req); err != nil {
+		req, err := decodeBody[Req](h, w, r)
+		if err != nil {
 			writeError(w, err)
 			return
 		}
@@ -494,6 +494,19 @@ func call[Req, Resp any](h *handler, f func(ctx context.Context, r *http.Request
 		}
 		writeJSON(w, http.StatusOK, resp)
 	}}
+}
+
+// decodeBody decodes a request body, refusing a JSON null (a poll took it
+// for {} and handed out a task).
+func decodeBody[Req any](h *handler, w http.ResponseWriter, r *http.Request) (Req, error) {
+	var req *Req
+	if err := h.decode(w, r, &req); err != nil {
+		return *new(Req), err
+	}
+	if req == nil {
+		return *new(Req), api.InvalidArgument("body", "null; want a JSON object")
+	}
+	return *req, nil
 }
 
 // get serves a GET.
@@ -516,8 +529,8 @@ func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error
 			writeJSON(w, http.StatusTooManyRequests, Error{Code: CodeRateLimited, Message: "too many task polls; retry after a back-off"})
 			return
 		}
-		var req api.PollRequest
-		if err := h.decode(w, r, &req); err != nil {
+		req, err := decodeBody[api.PollRequest](h, w, r)
+		if err != nil {
 			writeError(w, err)
 			return
 		}
