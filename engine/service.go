@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,8 @@ func validateStart(q *api.StartRequest) error {
 		return api.InvalidArgument("run_timeout", "negative")
 	case len(q.RequestID) > store.MaxIDLength:
 		return api.InvalidArgument("request_id", "longer than %d bytes", store.MaxIDLength)
+	case strings.IndexByte(q.RequestID, 0) >= 0:
+		return api.InvalidArgument("request_id", "contains NUL")
 	}
 	if err := validAttributes("attributes", q.Attributes); err != nil {
 		return err

@@ -324,6 +324,13 @@ func (g *schemas) of(t reflect.Type, d direction) map[string]any {
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && d == in {
+			// encoding/json also takes an array of byte values (null is 0).
+			return map[string]any{"anyOf": []any{
+				map[string]any{"type": "string", "format": "byte"},
+				map[string]any{"type": "array", "items": map[string]any{"type": "integer", "minimum": 0, "maximum": 255, "nullable": true}},
+			}}
+		}
 		if t.Elem().Kind() == reflect.Uint8 {
 			return map[string]any{"type": "string", "format": "byte"}
 		}
@@ -423,7 +430,9 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	}
 	if d == in && f.Tag.Get("required") == "true" {
 		switch {
-		case kind == reflect.String || isBytes:
+		case isBytes:
+			constraints["minLength"], constraints["minItems"] = 1, 1
+		case kind == reflect.String:
 			constraints["minLength"] = 1
 		case kind == reflect.Slice:
 			constraints["minItems"] = 1
@@ -436,6 +445,9 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		switch {
 		case isBytes:
 			constraints["maxLength"] = 4 * ((n + 2) / 3) // base64 of n bytes
+			if d == in {
+				constraints["maxItems"] = n
+			}
 		case kind == reflect.String:
 			constraints["maxLength"] = n
 		case kind == reflect.Slice:
@@ -512,10 +524,7 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 			props[name] = g.fromPath(props[name].(map[string]any), []string{rest})
 			continue
 		}
-		p := clone(g.resolve(props[name].(map[string]any)))
-		p["description"] = "ignored: the path names it"
-		delete(p, "minLength")
-		props[name] = orNull(p)
+		props[name] = map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
 		if req, ok := s["required"].([]string); ok {
 			var keep []string
 			for _, r := range req {

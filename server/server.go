@@ -573,8 +573,8 @@ func (h *handler) result(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: follow})
 	switch {
-	case err != nil && ctx.Err() != nil && r.Context().Err() == nil:
-		w.WriteHeader(http.StatusNoContent)
+	case err != nil && ctx.Err() != nil && r.Context().Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		w.WriteHeader(http.StatusNoContent) // not a refusal that came as the wait ended
 	case err != nil:
 		writeError(w, err)
 	default:
