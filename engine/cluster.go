@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -540,6 +541,10 @@ func (e *Engine) ListShards(ctx context.Context) ([]api.ShardInfo, error) {
 
 // PutDefinition implements api.Cluster.
 func (e *Engine) PutDefinition(ctx context.Context, d api.Definition) (api.Definition, error) {
+	if d.Version == math.MaxInt32 {
+		// The store gives version 0 the latest plus one, which must not wrap.
+		return api.Definition{}, api.InvalidArgument("version", "at most %d", math.MaxInt32-1)
+	}
 	// The store computes the hash and the times; what the caller sent of them is ignored.
 	got, err := e.store.PutDefinition(ctx, api.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
 	if errors.Is(err, store.ErrDefinitionExists) {

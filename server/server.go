@@ -572,9 +572,17 @@ func (h *handler) result(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.longPoll(r.Context(), wait)
 	defer cancel()
 	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: follow})
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		// The wait ran out, perhaps before the run was even looked up (wait=0):
+		// a run that does not exist is an error, one that runs is 204.
+		if _, err := h.svc.DescribeWorkflow(r.Context(), ref(r, q.Get("run_id"))); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	switch {
-	case err != nil && ctx.Err() != nil && r.Context().Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
-		w.WriteHeader(http.StatusNoContent) // not a refusal that came as the wait ended
 	case err != nil:
 		writeError(w, err)
 	default:

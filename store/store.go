@@ -256,7 +256,7 @@ type Node struct {
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
 	Type       string    `json:"type" required:"true"`
-	Version    int32     `json:"version,omitempty" minimum:"0"`
+	Version    int32     `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
 	SHA1       string    `json:"sha1,omitempty"`
 	Body       []byte    `json:"body" required:"true"`
 	Group      string    `json:"group,omitempty"`
