@@ -465,7 +465,8 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		constraints["pattern"] = v // ECMA-262, as JSON Schema has it: Go's regexp lacks lookahead
 	}
 	if f.Tag.Get("keys") == "nonempty" {
-		constraints["not"] = map[string]any{"required": []any{""}} // OpenAPI 3.0 has no propertyNames
+		// OpenAPI 3.0 has no propertyNames: a property "" that no value fits.
+		constraints["properties"] = map[string]any{"": map[string]any{"not": map[string]any{}}}
 	}
 	if _, isRef := s["$ref"]; isRef && len(constraints) > 0 {
 		s = map[string]any{"allOf": []any{s}}
