@@ -545,6 +545,12 @@ func (e *Engine) PutDefinition(ctx context.Context, d api.Definition) (api.Defin
 		// The store gives version 0 the latest plus one, which must not wrap.
 		return api.Definition{}, api.InvalidArgument("version", "at most %d", math.MaxInt32-1)
 	}
+	if d.Version == 0 && d.Type != "" {
+		latest, err := e.store.GetDefinition(ctx, d.Type, 0)
+		if err == nil && latest.Version >= math.MaxInt32-1 && latest.SHA1 != d.BodySHA1() {
+			return api.Definition{}, fmt.Errorf("%w: definition %s has no version left after %d", api.ErrConflict, d.Type, latest.Version)
+		}
+	}
 	// The store computes the hash and the times; what the caller sent of them is ignored.
 	got, err := e.store.PutDefinition(ctx, api.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
 	if errors.Is(err, store.ErrDefinitionExists) {

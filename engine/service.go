@@ -457,6 +457,10 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 
 // CountWorkflows implements api.Service.
 func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
+	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
+		// Not used by a count, but the request is the list's.
+		return 0, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
+	}
 	return e.store.CountRuns(ctx, runFilter(req))
 }
 

@@ -512,12 +512,12 @@ func (r *run) rejectClose(ctx context.Context) error {
 // task is offered again after a back-off; the first failure of a series is
 // recorded in history.
 func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
+	if req.Failure == nil {
+		return api.InvalidArgument("failure", "missing")
+	}
 	var tok wtToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return err
-	}
-	if req.Failure == nil {
-		return api.InvalidArgument("failure", "missing")
 	}
 	return e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
 		return e.failWTOn(ctx, s, tok, req)
