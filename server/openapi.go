@@ -81,7 +81,8 @@ func OpenAPI(svc api.Service) map[string]any {
 			if len(r.fromPath) > 0 {
 				schema = g.fromPath(schema, r.fromPath)
 			}
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema,
+				"example": example(r.req, r.fromPath)}}}
 		}
 		ok := jsonBody("success", g.of(r.resp, out))
 		if len(r.links) > 0 {
@@ -559,6 +560,43 @@ func (g *schemas) resolve(s map[string]any) map[string]any {
 		return clone(g.defs[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any))
 	}
 	return clone(s)
+}
+
+// example is a request body with its required fields set (and those the
+// path fills left out), for the document's examples.
+func example(t reflect.Type, fromPath []string) map[string]any {
+	out := map[string]any{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				walk(f.Type)
+				continue
+			}
+			if !f.IsExported() || f.Tag.Get("required") != "true" || slices.Contains(fromPath, name) {
+				continue
+			}
+			var skip []string
+			for _, p := range fromPath {
+				if rest, ok := strings.CutPrefix(p, name+"."); ok {
+					skip = append(skip, rest)
+				}
+			}
+			switch ft := f.Type; {
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
+				out[name] = []byte("example")
+			case ft.Kind() == reflect.String:
+				out[name] = "example"
+			case ft.Kind() == reflect.Struct:
+				out[name] = example(ft, skip)
+			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
+				out[name] = example(ft.Elem(), skip)
+			}
+		}
+	}
+	walk(t)
+	return out
 }
 
 // serveOpenAPI serves the document.
