@@ -90,20 +90,20 @@ const (
 // StartRequest starts a workflow run.
 type StartRequest struct {
 	Namespace    string `json:"namespace,omitempty" max:"255"`
-	WorkflowID   string `json:"workflow_id" max:"1000"`
-	WorkflowType string `json:"workflow_type" max:"1000"`
+	WorkflowID   string `json:"workflow_id" max:"1000" required:"true" id:"true"`
+	WorkflowType string `json:"workflow_type" max:"1000" required:"true"`
 	Input        []byte `json:"input,omitempty" max:"16777216"`
 	Queue        string `json:"queue,omitempty" max:"1000"`
-	Priority     int8   `json:"priority,omitempty"`
+	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	// RequestID makes a retried start idempotent: the same id returns the
 	// run it started.
-	RequestID   string            `json:"request_id,omitempty" max:"1000"`
+	RequestID   string            `json:"request_id,omitempty" max:"1000" id:"true"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
 	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
 	Identity    string            `json:"identity,omitempty" max:"256"`
 }
 
@@ -117,23 +117,23 @@ type StartResponse struct {
 // RunRef names a run; an empty RunID means the workflow id's current run.
 type RunRef struct {
 	Namespace  string `json:"namespace,omitempty" max:"255"`
-	WorkflowID string `json:"workflow_id" max:"1000"`
-	RunID      string `json:"run_id,omitempty" max:"1000"`
+	WorkflowID string `json:"workflow_id" max:"1000" id:"true"`
+	RunID      string `json:"run_id,omitempty" max:"1000" id:"true"`
 }
 
 // SignalRequest sends a signal to a run.
 type SignalRequest struct {
 	RunRef
-	Name      string `json:"name" max:"1000"`
+	Name      string `json:"name" max:"1000" required:"true"`
 	Input     []byte `json:"input,omitempty" max:"16777216"`
-	RequestID string `json:"request_id,omitempty" max:"1000"`
+	RequestID string `json:"request_id,omitempty" max:"1000" id:"true"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // SignalWithStartRequest signals a workflow, starting it first if it is not running.
 type SignalWithStartRequest struct {
-	Start       StartRequest `json:"start"`
-	SignalName  string       `json:"signal_name" max:"1000"`
+	Start       StartRequest `json:"start" required:"true"`
+	SignalName  string       `json:"signal_name" max:"1000" required:"true"`
 	SignalInput []byte       `json:"signal_input,omitempty" max:"16777216"`
 }
 
@@ -141,7 +141,7 @@ type SignalWithStartRequest struct {
 type CancelRequest struct {
 	RunRef
 	Reason    string `json:"reason,omitempty" max:"32768"`
-	RequestID string `json:"request_id,omitempty" max:"1000"`
+	RequestID string `json:"request_id,omitempty" max:"1000" id:"true"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
@@ -159,7 +159,7 @@ type TerminateRequest struct {
 // QueryRequest asks a run's query handler for a value.
 type QueryRequest struct {
 	RunRef
-	Name  string `json:"name" max:"1000"`
+	Name  string `json:"name" max:"1000" required:"true"`
 	Input []byte `json:"input,omitempty" max:"16777216"`
 }
 
@@ -238,8 +238,8 @@ type ListRequest struct {
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
 	BusinessKey   string            `json:"business_key,omitempty" max:"1000"`
-	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"128" maxvalue:"4096"`
-	PageSize      int               `json:"page_size,omitempty"`
+	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
+	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
 	PageToken     []byte            `json:"page_token,omitempty" max:"16384"`
 }
 
@@ -341,7 +341,7 @@ func (c CommandType) EventType() EventType {
 
 // Command is one decision of a workflow task.
 type Command struct {
-	Type CommandType `json:"type"`
+	Type CommandType `json:"type" required:"true"`
 	// Seq identifies the step, timer, child, side effect or external
 	// request; CancelStep and CancelTimer name the Seq they cancel.
 	Seq int64 `json:"seq,omitempty"`
@@ -361,7 +361,7 @@ type Command struct {
 // StepOptions are a step's queue, priority, timeouts and retry policy.
 type StepOptions struct {
 	Queue           string        `json:"queue,omitempty" max:"1000"`
-	Priority        int8          `json:"priority,omitempty"`
+	Priority        int8          `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
 	StartToClose    time.Duration `json:"start_to_close,omitempty"`
 	ScheduleToClose time.Duration `json:"schedule_to_close,omitempty"`
@@ -388,20 +388,20 @@ const (
 // ChildOptions describe a child workflow (or a continued-as-new run).
 type ChildOptions struct {
 	Namespace   string            `json:"namespace,omitempty" max:"255"`
-	WorkflowID  string            `json:"workflow_id,omitempty" max:"1000"`
+	WorkflowID  string            `json:"workflow_id,omitempty" max:"1000" id:"true"`
 	Queue       string            `json:"queue,omitempty" max:"1000"`
-	Priority    int8              `json:"priority,omitempty"`
+	Priority    int8              `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
 	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
 }
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.
 type CompleteWorkflowTaskRequest struct {
-	Token    []byte    `json:"token" max:"16384"`
+	Token    []byte    `json:"token" max:"16384" required:"true"`
 	Commands []Command `json:"commands" max:"100000"`
 	Identity string    `json:"identity,omitempty" max:"256"`
 }
@@ -418,14 +418,14 @@ type CompleteWorkflowTaskResponse struct {
 // complete (non-determinism, a panic). The run waits and the task is
 // retried later; the run itself does not fail.
 type FailWorkflowTaskRequest struct {
-	Token    []byte   `json:"token" max:"16384"`
-	Failure  *Failure `json:"failure"`
+	Token    []byte   `json:"token" max:"16384" required:"true"`
+	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // QueryAnswer answers a query task.
 type QueryAnswer struct {
-	Token   []byte   `json:"token" max:"16384"`
+	Token   []byte   `json:"token" max:"16384" required:"true"`
 	Result  []byte   `json:"result,omitempty" max:"16777216"`
 	Failure *Failure `json:"failure,omitempty"`
 }
@@ -454,21 +454,21 @@ type StepTask struct {
 
 // CompleteStepRequest returns a step's result.
 type CompleteStepRequest struct {
-	Token    []byte `json:"token" max:"16384"`
+	Token    []byte `json:"token" max:"16384" required:"true"`
 	Result   []byte `json:"result,omitempty" max:"16777216"`
 	Identity string `json:"identity,omitempty" max:"256"`
 }
 
 // FailStepRequest reports a failed attempt; the engine retries it by policy.
 type FailStepRequest struct {
-	Token    []byte   `json:"token" max:"16384"`
-	Failure  *Failure `json:"failure"`
+	Token    []byte   `json:"token" max:"16384" required:"true"`
+	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // HeartbeatRequest records a running step's progress.
 type HeartbeatRequest struct {
-	Token   []byte `json:"token" max:"16384"`
+	Token   []byte `json:"token" max:"16384" required:"true"`
 	Details []byte `json:"details,omitempty" max:"16777216"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -520,7 +521,11 @@ func (e *Engine) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 	if !all {
 		alive = store.Now()
 	}
-	return e.store.ListNodes(ctx, alive)
+	nodes, err := e.store.ListNodes(ctx, alive)
+	if nodes == nil && err == nil {
+		nodes = []api.Node{} // a list, never null in JSON
+	}
+	return nodes, err
 }
 
 // ListShards implements api.Cluster.
@@ -547,6 +552,16 @@ func (e *Engine) PutDefinition(ctx context.Context, d api.Definition) (api.Defin
 	if err := store.CheckLimits(&d); err != nil {
 		return api.Definition{}, err
 	}
+	if d.Version == math.MaxInt32 {
+		// The store gives version 0 the latest plus one, which must not wrap.
+		return api.Definition{}, api.InvalidArgument("version", "at most %d", math.MaxInt32-1)
+	}
+	if d.Version == 0 && d.Type != "" {
+		latest, err := e.store.GetDefinition(ctx, d.Type, 0)
+		if err == nil && latest.Version >= math.MaxInt32-1 && latest.SHA1 != d.BodySHA1() {
+			return api.Definition{}, fmt.Errorf("%w: definition %s has no version left after %d", api.ErrConflict, d.Type, latest.Version)
+		}
+	}
 	// The store computes the hash and the times; what the caller sent of them is ignored.
 	got, err := e.store.PutDefinition(ctx, api.Definition{Type: d.Type, Version: d.Version, Body: d.Body, Group: d.Group, ModifiedBy: d.ModifiedBy})
 	if errors.Is(err, store.ErrDefinitionExists) {
@@ -566,5 +581,9 @@ func (e *Engine) GetDefinition(ctx context.Context, typ string, version int32) (
 
 // ListDefinitions implements api.Cluster.
 func (e *Engine) ListDefinitions(ctx context.Context, typ string) ([]api.Definition, error) {
-	return e.store.ListDefinitions(ctx, typ)
+	all, err := e.store.ListDefinitions(ctx, typ)
+	if all == nil && err == nil {
+		all = []api.Definition{} // a list, never null in JSON
+	}
+	return all, err
 }

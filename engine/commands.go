@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -18,6 +19,14 @@ func validateCommands(cmds []api.Command) error {
 		f := fmt.Sprintf("commands[%d]", i)
 		if c.Type.EventType() == "" {
 			return api.InvalidArgument(f+".type", "unknown command %q", c.Type)
+		}
+		if c.Timer < 0 {
+			return api.InvalidArgument(f+".timer", "negative")
+		}
+		for name, o := range map[string]*api.ChildOptions{"child": c.Child, "continue_as_new": c.ContinueAsNew} {
+			if err := validChildOptions(f+"."+name, o); err != nil {
+				return err
+			}
 		}
 		switch c.Type {
 		case api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew:
@@ -70,6 +79,28 @@ func validateCommands(cmds []api.Command) error {
 		}
 	}
 	return nil
+}
+
+// validChildOptions refuses what a start would refuse of a child's or a
+// continued run's options.
+func validChildOptions(f string, o *api.ChildOptions) error {
+	switch {
+	case o == nil:
+		return nil
+	case o.Priority < 0 || o.Priority > api.PriorityLowest:
+		return api.InvalidArgument(f+".priority", "must be 0 to 5")
+	case o.RunTimeout < 0:
+		return api.InvalidArgument(f+".run_timeout", "negative")
+	case o.IDReuse < api.AllowDuplicate || o.IDReuse > api.TerminateIfRunning:
+		return api.InvalidArgument(f+".id_reuse_policy", "unknown policy %d", o.IDReuse)
+	case o.ParentClose < api.ParentCloseTerminate || o.ParentClose > api.ParentCloseAbandon:
+		return api.InvalidArgument(f+".parent_close", "unknown policy %d", o.ParentClose)
+	case len(o.WorkflowID) > store.MaxIDLength:
+		return api.InvalidArgument(f+".workflow_id", "longer than %d bytes", store.MaxIDLength)
+	case strings.IndexByte(o.WorkflowID, 0) >= 0:
+		return api.InvalidArgument(f+".workflow_id", "contains NUL")
+	}
+	return validAttributes(f+".attributes", o.Attributes)
 }
 
 // applyCommands records a workflow task's commands in t: their events, the

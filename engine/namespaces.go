@@ -22,6 +22,9 @@ func validNamespace(n api.Namespace) error {
 	if n.Retention < 0 {
 		return api.InvalidArgument("retention", "negative")
 	}
+	if strings.IndexByte(n.Name, 0) >= 0 {
+		return api.InvalidArgument("name", "contains NUL") // as no id may
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,8 +38,23 @@ func validateStart(q *api.StartRequest) error {
 		return api.InvalidArgument("run_timeout", "negative")
 	case len(q.RequestID) > store.MaxIDLength:
 		return api.InvalidArgument("request_id", "longer than %d bytes", store.MaxIDLength)
+	case strings.IndexByte(q.RequestID, 0) >= 0:
+		return api.InvalidArgument("request_id", "contains NUL")
+	}
+	if err := validAttributes("attributes", q.Attributes); err != nil {
+		return err
 	}
 	return store.RunKey{Namespace: q.Namespace, WorkflowID: q.WorkflowID, RunID: "x"}.Validate("run")
+}
+
+// validAttributes refuses an empty attribute name, which the store's
+// visibility records refuse (a start that let one through left its
+// visibility write retrying for ever).
+func validAttributes(field string, attrs map[string]string) error {
+	if _, ok := attrs[""]; ok {
+		return api.InvalidArgument(field, "empty attribute name")
+	}
+	return nil
 }
 
 // StartWorkflow implements api.Service.
@@ -491,6 +507,9 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 	if err != nil {
 		return api.ListResponse{}, err
 	}
+	if page.Runs == nil {
+		page.Runs = []store.VisibilityRecord{} // a list, never null in JSON
+	}
 	return api.ListResponse{Runs: page.Runs, NextPageToken: page.NextPageToken}, nil
 }
 
@@ -498,6 +517,10 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64, error) {
 	if err := store.CheckLimits(&req); err != nil {
 		return 0, err
+	}
+	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
+		// Not used by a count, but the request is the list's.
+		return 0, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
 	}
 	return e.store.CountRuns(ctx, runFilter(req))
 }
@@ -524,6 +547,9 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 		blocks = max(1, req.PageSize/4)
 	}
 	page, err := e.store.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: id, Run: k, FromEventID: req.FromEventID, PageSize: blocks, PageToken: req.PageToken})
+	if errors.Is(err, store.ErrNotFound) {
+		return api.HistoryPage{}, fmt.Errorf("%w: run %s", api.ErrNotFound, k)
+	}
 	if err != nil {
 		return api.HistoryPage{}, err
 	}
@@ -537,7 +563,7 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 			return api.HistoryPage{}, err
 		}
 	}
-	var out api.HistoryPage
+	out := api.HistoryPage{Events: []api.Event{}} // a list, never null in JSON
 	for _, b := range page.Blocks {
 		evs, err := api.DecodeEvents(b.Events, b.FirstEventID, b.LastEventID)
 		if err != nil {

@@ -790,6 +790,13 @@ func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey,
 // currentRunID resolves an empty run id from the store (any node may).
 func (e *Engine) currentRunID(ctx context.Context, shardID int32, ref api.RunRef) (store.RunKey, error) {
 	k := store.RunKey{Namespace: nsOrDefault(ref.Namespace), WorkflowID: ref.WorkflowID, RunID: ref.RunID}
+	check := k
+	if check.RunID == "" {
+		check.RunID = "-"
+	}
+	if err := check.Validate("run"); err != nil {
+		return k, err // an id too long or with a NUL names no run
+	}
 	if k.RunID != "" {
 		return k, nil
 	}

@@ -43,12 +43,13 @@ func decodeToken(b []byte, v any) error {
 	if len(b) == 0 {
 		return api.InvalidArgument("token", "empty")
 	}
+	// A token is opaque: one the engine did not hand out names no task.
 	if err := json.Unmarshal(b, v); err != nil {
-		return api.InvalidArgument("token", "malformed: %v", err)
+		return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
 	}
 	if t, ok := v.(interface{ run() store.RunKey }); ok {
 		if err := t.run().Validate("token.run"); err != nil {
-			return err
+			return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
 		}
 	}
 	return nil
@@ -528,12 +529,12 @@ func (e *Engine) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskR
 	if err := store.CheckLimits(&req); err != nil {
 		return err
 	}
+	if req.Failure == nil {
+		return api.InvalidArgument("failure", "missing")
+	}
 	var tok wtToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return err
-	}
-	if req.Failure == nil {
-		return api.InvalidArgument("failure", "missing")
 	}
 	return e.route(ctx, tok.Run.Namespace, tok.Run.WorkflowID, func(s *shard) error {
 		return e.failWTOn(ctx, s, tok, req)

@@ -6,7 +6,10 @@
 # STRAND_TEST_POSTGRES is already set, and the private Cassandra node
 # (scripts/cassandra.sh, fetching Apache Cassandra with Maven if needed)
 # unless STRAND_TEST_CASSANDRA is already set; then runs go vet and the Go
-# tests with the race detector. Extra arguments go to `go test`, e.g.
+# tests with the race detector, and, without extra arguments, a short run of
+# each fuzz target and Schemathesis against a real `strand server`
+# (scripts/schemathesis.sh, installing Schemathesis from PyPI into a venv
+# if needed). Extra arguments go to `go test`, e.g.
 #   scripts/test.sh -run TestConformance -v
 # STRAND_TEST_POSTGRES=skip and STRAND_TEST_CASSANDRA=skip skip those tests
 # (the tests say so in their output); CI sets neither.
@@ -46,4 +49,7 @@ if [[ $# -eq 0 ]]; then
 		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s $2"
 		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s "$2"
 	done
+	# The OpenAPI document against the server: every check and phase.
+	echo "test.sh: scripts/schemathesis.sh"
+	scripts/schemathesis.sh
 fi

@@ -49,6 +49,7 @@ var kinds = []struct {
 }{
 	{store.ErrPayloadTooLarge, CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
 	{api.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest},
+	{store.ErrInvalidPageToken, CodeInvalidArgument, http.StatusBadRequest},
 	{api.ErrNamespaceNotFound, CodeNamespaceNotFound, http.StatusNotFound},
 	{api.ErrAlreadyStarted, CodeAlreadyStarted, http.StatusConflict},
 	{api.ErrNotFound, CodeNotFound, http.StatusNotFound},

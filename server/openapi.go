@@ -1,9 +1,15 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,30 +17,96 @@ import (
 	"github.com/strandhq/strand/store"
 )
 
+// The OpenAPI document says what the server enforces, so that a client (or
+// a fuzzer) that follows it is never refused for the shape of a request,
+// and one that breaks it always is. It reads these struct tags on the
+// bodies' Go types:
+//
+//	required:"true"   the field must be present, non-null and non-empty
+//	                  (the engine refuses it otherwise)
+//	id:"true"         an id: at most store.MaxIDLength bytes, no NUL
+//	minimum:"N"       a number's lowest value
+//	maximum:"N"       a number's highest value
+//	max:"N"           a limit in bytes for a string or []byte, in entries
+//	                  for a map or a slice
+//	pattern:"RE"      a string's regular expression
+//	keys:"nonempty"   a map's keys are not empty
+//
+// An integer's range is its Go type's unless a tag narrows it; a
+// time.Duration is an integer of nanoseconds, never negative. In a request
+// body a field that is not required may be null, which is the same as
+// leaving it out; in an answer a field is always present unless its JSON
+// tag omits it when empty, and it is never null.
+
 // OpenAPI returns the API's OpenAPI 3 document, built from the route table
 // and the Go types of the bodies, so that it cannot drift from the handlers;
-// a test checks real responses against it.
+// tests check real responses against it, and Schemathesis runs against it
+// in `make test` (scripts/schemathesis.sh).
 func OpenAPI(svc api.Service) map[string]any {
 	h := &handler{svc: svc}
-	g := &schemas{defs: map[string]any{}}
+	routes := h.routes()
+	g := &schemas{defs: map[string]any{}, out: map[reflect.Type]bool{}}
+	for _, r := range routes {
+		if r.resp != nil {
+			g.markOut(r.resp)
+		}
+	}
+	g.markOut(reflect.TypeFor[Error]())
+	ids := map[string]string{}
+	for _, r := range routes {
+		ids[r.Method+" "+r.Path] = operationID(r)
+	}
 	paths := map[string]map[string]any{}
-	for _, r := range h.routes() {
+	for _, r := range routes {
+		if r.internal {
+			continue
+		}
 		op := map[string]any{"summary": r.Summary, "operationId": operationID(r)}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
-			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": pathSchema(m[1])})
 		}
 		for _, q := range r.query {
-			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string"}})
+			p := map[string]any{"name": q.name, "in": "query", "schema": q.schema}
+			if q.desc != "" {
+				p["description"] = q.desc
+			}
+			params = append(params, p)
 		}
 		if params != nil {
 			op["parameters"] = params
 		}
 		if r.req != nil {
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": g.of(r.req)}}}
+			schema := g.of(r.req, in)
+			if len(r.fromPath) > 0 {
+				schema = g.fromPath(schema, r.fromPath)
+			}
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema,
+				"example": example(r.req, r.fromPath)}}}
 		}
-		responses := map[string]any{"default": jsonBody("an error", g.of(reflect.TypeFor[Error]()))}
-		responses["200"] = jsonBody("success", g.of(r.resp))
+		ok := jsonBody("success", g.of(r.resp, out))
+		if len(r.links) > 0 {
+			links := map[string]any{}
+			for _, l := range r.links {
+				target, found := ids[l.target]
+				if !found {
+					panic("server: a link to no route: " + l.target)
+				}
+				def := map[string]any{"operationId": target, "description": l.desc}
+				if len(l.params) > 0 {
+					def["parameters"] = l.params
+				}
+				if len(l.body) > 0 {
+					def["requestBody"] = l.body
+				}
+				links[l.name] = def
+			}
+			ok["links"] = links
+		}
+		responses := map[string]any{
+			"200":     ok,
+			"default": jsonBody("an error: a 4xx is a mistake of the request, a 5xx a fault of the server or its store", g.of(reflect.TypeFor[Error](), out)),
+		}
 		if r.noContent {
 			responses["204"] = map[string]any{"description": "nothing yet (the long poll's wait passed)"}
 		}
@@ -44,16 +116,107 @@ func OpenAPI(svc api.Service) map[string]any {
 		}
 		paths[r.Path][strings.ToLower(r.Method)] = op
 	}
+	// A method a path does not have is answered 405 with an Allow header.
+	for _, item := range paths {
+		var allow []string
+		for m := range item {
+			allow = append(allow, strings.ToUpper(m))
+		}
+		sort.Strings(allow)
+		for _, op := range item {
+			op.(map[string]any)["responses"].(map[string]any)["405"] = map[string]any{
+				"description": "not a method of this path (" + strings.Join(allow, ", ") + ")",
+				"headers":     map[string]any{"Allow": map[string]any{"description": "the path's methods", "schema": map[string]any{"type": "string"}}},
+				"content":     map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[Error](), out)}},
+			}
+		}
+	}
 	return map[string]any{
 		"openapi": "3.0.3",
 		"info": map[string]any{"title": "Strand API", "version": "v1",
-			"description": "Durable workflows: start and manage runs, and the task polling that remote workers use. Durations are integers in nanoseconds; bytes are base64."},
+			"description": "Durable workflows: start and manage runs, and the task polling that remote workers use. " +
+				"Durations in bodies are integers of nanoseconds (never negative); in a query parameter they are Go duration strings (`30s`, `1m30s`). " +
+				"Bytes are base64 (standard alphabet, padded). Times are RFC 3339. " +
+				"In a request body a field that is not required may be null, which is the same as leaving it out; answers hold null only as a value of a map of bytes (memo). " +
+				"Lengths of names and ids are limits in bytes of UTF-8. " +
+				"Errors are `{code, message, field}` with a stable code; a 4xx is a mistake of the request, a 5xx a fault of the server or its store. " +
+				"The calls between the nodes of a cluster (`/api/v1/peer/{op}`) are not part of this document."},
 		"paths":      paths,
 		"components": map[string]any{"schemas": g.defs},
 	}
 }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// pathSchema is the schema of a path parameter.
+func pathSchema(name string) map[string]any {
+	switch name {
+	case "namespace":
+		return map[string]any{"type": "string", "minLength": 1, "maxLength": 255, "pattern": noNUL,
+			"description": "a namespace's name (default is always there)"}
+	case "workflow_id":
+		return idSchema()
+	case "version":
+		return map[string]any{"type": "string", "pattern": `^(latest|[0-9]{1,9}|[0-1][0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$`,
+			"description": "a version number (0 to 2147483647; 0 is the latest) or latest"}
+	}
+	return map[string]any{"type": "string", "minLength": 1, "pattern": noNUL}
+}
+
+// noNUL is the pattern of a string without a NUL character, as ids are.
+const noNUL = `^[^\x00]*$`
+
+// idSchema is the schema of a workflow or run id.
+func idSchema() map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": store.MaxIDLength, "pattern": noNUL}
+}
+
+// param is a query parameter and its schema.
+type param struct {
+	name   string
+	schema map[string]any
+	desc   string
+}
+
+func stringParam(name, desc string) param {
+	return param{name, map[string]any{"type": "string"}, desc}
+}
+
+func idParam(name, desc string) param {
+	s := idSchema()
+	delete(s, "minLength")
+	return param{name, s, desc}
+}
+
+// boolQuery is a boolean query parameter: true or false, absent is false.
+func boolQuery(name, desc string) param {
+	return param{name, map[string]any{"type": "boolean"}, desc}
+}
+
+func intQuery(name string, lo, hi int64, desc string) param {
+	return param{name, map[string]any{"type": "integer", "format": "int64", "minimum": lo, "maximum": hi}, desc}
+}
+
+// durationPattern is what a duration query parameter accepts: a Go
+// duration without a sign.
+const durationPattern = `^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+
+var durationRE = regexp.MustCompile(durationPattern)
+
+func durationQuery(name, desc string) param {
+	return param{name, map[string]any{"type": "string", "pattern": durationPattern}, desc}
+}
+
+func bytesQuery(name, desc string) param {
+	return param{name, map[string]any{"type": "string", "format": "byte"}, desc}
+}
+
+// link is an OpenAPI link from a route's 200 answer to another route.
+type link struct {
+	name, target, desc string
+	params             map[string]any
+	body               map[string]any
+}
 
 func operationID(r Route) string {
 	id := strings.ToLower(r.Method)
@@ -70,70 +233,160 @@ func jsonBody(desc string, schema map[string]any) map[string]any {
 	return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
 }
 
+// direction says whether a schema describes a request or an answer.
+type direction int8
+
+const (
+	in direction = iota
+	out
+)
+
 // schemas turns Go types into JSON schemas, structs as named components.
-type schemas struct{ defs map[string]any }
+// A struct that appears both in requests and in answers gets two: the
+// request's is named with an Input suffix.
+type schemas struct {
+	defs map[string]any
+	out  map[reflect.Type]bool // structs that appear in answers
+}
 
 var (
 	timeType     = reflect.TypeFor[time.Time]()
 	durationType = reflect.TypeFor[time.Duration]()
 	statusType   = reflect.TypeFor[store.RunStatus]()
+	rawType      = reflect.TypeFor[json.RawMessage]()
 )
 
-func (g *schemas) of(t reflect.Type) map[string]any {
-	switch {
-	case t == statusType:
+// enums are the types whose values are a fixed list.
+var enums = map[reflect.Type][]any{
+	reflect.TypeFor[api.IDReusePolicy]():     {api.AllowDuplicate, api.AllowDuplicateFailedOnly, api.RejectDuplicate, api.TerminateIfRunning},
+	reflect.TypeFor[api.ParentClosePolicy](): {api.ParentCloseTerminate, api.ParentCloseRequestCancel, api.ParentCloseAbandon},
+	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
+		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
+		api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},
+}
+
+// markOut records the structs reachable from an answer's type.
+func (g *schemas) markOut(t reflect.Type) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		g.markOut(t.Elem())
+	case reflect.Struct:
+		if g.out[t] || t == timeType {
+			return
+		}
+		g.out[t] = true
+		for f := range t.Fields() {
+			if f.IsExported() {
+				g.markOut(f.Type)
+			}
+		}
+	}
+}
+
+func (g *schemas) of(t reflect.Type, d direction) map[string]any {
+	if vals, ok := enums[t]; ok {
+		s := map[string]any{"enum": vals}
+		if t.Kind() == reflect.String {
+			s["type"] = "string"
+		} else {
+			s["type"] = "integer"
+		}
+		return s
+	}
+	switch t {
+	case statusType:
 		return map[string]any{"type": "string", "enum": store.RunStatusNames()}
-	case t == timeType:
+	case timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
-	case t == durationType:
-		return map[string]any{"type": "integer", "format": "int64", "description": "nanoseconds"}
+	case durationType:
+		return map[string]any{"type": "integer", "format": "int64", "minimum": 0, "maximum": int64(math.MaxInt64), "description": "nanoseconds"}
+	case rawType:
+		return map[string]any{}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return g.of(t.Elem())
+		return g.of(t.Elem(), d)
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
 		return map[string]any{"type": "boolean"}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := t.Bits()
+		s := map[string]any{"type": "integer", "minimum": -int64(1) << (bits - 1), "maximum": int64(1)<<(bits-1) - 1}
+		if bits == 64 {
+			s["minimum"], s["maximum"] = int64(math.MinInt64), int64(math.MaxInt64)
+			s["format"] = "int64"
+		} else if bits == 32 {
+			s["format"] = "int32"
+		}
+		return s
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && d == in {
+			// encoding/json also takes an array of byte values (null is 0).
+			return map[string]any{"anyOf": []any{
+				map[string]any{"type": "string", "format": "byte"},
+				map[string]any{"type": "array", "items": map[string]any{"type": "integer", "minimum": 0, "maximum": 255, "nullable": true}},
+			}}
+		}
 		if t.Elem().Kind() == reflect.Uint8 {
 			return map[string]any{"type": "string", "format": "byte"}
 		}
-		return map[string]any{"type": "array", "items": g.of(t.Elem())}
+		return map[string]any{"type": "array", "items": g.element(t.Elem(), d)}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": g.of(t.Elem())}
+		return map[string]any{"type": "object", "additionalProperties": g.element(t.Elem(), d)}
 	case reflect.Struct:
 		name := t.Name()
 		if name == "" {
-			return g.object(t)
+			return g.object(t, d)
 		}
 		if pkg := t.PkgPath(); strings.HasSuffix(pkg, "/store") {
 			name = "Store" + name
 		}
+		if d == in && g.out[t] {
+			name += "Input"
+		}
 		ref := map[string]any{"$ref": "#/components/schemas/" + name}
 		if _, ok := g.defs[name]; !ok {
 			g.defs[name] = map[string]any{} // breaks cycles (Failure.Cause)
-			g.defs[name] = g.object(t)
+			g.defs[name] = g.object(t, d)
 		}
 		return ref
 	}
 	return map[string]any{}
 }
 
+// element is the schema of a slice's or a map's element. In a request a
+// null string element is an empty string (and a null map or slice an
+// empty one); other null elements are refused.
+func (g *schemas) element(t reflect.Type, d direction) map[string]any {
+	s := g.of(t, d)
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		return orNull(s) // a null value in a map of bytes is kept, and shown
+	}
+	if d == in && t != statusType && enums[t] == nil {
+		switch t.Kind() {
+		case reflect.String, reflect.Slice, reflect.Map:
+			return orNull(s)
+		}
+	}
+	return s
+}
+
 // object is a struct's schema: its JSON fields, embedded structs inlined.
-func (g *schemas) object(t reflect.Type) map[string]any {
+func (g *schemas) object(t reflect.Type, d direction) map[string]any {
 	props := map[string]any{}
+	var required []string
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
 		for f := range t.Fields() {
 			if !f.IsExported() {
 				continue
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "-" {
 				continue
 			}
@@ -144,11 +397,206 @@ func (g *schemas) object(t reflect.Type) map[string]any {
 			if name == "" {
 				name = f.Name
 			}
-			props[name] = g.of(f.Type)
+			s, req := g.field(f, d, opts)
+			props[name] = s
+			if req {
+				required = append(required, name)
+			}
 		}
 	}
 	walk(t)
-	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		sort.Strings(required)
+		s["required"] = required
+	}
+	return s
+}
+
+// field is a struct field's schema and whether it is required: in a
+// request when tagged so, in an answer unless its JSON tag omits it.
+func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (map[string]any, bool) {
+	s := g.of(f.Type, d)
+	var required bool
+	if d == out {
+		required = !strings.Contains(jsonOpts, "omitempty") && !strings.Contains(jsonOpts, "omitzero")
+	} else {
+		required = f.Tag.Get("required") == "true"
+	}
+	constraints := map[string]any{}
+	kind := f.Type.Kind()
+	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8
+	if f.Tag.Get("id") == "true" {
+		constraints["maxLength"], constraints["pattern"] = store.MaxIDLength, noNUL
+	}
+	if d == in && f.Tag.Get("required") == "true" {
+		switch {
+		case isBytes:
+			constraints["minLength"], constraints["minItems"] = 1, 1
+		case kind == reflect.String:
+			constraints["minLength"] = 1
+		case kind == reflect.Slice:
+			constraints["minItems"] = 1
+		case kind == reflect.Map:
+			constraints["minProperties"] = 1
+		}
+	}
+	if v := f.Tag.Get("max"); v != "" {
+		n := mustInt(f, "max", v)
+		switch {
+		case isBytes:
+			constraints["maxLength"] = 4 * ((n + 2) / 3) // base64 of n bytes
+			if d == in {
+				constraints["maxItems"] = n
+			}
+		case kind == reflect.String:
+			constraints["maxLength"] = n
+		case kind == reflect.Slice:
+			constraints["maxItems"] = n
+		case kind == reflect.Map:
+			constraints["maxProperties"] = n
+		}
+	}
+	for _, tag := range []string{"minimum", "maximum"} {
+		if v := f.Tag.Get(tag); v != "" {
+			constraints[tag] = mustInt(f, tag, v)
+		}
+	}
+	if v := f.Tag.Get("pattern"); v != "" {
+		constraints["pattern"] = v // ECMA-262, as JSON Schema has it: Go's regexp lacks lookahead
+	}
+	if f.Tag.Get("keys") == "nonempty" {
+		// OpenAPI 3.0 has no propertyNames: a property "" that no value fits.
+		constraints["properties"] = map[string]any{"": map[string]any{"not": map[string]any{}}}
+	}
+	if _, isRef := s["$ref"]; isRef && len(constraints) > 0 {
+		s = map[string]any{"allOf": []any{s}}
+	} else if !isRef {
+		s = clone(s)
+	}
+	for k, v := range constraints {
+		s[k] = v
+	}
+	if d == in && !required && f.Type != statusType {
+		s = orNull(s)
+	}
+	return s, required
+}
+
+// orNull is a schema that also admits null.
+func orNull(s map[string]any) map[string]any {
+	if _, isRef := s["$ref"]; isRef {
+		s = map[string]any{"allOf": []any{s}}
+	} else {
+		s = clone(s)
+	}
+	s["nullable"] = true
+	if e, ok := s["enum"].([]any); ok {
+		s["enum"] = append(slices.Clone(e), nil)
+	}
+	return s
+}
+
+func mustInt(f reflect.StructField, tag, v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("server: field %s: tag %s:%q is not an integer", f.Name, tag, v))
+	}
+	return n
+}
+
+func clone(s map[string]any) map[string]any {
+	c := make(map[string]any, len(s))
+	for k, v := range s {
+		c[k] = v
+	}
+	return c
+}
+
+// fromPath returns a request schema in which the fields the handler takes
+// from the path (dotted JSON names, such as start.workflow_id) are no
+// longer required: the components along the way are copied inline.
+func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
+	s = g.resolve(s)
+	for _, f := range fields {
+		name, rest, nested := strings.Cut(f, ".")
+		props := clone(s["properties"].(map[string]any))
+		s["properties"] = props
+		if nested {
+			props[name] = g.fromPath(props[name].(map[string]any), []string{rest})
+			continue
+		}
+		props[name] = map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
+		if req, ok := s["required"].([]string); ok {
+			var keep []string
+			for _, r := range req {
+				if r != name {
+					keep = append(keep, r)
+				}
+			}
+			if keep == nil {
+				delete(s, "required")
+			} else {
+				s["required"] = keep
+			}
+		}
+	}
+	return s
+}
+
+// resolve returns a copy of a schema with a component reference (or an
+// allOf of one) replaced by the component.
+func (g *schemas) resolve(s map[string]any) map[string]any {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+		inner := g.resolve(all[0].(map[string]any))
+		for k, v := range s {
+			if k != "allOf" {
+				inner[k] = v
+			}
+		}
+		return inner
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		return clone(g.defs[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any))
+	}
+	return clone(s)
+}
+
+// example is a request body with its required fields set (and those the
+// path fills left out), for the document's examples.
+func example(t reflect.Type, fromPath []string) map[string]any {
+	out := map[string]any{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				walk(f.Type)
+				continue
+			}
+			if !f.IsExported() || f.Tag.Get("required") != "true" || slices.Contains(fromPath, name) {
+				continue
+			}
+			var skip []string
+			for _, p := range fromPath {
+				if rest, ok := strings.CutPrefix(p, name+"."); ok {
+					skip = append(skip, rest)
+				}
+			}
+			switch ft := f.Type; {
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
+				out[name] = []byte("example")
+			case ft.Kind() == reflect.String:
+				out[name] = "example"
+			case ft.Kind() == reflect.Struct:
+				out[name] = example(ft, skip)
+			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
+				out[name] = example(ft.Elem(), skip)
+			}
+		}
+	}
+	walk(t)
+	return out
 }
 
 // serveOpenAPI serves the document.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,8 +130,14 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 	if ref, ok := s["$ref"].(string); ok {
 		return d.validate(d.schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any), v, at)
 	}
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+		return d.validate(all[0].(map[string]any), v, at)
+	}
 	if v == nil {
-		return nil // omitted or null
+		if s["nullable"] == true || s["type"] == nil {
+			return nil
+		}
+		return fmt.Errorf("%s: null, and the document does not say nullable", at)
 	}
 	switch s["type"] {
 	case "object":
@@ -139,6 +146,12 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 			return fmt.Errorf("%s: want an object, got %T", at, v)
 		}
 		props, _ := s["properties"].(map[string]any)
+		req, _ := s["required"].([]any)
+		for _, r := range req {
+			if _, ok := m[r.(string)]; !ok {
+				return fmt.Errorf("%s: required field %q missing", at, r)
+			}
+		}
 		for k, fv := range m {
 			ps, ok := props[k].(map[string]any)
 			if !ok {
@@ -244,6 +257,299 @@ func checkExchanges(t *testing.T, d *doc, rec *recorder) {
 		}
 		if err := d.check(e); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// openAPIServer is a server over a fresh SQLite engine and its document.
+func openAPIServer(t *testing.T) (*httptest.Server, *doc) {
+	t.Helper()
+	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: 50 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	return srv, loadDoc(t, srv.URL)
+}
+
+// body is a request body schema with its components resolved.
+func (d *doc) body(o op) map[string]any {
+	rb, ok := o.spec["requestBody"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	return d.resolve(rb["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any))
+}
+
+func (d *doc) resolve(s map[string]any) map[string]any {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+		return d.resolve(all[0].(map[string]any))
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		return d.resolve(d.schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any))
+	}
+	return s
+}
+
+// minimal is a request body that the document accepts with every required
+// field set (recursively), from the schema alone.
+func (d *doc) minimal(s map[string]any) any {
+	s = d.resolve(s)
+	if alts, ok := s["anyOf"].([]any); ok {
+		return d.minimal(alts[0].(map[string]any))
+	}
+	if e, ok := s["enum"].([]any); ok {
+		return e[0]
+	}
+	switch s["type"] {
+	case "object":
+		out := map[string]any{}
+		req, _ := s["required"].([]any)
+		for _, r := range req {
+			out[r.(string)] = d.minimal(s["properties"].(map[string]any)[r.(string)].(map[string]any))
+		}
+		return out
+	case "string":
+		if s["format"] == "byte" {
+			return base64.StdEncoding.EncodeToString([]byte(`{"x":1}`))
+		}
+		return "x"
+	case "integer":
+		return 0
+	case "array":
+		return []any{}
+	}
+	return nil
+}
+
+func post(t *testing.T, url, method string, body any) (int, server.Error) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, url, bytes.NewReader(b))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e server.Error
+	json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e
+}
+
+func concrete(o op) string {
+	return regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllStringFunc(o.path, func(p string) string {
+		if p == "{namespace}" {
+			return "default"
+		}
+		return "x"
+	})
+}
+
+// TestOpenAPIRequiredFieldsRefused: every field the document marks required
+// is refused with 400 invalid_argument naming it when it is missing, null
+// or empty, while the body with all of them set is not refused for its
+// shape. The document lists the ones the issue named.
+func TestOpenAPIRequiredFieldsRefused(t *testing.T) {
+	srv, d := openAPIServer(t)
+	want := map[string]bool{
+		"POST /api/v1/namespaces/{namespace}/workflows workflow_id":                                 true,
+		"POST /api/v1/namespaces/{namespace}/workflows workflow_type":                               true,
+		"POST /api/v1/namespaces/{namespace}/workflows/{workflow_id}/signals name":                  true,
+		"POST /api/v1/namespaces/{namespace}/workflows/{workflow_id}/signal-with-start signal_name": true,
+		"POST /api/v1/step-tasks/complete token":                                                    true,
+		"POST /api/v1/step-tasks/fail failure":                                                      true,
+		"POST /api/v1/workflow-tasks/fail failure":                                                  true,
+		"POST /api/v1/namespaces name":                                                              true,
+		"POST /api/v1/definitions type":                                                             true,
+	}
+	checked := 0
+	for _, o := range d.ops {
+		s := d.body(o)
+		if s == nil {
+			continue
+		}
+		full := d.minimal(s).(map[string]any)
+		req, _ := s["required"].([]any)
+		for _, r := range req {
+			name := r.(string)
+			delete(want, o.method+" "+o.path+" "+name)
+			for _, bad := range []any{"missing", nil, ""} {
+				body := map[string]any{}
+				for k, v := range full {
+					body[k] = v
+				}
+				switch bad {
+				case "missing":
+					delete(body, name)
+				case "":
+					if _, isString := body[name].(string); !isString {
+						continue
+					}
+					body[name] = ""
+				default:
+					body[name] = nil
+				}
+				status, e := post(t, srv.URL+concrete(o), o.method, body)
+				if status != http.StatusBadRequest || e.Code != server.CodeInvalidArgument {
+					t.Errorf("%s %s without %s (%v): %d %+v, want 400 invalid_argument", o.method, o.path, name, bad, status, e)
+				}
+				checked++
+			}
+		}
+	}
+	for k := range want {
+		t.Errorf("%s: not required in the document", k)
+	}
+	if checked < 20 {
+		t.Fatalf("only %d refusals checked", checked)
+	}
+}
+
+// TestOpenAPIRangesRefused: values outside the ranges the document states
+// are refused with 400, and the bounds themselves are not.
+func TestOpenAPIRangesRefused(t *testing.T) {
+	srv, d := openAPIServer(t)
+	start := srv.URL + "/api/v1/namespaces/default/workflows"
+	s := d.resolve(d.body(op{method: "POST", spec: d.find(t, "POST", "/api/v1/namespaces/{namespace}/workflows").spec}))
+	props := s["properties"].(map[string]any)
+	for field, bounds := range map[string][2]float64{"priority": {0, 5}, "start_delay": {0, 0}, "run_timeout": {0, 0}} {
+		p := d.resolve(props[field].(map[string]any))
+		if p["minimum"] != bounds[0] || (bounds[1] != 0 && p["maximum"] != bounds[1]) {
+			t.Errorf("%s: document says %v..%v, want %v..%v", field, p["minimum"], p["maximum"], bounds[0], bounds[1])
+		}
+	}
+	if e := d.resolve(props["id_reuse_policy"].(map[string]any))["enum"]; fmt.Sprint(e) != "[0 1 2 3 <nil>]" {
+		t.Errorf("id_reuse_policy: enum %v", e)
+	}
+	for i, tc := range []struct {
+		field string
+		value any
+		ok    bool
+	}{
+		{"priority", 5, true}, {"priority", 6, false}, {"priority", -1, false},
+		{"id_reuse_policy", 3, true}, {"id_reuse_policy", 4, false},
+		{"start_delay", -1, false}, {"run_timeout", -1, false},
+	} {
+		body := map[string]any{"workflow_id": fmt.Sprintf("r%d", i), "workflow_type": "T", tc.field: tc.value}
+		status, e := post(t, start, "POST", body)
+		if tc.ok != (status == http.StatusOK) || (!tc.ok && (status != 400 || e.Field != tc.field)) {
+			t.Errorf("%s=%v: %d %+v", tc.field, tc.value, status, e)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/history?page_size=10000", true}, {"/history?page_size=10001", false}, {"/history?page_size=-1", false},
+		{"/history?page_size=", false}, {"/history?from_event_id=x", false}, {"/history?resolve=yes", false},
+		{"/history?resolve=true", true}, {"/history?page_token=%25", false},
+		{"/result?wait=0", true}, {"/result?wait=-1s", false}, {"/result?wait=1", false}, {"/result?follow_runs=1", false},
+	} {
+		resp, err := http.Get(start + "/r0" + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ok := resp.StatusCode < 300; ok != tc.ok {
+			t.Errorf("%s: %d", tc.path, resp.StatusCode)
+		}
+	}
+	status, _ := post(t, srv.URL+"/api/v1/namespaces/default/workflow-search", "POST", map[string]any{"page_size": 10001})
+	if status != http.StatusBadRequest {
+		t.Errorf("search page_size 10001: %d", status)
+	}
+	for v, want := range map[string]int{"latest": 404, "0": 404, "2147483647": 404, "2147483648": 400, "-1": 400, "+1": 400, "x": 400} {
+		resp, err := http.Get(srv.URL + "/api/v1/definitions/T/" + v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("definition version %s: %d, want %d", v, resp.StatusCode, want)
+		}
+	}
+}
+
+func (d *doc) find(t *testing.T, method, path string) op {
+	t.Helper()
+	for _, o := range d.ops {
+		if o.method == method && o.path == path {
+			return o
+		}
+	}
+	t.Fatalf("%s %s is not documented", method, path)
+	return op{}
+}
+
+// TestOpenAPIMethodNotAllowed: a documented path called with another
+// method answers 405 with the path's methods in Allow, as the document says.
+func TestOpenAPIMethodNotAllowed(t *testing.T) {
+	srv, d := openAPIServer(t)
+	methods := map[string][]string{}
+	for _, o := range d.ops {
+		methods[o.path] = append(methods[o.path], o.method)
+		if _, ok := o.spec["responses"].(map[string]any)["405"]; !ok {
+			t.Errorf("%s %s: no 405 documented", o.method, o.path)
+		}
+	}
+	for path, ms := range methods {
+		sort.Strings(ms)
+		req, _ := http.NewRequest("DELETE", srv.URL+concrete(op{path: path}), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e server.Error
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		allow := strings.Split(resp.Header.Get("Allow"), ", ")
+		for _, m := range ms {
+			if !slices.Contains(allow, m) {
+				t.Errorf("DELETE %s: Allow %v lacks %s", path, allow, m)
+			}
+		}
+		if resp.StatusCode != http.StatusMethodNotAllowed || e.Code != server.CodeMethodNotAllowed {
+			t.Errorf("DELETE %s: %d %+v, want 405", path, resp.StatusCode, e)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/api/v1/no-such-thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown path: %d", resp.StatusCode)
+	}
+}
+
+// TestOpenAPIListsAreNeverNull: every list an answer holds is [] when
+// empty, as the document's required arrays say.
+func TestOpenAPIListsAreNeverNull(t *testing.T) {
+	srv, _ := openAPIServer(t)
+	if status, e := post(t, srv.URL+"/api/v1/namespaces/default/workflows", "POST", map[string]any{"workflow_id": "l", "workflow_type": "T"}); status != 200 {
+		t.Fatalf("start: %d %+v", status, e)
+	}
+	for _, tc := range []struct{ method, path, body, field string }{
+		{"GET", "/api/v1/definitions", "", "definitions"},
+		{"GET", "/api/v1/definitions?type=none", "", "definitions"},
+		{"GET", "/api/v1/nodes?all=false", "", "nodes"},
+		{"GET", "/api/v1/shards", "", "shards"},
+		{"GET", "/api/v1/namespaces", "", "namespaces"},
+		{"POST", "/api/v1/namespaces/default/workflow-search", `{"workflow_type": "none"}`, "runs"},
+		{"GET", "/api/v1/namespaces/default/workflows/l/history?from_event_id=1000", "", "events"},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]json.RawMessage
+		json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.HasPrefix(got[tc.field], []byte("[")) {
+			t.Errorf("%s %s: %d %s=%s, want a list", tc.method, tc.path, resp.StatusCode, tc.field, got[tc.field])
 		}
 	}
 }

@@ -11,9 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"net/url"
 	"reflect"
+	"regexp"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +27,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
 )
 
 // Options configure a handler.
@@ -131,7 +138,20 @@ func New(svc api.Service, opts Options) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	patterns := []string{"GET " + prefix + "/openapi.json", "GET /healthz", "GET /readyz"}
+	if opts.Registry != nil {
+		patterns = append(patterns, "GET /metrics")
+	}
+	for _, r := range h.routes() {
+		patterns = append(patterns, r.Method+" "+r.Path)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(patterns, r.URL.EscapedPath()); allow != nil {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, Error{Code: CodeMethodNotAllowed,
+				Message: fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+			return
+		}
 		writeJSON(w, http.StatusNotFound, Error{Code: CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -142,6 +162,44 @@ func New(svc api.Service, opts Options) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// CodeMethodNotAllowed is the error code of a 405: the path exists, the
+// method does not (the Allow header lists the path's methods).
+const CodeMethodNotAllowed = "method_not_allowed"
+
+// allowed returns the methods of the patterns ("METHOD /a/{b}") whose path
+// matches an escaped request path, with HEAD for GET as the mux serves it;
+// nil when none does.
+func allowed(patterns []string, path string) []string {
+	segs := strings.Split(path, "/")
+	var methods []string
+	for _, p := range patterns {
+		method, pat, _ := strings.Cut(p, " ")
+		psegs := strings.Split(pat, "/")
+		if len(psegs) != len(segs) {
+			continue
+		}
+		match := true
+		for i, ps := range psegs {
+			if strings.HasPrefix(ps, "{") && strings.HasSuffix(ps, "}") {
+				match = segs[i] != ""
+			} else {
+				match = ps == segs[i]
+			}
+			if !match {
+				break
+			}
+		}
+		if match && !slices.Contains(methods, method) {
+			methods = append(methods, method)
+			if method == http.MethodGet {
+				methods = append(methods, http.MethodHead)
+			}
+		}
+	}
+	sort.Strings(methods)
+	return methods
 }
 
 type handler struct {
@@ -167,10 +225,21 @@ type endpoint struct {
 	// noContent: the route may answer 204 (a long poll that got nothing).
 	noContent bool
 	// query are the query parameters it reads.
-	query []string
+	query []param
+	// fromPath are the body's fields (dotted JSON names) that the handler
+	// fills from the path: the document does not require them.
+	fromPath []string
+	// links lead from the route's answer to other routes.
+	links []link
+	// internal routes (calls between nodes) are not in the document.
+	internal bool
 }
 
-func (e endpoint) with(query ...string) endpoint { e.query = query; return e }
+func (e endpoint) with(query ...param) endpoint { e.query = query; return e }
+
+func (e endpoint) pathFields(fields ...string) endpoint { e.fromPath = fields; return e }
+
+func (e endpoint) linked(links ...link) endpoint { e.links = links; return e }
 
 // Paths under /api/v1.
 const prefix = "/api/v1"
@@ -178,64 +247,103 @@ const prefix = "/api/v1"
 // routes lists every endpoint.
 func (h *handler) routes() []Route {
 	wf := prefix + "/namespaces/{namespace}/workflows"
+	run := wf + "/{workflow_id}"
+	// runLinks lead from an answer naming a run to the calls about it.
+	runLinks := func(workflowID string) []link {
+		params := map[string]any{"path.namespace": "$request.path.namespace", "path.workflow_id": workflowID}
+		withRun := map[string]any{"query.run_id": "$response.body#/run_id"}
+		for k, v := range params {
+			withRun[k] = v
+		}
+		return []link{
+			{name: "describe", target: "GET " + run, desc: "the run started", params: withRun},
+			{name: "result", target: "GET " + run + "/result", desc: "the run's result", params: withRun},
+			{name: "history", target: "GET " + run + "/history", desc: "the run's history", params: withRun},
+			{name: "signal", target: "POST " + run + "/signals", desc: "a signal to the workflow", params: params},
+			{name: "cancel", target: "POST " + run + "/cancel", desc: "cancel the workflow", params: params},
+			{name: "terminate", target: "POST " + run + "/terminate", desc: "terminate the workflow", params: params},
+		}
+	}
+	token := func(names ...string) []link {
+		var out []link
+		for _, n := range names {
+			out = append(out, link{name: n[strings.LastIndex(n, "/")+1:], target: "POST " + prefix + n, desc: "the task handed out",
+				body: map[string]any{"token": "$response.body#/token"}})
+		}
+		return out
+	}
+	runID := idParam("run_id", "a run of the workflow (default: its current run)")
 	routes := []Route{
 		{"POST", wf, "Start a workflow", call(h, func(ctx context.Context, r *http.Request, req api.StartRequest) (api.StartResponse, error) {
 			req.Namespace = r.PathValue("namespace")
 			return h.svc.StartWorkflow(ctx, req)
-		})},
-		{"POST", wf + "/{workflow_id}/signals", "Signal a workflow", call(h, func(ctx context.Context, r *http.Request, req api.SignalRequest) (struct{}, error) {
+		}).pathFields("namespace").linked(runLinks("$request.body#/workflow_id")...)},
+		{"POST", run + "/signals", "Signal a workflow", call(h, func(ctx context.Context, r *http.Request, req api.SignalRequest) (struct{}, error) {
 			req.RunRef = ref(r, req.RunID)
 			return struct{}{}, h.svc.SignalWorkflow(ctx, req)
-		})},
-		{"POST", wf + "/{workflow_id}/signal-with-start", "Signal a workflow, starting it if it is not running", call(h, func(ctx context.Context, r *http.Request, req api.SignalWithStartRequest) (api.StartResponse, error) {
+		}).pathFields("namespace", "workflow_id")},
+		{"POST", run + "/signal-with-start", "Signal a workflow, starting it if it is not running", call(h, func(ctx context.Context, r *http.Request, req api.SignalWithStartRequest) (api.StartResponse, error) {
 			req.Start.Namespace, req.Start.WorkflowID = r.PathValue("namespace"), r.PathValue("workflow_id")
 			return h.svc.SignalWithStart(ctx, req)
-		})},
-		{"POST", wf + "/{workflow_id}/cancel", "Ask a run to cancel", call(h, func(ctx context.Context, r *http.Request, req api.CancelRequest) (struct{}, error) {
+		}).pathFields("start.namespace", "start.workflow_id").linked(runLinks("$request.path.workflow_id")...)},
+		{"POST", run + "/cancel", "Ask a run to cancel", call(h, func(ctx context.Context, r *http.Request, req api.CancelRequest) (struct{}, error) {
 			req.RunRef = ref(r, req.RunID)
 			return struct{}{}, h.svc.CancelWorkflow(ctx, req)
-		})},
-		{"POST", wf + "/{workflow_id}/terminate", "Terminate a run", call(h, func(ctx context.Context, r *http.Request, req api.TerminateRequest) (struct{}, error) {
+		}).pathFields("namespace", "workflow_id")},
+		{"POST", run + "/terminate", "Terminate a run", call(h, func(ctx context.Context, r *http.Request, req api.TerminateRequest) (struct{}, error) {
 			req.RunRef = ref(r, req.RunID)
 			return struct{}{}, h.svc.TerminateWorkflow(ctx, req)
-		})},
-		{"POST", wf + "/{workflow_id}/queries", "Query a run", call(h, func(ctx context.Context, r *http.Request, req api.QueryRequest) (QueryResult, error) {
+		}).pathFields("namespace", "workflow_id")},
+		{"POST", run + "/queries", "Query a run", call(h, func(ctx context.Context, r *http.Request, req api.QueryRequest) (QueryResult, error) {
 			req.RunRef = ref(r, req.RunID)
 			out, err := h.svc.QueryWorkflow(ctx, req)
 			return QueryResult{Result: out}, err
-		})},
-		{"GET", wf + "/{workflow_id}", "Describe a run", get(h, func(ctx context.Context, r *http.Request) (api.Description, error) {
+		}).pathFields("namespace", "workflow_id")},
+		{"GET", run, "Describe a run", get(h, func(ctx context.Context, r *http.Request) (api.Description, error) {
 			return h.svc.DescribeWorkflow(ctx, ref(r, r.URL.Query().Get("run_id")))
-		}).with("run_id")},
-		{"GET", wf + "/{workflow_id}/result", "Wait for a run's result (long poll: 204 when it has not closed within wait)",
-			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []string{"run_id", "follow_runs", "wait"}}},
-		{"GET", wf + "/{workflow_id}/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
+		}).with(runID)},
+		{"GET", run + "/result", "Wait for a run's result (long poll: 204 when it has not closed within wait)",
+			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []param{runID,
+				boolQuery("follow_runs", "follow continue-as-new to the last run"),
+				durationQuery("wait", "how long to wait (default and at most the server's poll wait)")}}},
+		{"GET", run + "/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
 			q := r.URL.Query()
-			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id")), Resolve: q.Get("resolve") == "true"}
+			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id"))}
 			var err error
-			if req.PageToken, err = pageToken(q.Get("page_token")); err != nil {
+			if req.PageToken, err = bytesParam(q, "page_token"); err != nil {
 				return api.HistoryPage{}, err
 			}
-			if req.FromEventID, err = intParam(q.Get("from_event_id"), "from_event_id"); err != nil {
+			if req.Resolve, err = boolParam(q, "resolve"); err != nil {
 				return api.HistoryPage{}, err
 			}
-			n, err := intParam(q.Get("page_size"), "page_size")
+			if req.FromEventID, err = intParam(q, "from_event_id", math.MaxInt64); err != nil {
+				return api.HistoryPage{}, err
+			}
+			n, err := intParam(q, "page_size", store.MaxPageSize)
 			req.PageSize = int(n)
 			if err != nil {
 				return api.HistoryPage{}, err
 			}
 			return h.svc.GetHistory(ctx, req)
-		}).with("run_id", "from_event_id", "page_size", "page_token", "resolve")},
+		}).with(runID, intQuery("from_event_id", 0, math.MaxInt64, "the first event wanted"),
+			intQuery("page_size", 0, store.MaxPageSize, "events per page, roughly (0: 1000)"),
+			bytesQuery("page_token", "next_page_token of the page before"),
+			boolQuery("resolve", "replace document references by the documents' bytes")).
+			linked(link{name: "next", target: "GET " + run + "/history", desc: "the next page",
+				params: map[string]any{"path.namespace": "$request.path.namespace", "path.workflow_id": "$request.path.workflow_id",
+					"query.run_id": "$request.query.run_id", "query.page_token": "$response.body#/next_page_token"}})},
 		{"POST", prefix + "/namespaces/{namespace}/workflow-search", "List runs matching a filter, in pages", call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (api.ListResponse, error) {
 			req.Namespace = r.PathValue("namespace")
 			return h.svc.ListWorkflows(ctx, req)
-		})},
+		}).pathFields("namespace").linked(link{name: "next", target: "POST " + prefix + "/namespaces/{namespace}/workflow-search", desc: "the next page",
+			params: map[string]any{"path.namespace": "$request.path.namespace"}, body: map[string]any{"page_token": "$response.body#/next_page_token"}})},
 		{"POST", prefix + "/namespaces/{namespace}/workflow-count", "Count runs matching a filter", call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (Count, error) {
 			req.Namespace = r.PathValue("namespace")
 			n, err := h.svc.CountWorkflows(ctx, req)
 			return Count{Count: n}, err
-		})},
-		{"POST", prefix + "/namespaces/{namespace}/workflow-tasks/poll", "Wait for a workflow task of a queue (204 when none came within wait)", poll(h, h.svc.PollWorkflowTask)},
+		}).pathFields("namespace")},
+		{"POST", prefix + "/namespaces/{namespace}/workflow-tasks/poll", "Wait for a workflow task of a queue (204 when none came within wait)",
+			poll(h, h.svc.PollWorkflowTask).linked(token("/workflow-tasks/complete", "/workflow-tasks/fail", "/queries/answer")...)},
 		{"POST", prefix + "/workflow-tasks/complete", "Complete a workflow task with its commands", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
 			return h.svc.CompleteWorkflowTask(ctx, req)
 		})},
@@ -245,7 +353,8 @@ func (h *handler) routes() []Route {
 		{"POST", prefix + "/queries/answer", "Answer a query task", call(h, func(ctx context.Context, _ *http.Request, req api.QueryAnswer) (struct{}, error) {
 			return struct{}{}, h.svc.AnswerQuery(ctx, req)
 		})},
-		{"POST", prefix + "/namespaces/{namespace}/step-tasks/poll", "Wait for a step task of a queue (204 when none came within wait)", poll(h, h.svc.PollStepTask)},
+		{"POST", prefix + "/namespaces/{namespace}/step-tasks/poll", "Wait for a step task of a queue (204 when none came within wait)",
+			poll(h, h.svc.PollStepTask).linked(token("/step-tasks/complete", "/step-tasks/fail", "/step-tasks/heartbeat")...)},
 		{"POST", prefix + "/step-tasks/complete", "Complete a step attempt", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteStepRequest) (struct{}, error) {
 			return struct{}{}, h.svc.CompleteStep(ctx, req)
 		})},
@@ -259,61 +368,73 @@ func (h *handler) routes() []Route {
 	if cl, ok := h.svc.(api.Cluster); ok {
 		routes = append(routes,
 			Route{"GET", prefix + "/nodes", "List live nodes (all known ones with all=true)", get(h, func(ctx context.Context, r *http.Request) (NodeList, error) {
-				nodes, err := cl.ListNodes(ctx, r.URL.Query().Get("all") == "true")
+				all, err := boolParam(r.URL.Query(), "all")
+				if err != nil {
+					return NodeList{}, err
+				}
+				nodes, err := cl.ListNodes(ctx, all)
 				return NodeList{Nodes: nodes}, err
-			}).with("all")},
+			}).with(boolQuery("all", "every known node, not only the live ones"))},
 			Route{"GET", prefix + "/shards", "List the shards: owner and range_id as the store records them, and whether this node serves each", get(h, func(ctx context.Context, _ *http.Request) (ShardList, error) {
 				shards, err := cl.ListShards(ctx)
 				return ShardList{Shards: shards}, err
 			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
 				return cl.PutDefinition(ctx, req)
-			})},
+			}).linked(link{name: "get", target: "GET " + prefix + "/definitions/{type}/{version}", desc: "the version stored",
+				params: map[string]any{"path.type": "$response.body#/type", "path.version": "$response.body#/version"}})},
 			Route{"GET", prefix + "/definitions", "List definitions (of one type with type=)", get(h, func(ctx context.Context, r *http.Request) (DefinitionList, error) {
 				all, err := cl.ListDefinitions(ctx, r.URL.Query().Get("type"))
 				return DefinitionList{Definitions: all}, err
-			}).with("type")},
+			}).with(stringParam("type", "only this type's versions"))},
 			Route{"GET", prefix + "/definitions/{type}/{version}", "Get a definition's version (latest for 0 or latest)", get(h, func(ctx context.Context, r *http.Request) (api.Definition, error) {
 				v := r.PathValue("version")
 				if v == "latest" {
 					v = "0"
 				}
 				n, err := strconv.ParseInt(v, 10, 32)
-				if err != nil || n < 0 {
-					return api.Definition{}, api.InvalidArgument("version", "want a version number or latest, got %q", r.PathValue("version"))
+				if err != nil || !digits.MatchString(v) {
+					return api.Definition{}, api.InvalidArgument("version", "want a version number (0 to %d) or latest, got %q", math.MaxInt32, r.PathValue("version"))
 				}
 				return cl.GetDefinition(ctx, r.PathValue("type"), int32(n))
 			})},
 		)
 	}
 	if pe, ok := h.svc.(api.Peering); ok {
-		routes = append(routes, Route{"POST", prefix + "/peer/{op}", "A call between the nodes of a cluster (forwarded polls, child starts, parent notices, tasks handed back)",
-			call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
-				// A forwarded poll is a long poll: it ends when the server drains.
-				ctx, cancel := h.longPoll(ctx, 5*time.Minute)
-				defer cancel()
-				return pe.PeerCall(ctx, r.PathValue("op"), req)
-			})})
+		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
+			// A forwarded poll is a long poll: it ends when the server drains.
+			ctx, cancel := h.longPoll(ctx, 5*time.Minute)
+			defer cancel()
+			return pe.PeerCall(ctx, r.PathValue("op"), req)
+		})
+		peer.internal = true
+		routes = append(routes, Route{"POST", prefix + "/peer/{op}", "A call between the nodes of a cluster (forwarded polls, child starts, parent notices, tasks handed back)", peer})
 	}
 	ns, ok := h.svc.(api.Namespaces)
 	if !ok {
 		return routes
 	}
+	nsLinks := []link{
+		{name: "describe", target: "GET " + prefix + "/namespaces/{namespace}", desc: "the namespace", params: map[string]any{"path.namespace": "$response.body#/name"}},
+		{name: "update", target: "PUT " + prefix + "/namespaces/{namespace}", desc: "update the namespace", params: map[string]any{"path.namespace": "$response.body#/name"},
+			body: map[string]any{"version": "$response.body#/version"}},
+		{name: "start", target: "POST " + wf, desc: "start a workflow in the namespace", params: map[string]any{"path.namespace": "$response.body#/name"}},
+	}
 	return append(routes,
 		Route{"POST", prefix + "/namespaces", "Create a namespace", call(h, func(ctx context.Context, _ *http.Request, req api.Namespace) (api.Namespace, error) {
 			return ns.CreateNamespace(ctx, req)
-		})},
+		}).linked(nsLinks...)},
 		Route{"GET", prefix + "/namespaces", "List namespaces", get(h, func(ctx context.Context, _ *http.Request) (NamespaceList, error) {
 			all, err := ns.ListNamespaces(ctx)
 			return NamespaceList{Namespaces: all}, err
 		})},
 		Route{"GET", prefix + "/namespaces/{namespace}", "Describe a namespace", get(h, func(ctx context.Context, r *http.Request) (api.Namespace, error) {
 			return ns.DescribeNamespace(ctx, r.PathValue("namespace"))
-		})},
+		}).linked(nsLinks[1:]...)},
 		Route{"PUT", prefix + "/namespaces/{namespace}", "Update a namespace (carry the version you read)", call(h, func(ctx context.Context, r *http.Request, req api.Namespace) (api.Namespace, error) {
 			req.Name = r.PathValue("namespace")
 			return ns.UpdateNamespace(ctx, req)
-		})},
+		}).pathFields("name").linked(nsLinks[0], nsLinks[2])},
 	)
 }
 
@@ -351,23 +472,44 @@ func ref(r *http.Request, runID string) api.RunRef {
 	return api.RunRef{Namespace: r.PathValue("namespace"), WorkflowID: r.PathValue("workflow_id"), RunID: runID}
 }
 
-func intParam(v, name string) (int64, error) {
-	if v == "" {
+// digits is an unsigned decimal number, as integer query parameters take.
+var digits = regexp.MustCompile(`^[0-9]+$`)
+
+// intParam reads an integer query parameter of 0 to max (absent: 0).
+func intParam(q url.Values, name string, max int64) (int64, error) {
+	if !q.Has(name) {
 		return 0, nil
 	}
+	v := q.Get(name)
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, api.InvalidArgument(name, "want a non-negative integer, got %q", v)
+	if err != nil || !digits.MatchString(v) || n > max {
+		return 0, api.InvalidArgument(name, "want an integer of 0 to %d, got %q", max, v)
 	}
 	return n, nil
 }
 
-// pageToken decodes a page_token query parameter: the next_page_token of
-// the previous page as its JSON gave it (standard base64, padded).
-func pageToken(v string) ([]byte, error) {
+// boolParam reads a boolean query parameter: true or false (absent: false).
+func boolParam(q url.Values, name string) (bool, error) {
+	switch v := q.Get(name); {
+	case !q.Has(name) || v == "false":
+		return false, nil
+	case v == "true":
+		return true, nil
+	default:
+		return false, api.InvalidArgument(name, "want true or false, got %q", v)
+	}
+}
+
+// bytesParam reads a base64 query parameter (absent: nil), as the JSON
+// bodies carry bytes, so that a page token goes back as it came.
+func bytesParam(q url.Values, name string) ([]byte, error) {
+	v := q.Get(name)
+	if v == "" {
+		return nil, nil
+	}
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil {
-		return nil, api.InvalidArgument("page_token", "want the next_page_token of the previous page (base64): %v", err)
+		return nil, api.InvalidArgument(name, "want base64: %v", err)
 	}
 	return b, nil
 }
@@ -437,20 +579,36 @@ func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error
 func (h *handler) result(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	wait := h.opts.PollWait
-	if v := q.Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
+	if q.Has("wait") {
+		v := q.Get("wait")
+		if !durationRE.MatchString(v) {
 			writeError(w, api.InvalidArgument("wait", "want a duration such as 30s, got %q", v))
 			return
 		}
-		wait = min(d, h.opts.PollWait)
+		// What the pattern admits parses, or overflows: longer than the most.
+		if d, err := time.ParseDuration(v); err == nil {
+			wait = min(d, h.opts.PollWait)
+		}
+	}
+	follow, err := boolParam(q, "follow_runs")
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	ctx, cancel := h.longPoll(r.Context(), wait)
 	defer cancel()
-	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: q.Get("follow_runs") == "true"})
-	switch {
-	case err != nil && ctx.Err() != nil && r.Context().Err() == nil:
+	res, err := h.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref(r, q.Get("run_id")), FollowRuns: follow})
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		// The wait ran out, perhaps before the run was even looked up (wait=0):
+		// a run that does not exist is an error, one that runs is 204.
+		if _, err := h.svc.DescribeWorkflow(r.Context(), ref(r, q.Get("run_id"))); err != nil {
+			writeError(w, err)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	switch {
 	case err != nil:
 		writeError(w, err)
 	default:

@@ -211,8 +211,10 @@ func TestBadRequests(t *testing.T) {
 		{"GET", "/api/v1/namespaces/default/workflows/missing", ``, 404, server.CodeNotFound},
 		{"GET", "/api/v1/namespaces/default/workflows/missing/history?page_size=-1", ``, 400, server.CodeInvalidArgument},
 		{"GET", "/api/v1/namespaces/default/workflows/missing/result?wait=soon", ``, 400, server.CodeInvalidArgument},
-		{"POST", "/api/v1/workflow-tasks/complete", `{"token": "bm9wZQ=="}`, 400, server.CodeInvalidArgument},
-		{"POST", "/api/v1/step-tasks/complete", `{"token": "e30="}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/workflow-tasks/complete", `{"token": "bm9wZQ=="}`, 404, server.CodeTaskNotFound}, // a token not handed out names no task
+		{"POST", "/api/v1/step-tasks/complete", `{"token": "e30="}`, 404, server.CodeTaskNotFound},
+		{"POST", "/api/v1/step-tasks/complete", `{}`, 400, server.CodeInvalidArgument},
+		{"POST", "/api/v1/namespaces/default/workflow-tasks/poll", `null`, 400, server.CodeInvalidArgument},
 		{"POST", "/api/v1/step-tasks/complete", `{"token": "` + base64.StdEncoding.EncodeToString([]byte(`{"run":{"ns":"default","wf":"w","run":"r"},"seq":1,"attempt":1}`)) + `"}`, 404, server.CodeTaskNotFound},
 		{"GET", "/api/v1/nothing-here", ``, 404, server.CodeNotFound},
 	} {

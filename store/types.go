@@ -269,7 +269,7 @@ type RetryPolicy struct {
 	BackoffCoefficient float64       `json:"backoff_coefficient,omitempty"`
 	MaximumInterval    time.Duration `json:"maximum_interval,omitempty"`
 	// MaximumAttempts bounds the attempts; 0 means unlimited, 1 no retry.
-	MaximumAttempts int32 `json:"maximum_attempts,omitempty"`
+	MaximumAttempts int32 `json:"maximum_attempts,omitempty" minimum:"0"`
 	// NonRetryableTypes are failure types (api.Failure.Type) never retried.
 	NonRetryableTypes []string `json:"non_retryable_types,omitempty" max:"64" maxvalue:"1000"`
 }

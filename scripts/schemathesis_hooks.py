@@ -1,0 +1,43 @@
+# scripts/schemathesis_hooks.py — Schemathesis hooks for scripts/schemathesis.sh.
+#
+# A page token is opaque: only one the server handed out names a page, and
+# any other is refused (400 invalid_argument). A token Schemathesis makes up
+# is schema-valid (base64 bytes) but names no page, so in positive cases a
+# made-up token is dropped (the first page is read) and only tokens the
+# server returned are sent back; negative cases are left as generated.
+import schemathesis
+
+ISSUED = set()
+
+
+def _mode_is_positive(case):
+    meta = getattr(case, "meta", None)
+    return meta is not None and meta.generation.mode.is_positive
+
+
+def _made_up(token):
+    # A token is a base64 string, or (as encoding/json also takes bytes) an array of byte values.
+    if isinstance(token, list):
+        return len(token) > 0
+    return isinstance(token, str) and token != "" and token not in ISSUED
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    try:
+        body = response.json()
+    except Exception:
+        return
+    if isinstance(body, dict) and isinstance(body.get("next_page_token"), str):
+        ISSUED.add(body["next_page_token"])
+
+
+@schemathesis.hook
+def map_case(context, case):
+    if not _mode_is_positive(case):
+        return case
+    if isinstance(case.body, dict) and _made_up(case.body.get("page_token")):
+        case.body["page_token"] = None
+    if case.query and _made_up(case.query.get("page_token")):
+        del case.query["page_token"]
+    return case
