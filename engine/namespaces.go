@@ -19,8 +19,8 @@ func validNamespace(n api.Namespace) error {
 	if strings.HasPrefix(n.Name, "strand-") {
 		return api.InvalidArgument("name", "names starting with strand- are reserved")
 	}
-	if n.Retention < 0 {
-		return api.InvalidArgument("retention", "negative")
+	if n.Retention < 0 || n.Retention > 0 && n.Retention < store.MinRetention {
+		return api.InvalidArgument("retention", "%s: want at least %s (or 0 for the default)", n.Retention, store.MinRetention)
 	}
 	if strings.IndexByte(n.Name, 0) >= 0 {
 		return api.InvalidArgument("name", "contains NUL") // as no id may

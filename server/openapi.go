@@ -31,6 +31,7 @@ import (
 //	                  for a map or a slice
 //	pattern:"RE"      a string's regular expression
 //	keys:"nonempty"   a map's keys are not empty
+//	zero:"default"    with minimum: 0 is taken too (it means the default)
 //
 // An integer's range is its Go type's unless a tag narrows it; a
 // time.Duration is an integer of nanoseconds, never negative. In a request
@@ -476,6 +477,9 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	}
 	for k, v := range constraints {
 		s[k] = v
+	}
+	if _, ok := constraints["minimum"]; ok && f.Tag.Get("zero") == "default" {
+		s = map[string]any{"anyOf": []any{map[string]any{"type": "integer", "enum": []any{0}}, s}}
 	}
 	if d == in && !required && f.Type != statusType {
 		s = orNull(s)

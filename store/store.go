@@ -232,8 +232,9 @@ type TaskPage struct {
 type Namespace struct {
 	Name        string `json:"name" max:"255" required:"true" pattern:"^(?!strand-)[^\\x00]*$"`
 	Description string `json:"description,omitempty" max:"4096"`
-	// Retention is how long closed runs are kept.
-	Retention time.Duration     `json:"retention,omitempty"`
+	// Retention is how long closed runs are kept: at least MinRetention;
+	// zero means the engine's default.
+	Retention time.Duration     `json:"retention,omitempty" minimum:"60000000000" zero:"default"`
 	Data      map[string]string `json:"data,omitempty" max:"64" maxkey:"128" maxvalue:"4096"`
 	// Version guards updates: an update must carry the version it read.
 	Version   int64     `json:"version,omitempty"`
@@ -325,3 +326,8 @@ func DefaultLimits() Limits {
 
 // MaxPageSize bounds every PageSize.
 const MaxPageSize = 10000
+
+// MinRetention is the shortest retention a namespace may have: a run
+// deleted sooner than that could vanish between a caller's start and its
+// first look at the run (or its result).
+const MinRetention = time.Minute

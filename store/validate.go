@@ -306,8 +306,8 @@ func (n Namespace) Validate() error {
 	if err := CheckLimits(&n); err != nil {
 		return err
 	}
-	if n.Retention < 0 {
-		return invalid("retention", "negative")
+	if n.Retention < 0 || n.Retention > 0 && n.Retention < MinRetention {
+		return invalid("retention", "%s: want at least %s (or 0 for the default)", n.Retention, MinRetention)
 	}
 	return nil
 }

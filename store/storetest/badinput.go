@@ -191,6 +191,10 @@ func testBadInput(t *testing.T, s *suite) {
 			_, err := s.st.CreateNamespace(s.ctx, store.Namespace{Name: "x", Retention: -time.Second})
 			return err
 		}, store.ErrInvalidArgument},
+		{"namespace retention under a minute", func() error {
+			_, err := s.st.CreateNamespace(s.ctx, store.Namespace{Name: "x", Retention: 4})
+			return err
+		}, store.ErrInvalidArgument},
 		{"node without id", func() error { return s.st.UpsertNode(s.ctx, store.Node{ExpiresAt: time.Now()}) }, store.ErrInvalidArgument},
 		{"definition without body", func() error {
 			_, err := s.st.PutDefinition(s.ctx, store.Definition{Type: "x"})
