@@ -6,6 +6,7 @@
 # waits answer 204 quickly), and runs Schemathesis against its OpenAPI
 # document (/api/v1/openapi.json) with every check and every phase
 # (examples, coverage, fuzzing, stateful). Exits non-zero on any failure.
+# No worker polls, so queries fail fast (--query-poller-window).
 #
 # Schemathesis $VERSION comes from PyPI into a venv, made on first use:
 # $STRAND_SCHEMATHESIS_DIR (default ~/.cache/strand/schemathesis-VERSION; as
@@ -61,7 +62,9 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$WORK/strand" ./cmd/strand
+# No worker runs: a query fails at once (409 no_worker) instead of waiting.
 "$WORK/strand" server --store "sqlite://$WORK/strand.db" --listen 127.0.0.1:0 --poll-wait 200ms --drain 1s \
+	--query-poller-window 100ms --query-timeout 5s \
 	>"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 URL=
