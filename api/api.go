@@ -240,7 +240,7 @@ type ListRequest struct {
 	BusinessKey   string            `json:"business_key,omitempty" max:"1000"`
 	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
 	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
-	PageToken     []byte            `json:"page_token,omitempty" max:"16384"`
+	PageToken     []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
 }
 
 // ListResponse is a page of runs.
@@ -254,7 +254,7 @@ type HistoryRequest struct {
 	RunRef
 	FromEventID int64  `json:"from_event_id,omitempty"`
 	PageSize    int    `json:"page_size,omitempty"` // events, roughly; 0 means 1000
-	PageToken   []byte `json:"page_token,omitempty" max:"16384"`
+	PageToken   []byte `json:"page_token,omitempty" max:"16384" token:"true"`
 	// Resolve replaces document references by the documents' bytes.
 	Resolve bool `json:"resolve,omitempty"`
 }
@@ -401,7 +401,7 @@ type ChildOptions struct {
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.
 type CompleteWorkflowTaskRequest struct {
-	Token    []byte    `json:"token" max:"16384" required:"true"`
+	Token    []byte    `json:"token" max:"16384" token:"true" required:"true"`
 	Commands []Command `json:"commands" max:"100000"`
 	Identity string    `json:"identity,omitempty" max:"256"`
 }
@@ -418,14 +418,14 @@ type CompleteWorkflowTaskResponse struct {
 // complete (non-determinism, a panic). The run waits and the task is
 // retried later; the run itself does not fail.
 type FailWorkflowTaskRequest struct {
-	Token    []byte   `json:"token" max:"16384" required:"true"`
+	Token    []byte   `json:"token" max:"16384" token:"true" required:"true"`
 	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // QueryAnswer answers a query task.
 type QueryAnswer struct {
-	Token   []byte   `json:"token" max:"16384" required:"true"`
+	Token   []byte   `json:"token" max:"16384" token:"true" required:"true"`
 	Result  []byte   `json:"result,omitempty" max:"16777216"`
 	Failure *Failure `json:"failure,omitempty"`
 }
@@ -454,21 +454,21 @@ type StepTask struct {
 
 // CompleteStepRequest returns a step's result.
 type CompleteStepRequest struct {
-	Token    []byte `json:"token" max:"16384" required:"true"`
+	Token    []byte `json:"token" max:"16384" token:"true" required:"true"`
 	Result   []byte `json:"result,omitempty" max:"16777216"`
 	Identity string `json:"identity,omitempty" max:"256"`
 }
 
 // FailStepRequest reports a failed attempt; the engine retries it by policy.
 type FailStepRequest struct {
-	Token    []byte   `json:"token" max:"16384" required:"true"`
+	Token    []byte   `json:"token" max:"16384" token:"true" required:"true"`
 	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty" max:"256"`
 }
 
 // HeartbeatRequest records a running step's progress.
 type HeartbeatRequest struct {
-	Token   []byte `json:"token" max:"16384" required:"true"`
+	Token   []byte `json:"token" max:"16384" token:"true" required:"true"`
 	Details []byte `json:"details,omitempty" max:"16777216"`
 }
 

@@ -15,7 +15,9 @@ import (
 // states (maxLength, maxItems, maxProperties):
 //
 //   - max:"N" on a string or a []byte: at most N bytes (of the value, not
-//     of its JSON or base64 form). A []byte above it is ErrPayloadTooLarge,
+//     of its JSON or base64 form). A []byte above it is ErrPayloadTooLarge
+//     (ErrInvalidArgument for one tagged token:"true", a token the server
+//     made),
 //     a string ErrInvalidArgument.
 //   - max:"N" on a slice or a map: at most N entries (ErrInvalidArgument).
 //   - maxkey:"N" on a map: each key at most N bytes.
@@ -78,7 +80,11 @@ type fieldPlan struct {
 	index                 int
 	name                  string // JSON name; empty for an embedded struct
 	max, maxKey, maxValue int
-	sub                   *structPlan // the plan of the struct it holds
+	// token: a []byte the server made (a task or page token); one longer
+	// than max is not one of them, so it is ErrInvalidArgument, not
+	// ErrPayloadTooLarge.
+	token bool
+	sub   *structPlan // the plan of the struct it holds
 }
 
 var (
@@ -161,7 +167,8 @@ func build(t reflect.Type, building map[reflect.Type]*structPlan) *structPlan {
 		if name == "" && !f.Anonymous {
 			name = f.Name
 		}
-		fp := fieldPlan{index: i, name: name, max: tagInt(f, "max"), maxKey: tagInt(f, "maxkey"), maxValue: tagInt(f, "maxvalue")}
+		fp := fieldPlan{index: i, name: name, max: tagInt(f, "max"), maxKey: tagInt(f, "maxkey"), maxValue: tagInt(f, "maxvalue"),
+			token: f.Tag.Get("token") == "true"}
 		if inner := structOf(f.Type); inner != nil {
 			fp.sub = build(inner, building)
 		}
@@ -250,7 +257,11 @@ func (f *fieldPlan) check(v reflect.Value) error {
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			if f.max > 0 && v.Len() > f.max {
+			switch {
+			case f.max <= 0 || v.Len() <= f.max:
+			case f.token:
+				return invalid("", "%d bytes, longer than any token the server makes (%d)", v.Len(), f.max)
+			default:
 				return tooLarge("", v.Len(), f.max)
 			}
 			return nil
