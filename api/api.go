@@ -89,21 +89,21 @@ const (
 
 // StartRequest starts a workflow run.
 type StartRequest struct {
-	Namespace    string `json:"namespace,omitempty" max:"255"`
-	WorkflowID   string `json:"workflow_id" max:"1000" required:"true" id:"true"`
-	WorkflowType string `json:"workflow_type" max:"1000" required:"true"`
+	Namespace    string `json:"namespace,omitempty" max:"63"`
+	WorkflowID   string `json:"workflow_id" max:"250" required:"true" id:"true"`
+	WorkflowType string `json:"workflow_type" max:"250" required:"true"`
 	Input        []byte `json:"input,omitempty" max:"16777216"`
 	Queue        string `json:"queue,omitempty" max:"1000"`
 	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	// RequestID makes a retried start idempotent: the same id returns the
 	// run it started.
-	RequestID   string            `json:"request_id,omitempty" max:"1000" id:"true"`
+	RequestID   string            `json:"request_id,omitempty" max:"250" id:"true"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
-	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
+	BusinessKey string            `json:"business_key,omitempty" max:"250"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty"`
 	Identity    string            `json:"identity,omitempty" max:"256"`
 }
 
@@ -116,9 +116,9 @@ type StartResponse struct {
 
 // RunRef names a run; an empty RunID means the workflow id's current run.
 type RunRef struct {
-	Namespace  string `json:"namespace,omitempty" max:"255"`
-	WorkflowID string `json:"workflow_id" max:"1000" id:"true"`
-	RunID      string `json:"run_id,omitempty" max:"1000" id:"true"`
+	Namespace  string `json:"namespace,omitempty" max:"63"`
+	WorkflowID string `json:"workflow_id" max:"250" id:"true"`
+	RunID      string `json:"run_id,omitempty" max:"250" id:"true"`
 }
 
 // SignalRequest sends a signal to a run.
@@ -126,7 +126,7 @@ type SignalRequest struct {
 	RunRef
 	Name      string `json:"name" max:"1000" required:"true"`
 	Input     []byte `json:"input,omitempty" max:"16777216"`
-	RequestID string `json:"request_id,omitempty" max:"1000" id:"true"`
+	RequestID string `json:"request_id,omitempty" max:"250" id:"true"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
@@ -141,7 +141,7 @@ type SignalWithStartRequest struct {
 type CancelRequest struct {
 	RunRef
 	Reason    string `json:"reason,omitempty" max:"32768"`
-	RequestID string `json:"request_id,omitempty" max:"1000" id:"true"`
+	RequestID string `json:"request_id,omitempty" max:"250" id:"true"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
@@ -152,7 +152,7 @@ type TerminateRequest struct {
 	// RequestID makes a retried terminate idempotent: one that landed
 	// already answers success for 24 hours, even though the run is closed
 	// now (without one, a second terminate answers ErrRunClosed).
-	RequestID string `json:"request_id,omitempty" max:"1000"`
+	RequestID string `json:"request_id,omitempty" max:"250"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
@@ -231,14 +231,14 @@ type PendingChild struct {
 
 // ListRequest filters runs.
 type ListRequest struct {
-	Namespace     string            `json:"namespace,omitempty" max:"255"`
-	WorkflowID    string            `json:"workflow_id,omitempty" max:"1000"`
-	WorkflowType  string            `json:"workflow_type,omitempty" max:"1000"`
+	Namespace     string            `json:"namespace,omitempty" max:"63"`
+	WorkflowID    string            `json:"workflow_id,omitempty" max:"250"`
+	WorkflowType  string            `json:"workflow_type,omitempty" max:"250"`
 	Statuses      []store.RunStatus `json:"statuses,omitempty" max:"7"`
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
-	BusinessKey   string            `json:"business_key,omitempty" max:"1000"`
-	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
+	BusinessKey   string            `json:"business_key,omitempty" max:"250"`
+	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty"`
 	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
 	PageToken     []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
 }
@@ -267,7 +267,7 @@ type HistoryPage struct {
 
 // PollRequest asks for a task of a queue.
 type PollRequest struct {
-	Namespace string `json:"namespace,omitempty" max:"255"`
+	Namespace string `json:"namespace,omitempty" max:"63"`
 	Queue     string `json:"queue,omitempty" max:"1000"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
@@ -387,16 +387,16 @@ const (
 
 // ChildOptions describe a child workflow (or a continued-as-new run).
 type ChildOptions struct {
-	Namespace   string            `json:"namespace,omitempty" max:"255"`
-	WorkflowID  string            `json:"workflow_id,omitempty" max:"1000" id:"true"`
+	Namespace   string            `json:"namespace,omitempty" max:"63"`
+	WorkflowID  string            `json:"workflow_id,omitempty" max:"250" id:"true"`
 	Queue       string            `json:"queue,omitempty" max:"1000"`
 	Priority    int8              `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
-	BusinessKey string            `json:"business_key,omitempty" max:"1000"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"128" maxvalue:"4096" keys:"nonempty"`
+	BusinessKey string            `json:"business_key,omitempty" max:"250"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty"`
 }
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.

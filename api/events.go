@@ -116,9 +116,9 @@ type TimerAttrs struct {
 
 // Target names another workflow a command acts on.
 type Target struct {
-	Namespace  string `json:"namespace,omitempty" max:"255"`
-	WorkflowID string `json:"workflow_id" max:"1000"`
-	RunID      string `json:"run_id,omitempty" max:"1000"`
+	Namespace  string `json:"namespace,omitempty" max:"63"`
+	WorkflowID string `json:"workflow_id" max:"250"`
+	RunID      string `json:"run_id,omitempty" max:"250"`
 }
 
 // ChildAttrs describe a child workflow.

@@ -24,7 +24,7 @@ import (
 //
 //	required:"true"   the field must be present, non-null and non-empty
 //	                  (the engine refuses it otherwise)
-//	id:"true"         an id: at most store.MaxIDLength bytes, no NUL
+//	id:"true"         an id: at most store.MaxIDChars characters, no NUL
 //	minimum:"N"       a number's lowest value
 //	maximum:"N"       a number's highest value
 //	max:"N"           a limit in bytes for a string or []byte, in entries
@@ -169,7 +169,7 @@ const noNUL = `^[^\x00]*$`
 
 // idSchema is the schema of a workflow or run id.
 func idSchema() map[string]any {
-	return map[string]any{"type": "string", "minLength": 1, "maxLength": store.MaxIDLength, "pattern": noNUL}
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": store.MaxIDChars, "pattern": noNUL}
 }
 
 // param is a query parameter and its schema.
@@ -428,7 +428,7 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	kind := f.Type.Kind()
 	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8
 	if f.Tag.Get("id") == "true" {
-		constraints["maxLength"], constraints["pattern"] = store.MaxIDLength, noNUL
+		constraints["maxLength"], constraints["pattern"] = store.MaxIDChars, noNUL
 	}
 	if d == in && f.Tag.Get("required") == "true" {
 		switch {

@@ -8,28 +8,45 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Field size limits of the API's requests. They are written on the request
 // types as struct tags that CheckLimits enforces and the OpenAPI document
 // states (maxLength, maxItems, maxProperties):
 //
-//   - max:"N" on a string or a []byte: at most N bytes (of the value, not
-//     of its JSON or base64 form). A []byte above it is ErrPayloadTooLarge
-//     (ErrInvalidArgument for one tagged token:"true", a token the server
-//     made),
-//     a string ErrInvalidArgument.
+//   - max:"N" on a string: at most N characters (Unicode code points, as
+//     JSON Schema's maxLength counts them), ErrInvalidArgument above it.
+//   - max:"N" on a []byte: at most N bytes (of the value, not of its base64
+//     form), ErrPayloadTooLarge above it (ErrInvalidArgument for one tagged
+//     token:"true", a token the server made).
 //   - max:"N" on a slice or a map: at most N entries (ErrInvalidArgument).
-//   - maxkey:"N" on a map: each key at most N bytes.
-//   - maxvalue:"N" on a map or a slice: each value or element (a string or a
-//     []byte) at most N bytes.
+//   - maxkey:"N" on a map: each key at most N characters.
+//   - maxvalue:"N" on a map or a slice: each value or element at most N
+//     characters (a string) or bytes (a []byte).
+//
+// A limit on characters is also one on bytes: a character is at most 4
+// bytes of UTF-8. What the stores index (ids, a run's type and business
+// key, search attributes) is limited so that 4 bytes a character stays
+// within their index keys: PostgreSQL refuses a btree entry over about
+// 2.7 kB.
 //
 // Struct fields (direct, through pointers, in slices and map values) are
 // checked by their own tags; the error's field is the path of JSON names,
 // such as commands[2].step.queue or attributes[region].
 const (
-	// MaxNameLength bounds names, types and queues, as MaxIDLength bounds ids.
-	MaxNameLength = MaxIDLength
+	// MaxIDChars bounds an id (workflow, run, request) at the API: 250
+	// characters are at most MaxIDLength bytes.
+	MaxIDChars = MaxIDLength / 4
+	// MaxNamespaceChars bounds a namespace's name at the API (at most 252
+	// bytes; the store takes 255).
+	MaxNamespaceChars = 63
+	// MaxIndexedChars bounds what visibility indexes besides ids: a run's
+	// workflow type and business key.
+	MaxIndexedChars = MaxIDChars
+	// MaxNameLength bounds names that are not indexed: queues, step,
+	// signal and query names, failure types.
+	MaxNameLength = 1000
 	// MaxIdentity bounds a caller's identity (a worker's, a client's).
 	MaxIdentity = 256
 	// MaxDescription bounds a namespace's description.
@@ -38,10 +55,11 @@ const (
 	// message.
 	MaxReason = 32 << 10
 	// MaxAttributes bounds a run's search attributes; MaxAttributeKey and
-	// MaxAttributeValue each of them.
+	// MaxAttributeValue each of them, in characters (the SQL stores index
+	// namespace, key and value together).
 	MaxAttributes     = 64
-	MaxAttributeKey   = 128
-	MaxAttributeValue = 4096
+	MaxAttributeKey   = 32
+	MaxAttributeValue = 500
 	// MaxMemo bounds a run's memo entries (and a namespace's data entries).
 	MaxMemo = 64
 	// MaxTokenLength bounds a task token or a page token as a request
@@ -239,6 +257,15 @@ func under(err error, seg string) error {
 	return ia
 }
 
+// chars counts the characters of string v when a limit applies to it
+// (limit > 0) and it may pass it (0 otherwise, which passes every limit).
+func chars(v reflect.Value, limit int) int {
+	if limit <= 0 || v.Len() <= limit {
+		return 0 // no limit, or fewer bytes than the limit: fewer characters too
+	}
+	return utf8.RuneCountInString(v.String())
+}
+
 // key is a map key as an error's field shows it.
 func key(k reflect.Value) string {
 	s := fmt.Sprint(k.Interface())
@@ -252,8 +279,8 @@ func key(k reflect.Value) string {
 func (f *fieldPlan) check(v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.String:
-		if f.max > 0 && v.Len() > f.max {
-			return invalid("", "%d bytes; at most %d", v.Len(), f.max)
+		if n := chars(v, f.max); n > f.max {
+			return invalid("", "%d characters; at most %d", n, f.max)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
@@ -287,8 +314,10 @@ func (f *fieldPlan) check(v reflect.Value) error {
 		it := v.MapRange()
 		for it.Next() {
 			k := it.Key()
-			if f.maxKey > 0 && k.Kind() == reflect.String && k.Len() > f.maxKey {
-				return invalid(key(k), "key of %d bytes; at most %d", k.Len(), f.maxKey)
+			if k.Kind() == reflect.String {
+				if n := chars(k, f.maxKey); n > f.maxKey {
+					return invalid(key(k), "key of %d characters; at most %d", n, f.maxKey)
+				}
 			}
 			if err := f.value(it.Value()); err != nil {
 				return under(err, key(k))
@@ -305,8 +334,8 @@ func (f *fieldPlan) check(v reflect.Value) error {
 func (f *fieldPlan) value(v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.String:
-		if f.maxValue > 0 && v.Len() > f.maxValue {
-			return invalid("", "%d bytes; at most %d", v.Len(), f.maxValue)
+		if n := chars(v, f.maxValue); n > f.maxValue {
+			return invalid("", "%d characters; at most %d", n, f.maxValue)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 && f.maxValue > 0 && v.Len() > f.maxValue {

@@ -56,3 +56,22 @@ func TestCheckLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLimitsCountsCharacters: a string's limit counts characters, as
+// JSON Schema's maxLength does, so a string of 4-byte characters within it
+// passes (and is at most 4 bytes a character), and one beyond it does not.
+func TestCheckLimitsCountsCharacters(t *testing.T) {
+	wide := "𝕋" // 4 bytes of UTF-8
+	if err := store.CheckLimits(limitsOuter{limitsEmbedded: limitsEmbedded{strings.Repeat(wide, 2)}, Tags: map[string]string{wide + wide: wide + wide}}); err != nil {
+		t.Errorf("2 characters of 4 bytes under a limit of 2: %v", err)
+	}
+	for _, v := range []limitsOuter{
+		{limitsEmbedded: limitsEmbedded{strings.Repeat(wide, 3)}},
+		{Tags: map[string]string{strings.Repeat(wide, 3): ""}},
+		{Tags: map[string]string{"k": strings.Repeat(wide, 3)}},
+	} {
+		if err := store.CheckLimits(v); !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("3 characters under a limit of 2: %v", err)
+		}
+	}
+}

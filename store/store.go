@@ -230,7 +230,7 @@ type TaskPage struct {
 
 // Namespace isolates workflows and carries their retention.
 type Namespace struct {
-	Name        string `json:"name" max:"255" required:"true" pattern:"^(?!strand-)[^\\x00]*$"`
+	Name        string `json:"name" max:"63" required:"true" pattern:"^(?!strand-)[^\\x00]*$"`
 	Description string `json:"description,omitempty" max:"4096"`
 	// Retention is how long closed runs are kept: at least MinRetention;
 	// zero means the engine's default.
@@ -256,7 +256,7 @@ type Node struct {
 
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
-	Type       string    `json:"type" max:"1000" required:"true"`
+	Type       string    `json:"type" max:"250" required:"true"`
 	Version    int32     `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
 	SHA1       string    `json:"sha1,omitempty" max:"64"`
 	Body       []byte    `json:"body" max:"16777216" required:"true"`

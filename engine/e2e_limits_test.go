@@ -1,0 +1,69 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// TestLargestRequestsFitTheStores starts a run whose every indexed field is
+// as long as the API allows, in 4-byte characters (the most bytes a
+// character takes), then lists it by its attributes and business key: every
+// backend stores and indexes it (PostgreSQL refuses a btree entry over about
+// 2.7 kB, which the limits must keep clear of).
+func TestLargestRequestsFitTheStores(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		wide := func(n int) string { return strings.Repeat("𝕋", n) }
+		typ := wide(store.MaxIndexedChars)
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflowNamed(w, typ, func(ctx workflow.Context, _ string) (string, error) { return "done", nil })
+		})
+		ns := wide(store.MaxNamespaceChars)
+		if _, err := e.eng.CreateNamespace(e.ctx, api.Namespace{Name: ns}); err != nil {
+			t.Fatal(err)
+		}
+		attrs := map[string]string{}
+		for i := range store.MaxAttributes {
+			attrs[wide(store.MaxAttributeKey-2)+string(rune('a'+i%26))+string(rune('A'+i/26))] = wide(store.MaxAttributeValue)
+		}
+		if len(attrs) != store.MaxAttributes {
+			t.Fatalf("%d attributes", len(attrs))
+		}
+		req := api.StartRequest{Namespace: ns, WorkflowID: wide(store.MaxIDChars), WorkflowType: typ, RequestID: wide(store.MaxIDChars),
+			BusinessKey: wide(store.MaxIndexedChars), Attributes: attrs, Input: []byte(`""`)}
+		if err := store.CheckLimits(&req); err != nil {
+			t.Fatalf("the request is not within the limits: %v", err)
+		}
+		resp, err := e.eng.StartWorkflow(e.ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := client.New(e.eng, client.Options{Namespace: ns})
+		w := worker.New(e.eng, worker.Options{Namespace: ns, Logger: logger()})
+		worker.RegisterWorkflowNamed(w, typ, func(ctx workflow.Context, _ string) (string, error) { return "done", nil })
+		if err := w.Start(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop(e.ctx)
+		if out, err := client.GetRun[string](c, req.WorkflowID, resp.RunID).Get(e.ctx); err != nil || out != "done" {
+			t.Fatalf("result %q, %v", out, err)
+		}
+		var firstKey string
+		for k := range attrs {
+			firstKey = k
+			break
+		}
+		e.eventually("the run to be listed by attribute and business key", func() bool {
+			page, err := c.List(e.ctx, api.ListRequest{BusinessKey: req.BusinessKey, Attributes: map[string]string{firstKey: attrs[firstKey]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page.Runs) == 1 && page.Runs[0].Status == store.StatusCompleted
+		})
+	})
+}
