@@ -153,7 +153,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 func pathSchema(name string) map[string]any {
 	switch name {
 	case "namespace":
-		return map[string]any{"type": "string", "minLength": 1, "maxLength": 255, "pattern": noNUL,
+		return map[string]any{"type": "string", "minLength": 1, "maxLength": store.MaxNamespaceChars, "pattern": noNUL,
 			"description": "a namespace's name (default is always there)"}
 	case "workflow_id":
 		return idSchema()
@@ -466,9 +466,33 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	if v := f.Tag.Get("pattern"); v != "" {
 		constraints["pattern"] = v // ECMA-262, as JSON Schema has it: Go's regexp lacks lookahead
 	}
+	if v := f.Tag.Get("maxvalue"); v != "" {
+		n := mustInt(f, "maxvalue", v)
+		key := "items"
+		if kind == reflect.Map {
+			key = "additionalProperties"
+		}
+		if elem, ok := s[key].(map[string]any); ok {
+			elem = clone(elem)
+			if f.Type.Elem().Kind() == reflect.String {
+				elem["maxLength"] = n
+			} else if f.Type.Elem().Kind() == reflect.Slice && f.Type.Elem().Elem().Kind() == reflect.Uint8 {
+				elem["maxLength"] = 4 * ((n + 2) / 3)
+			}
+			constraints[key] = elem
+		}
+	}
 	if f.Tag.Get("keys") == "nonempty" {
 		// OpenAPI 3.0 has no propertyNames: a property "" that no value fits.
 		constraints["properties"] = map[string]any{"": map[string]any{"not": map[string]any{}}}
+	}
+	if v := f.Tag.Get("maxkey"); v != "" {
+		// propertyNames is JSON Schema's, not OpenAPI 3.0's: tools that
+		// take JSON Schema keywords (Schemathesis does) honour it; the
+		// description says it for the others.
+		n := mustInt(f, "maxkey", v)
+		constraints["propertyNames"] = map[string]any{"maxLength": n}
+		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
 	}
 	if _, isRef := s["$ref"]; isRef && len(constraints) > 0 {
 		s = map[string]any{"allOf": []any{s}}
