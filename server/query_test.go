@@ -123,7 +123,7 @@ func TestQueryClientLeaves(t *testing.T) {
 	// budget of bytes in flight and every query reaches its queue). The
 	// clients share one encoded body, so the heap measured is the
 	// server's.
-	const n, wave, size, bound, peakBound = abandonedQueries, 10, 4 << 20, 64 * mib, 256 * mib
+	const n, wave, size, bound, peakBound = 100, 10, 4 << 20, 64 * mib, 256 * mib
 	body, err := json.Marshal(api.QueryRequest{Name: "stage", Input: bytes.Repeat([]byte{'x'}, size)})
 	if err != nil {
 		t.Fatal(err)
