@@ -100,26 +100,6 @@ func (m *matcher) offer(k queueKey, priority int8, item any) {
 // query lane.
 func (m *matcher) offerQuery(k queueKey, item any) { m.put(k, queryLane, item) }
 
-// removeQuery takes a query task out of queue k's query lane; false when
-// it is not there (a poller took it).
-func (m *matcher) removeQuery(k queueKey, item any) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queues[k]
-	if q == nil {
-		return false
-	}
-	l := q.backlog[queryLane]
-	for el := l.Front(); el != nil; el = el.Next() {
-		if el.Value == item {
-			l.Remove(el)
-			q.size--
-			return true
-		}
-	}
-	return false
-}
-
 // unpolledFor returns how long queue k has gone without a poller: zero
 // while one waits, else the time since the last poll began or ended (or
 // since the matcher started, for a queue never polled).

@@ -708,7 +708,7 @@ func (e *Engine) withdrawQuery(p *pendingQuery) {
 		delete(e.queries, p.id)
 	}
 	e.queryMu.Unlock()
-	e.match.removeQuery(p.q, p)
+	e.match.remove(p.q, p)
 }
 
 // queryEnded is the error of a query that ended without an answer: why
