@@ -141,6 +141,13 @@ func startNode(t *testing.T, bin, storeURL, id, addr string) *node {
 			}
 			b, _ := os.ReadFile(n.log)
 			t.Errorf("node %s did not stop within 60s of SIGINT; its log ends:\n%s", id, tail(string(b), 400))
+			return
+		}
+		if t.Failed() {
+			// A failure in CI leaves nothing else behind: the log's end goes
+			// into the test's output.
+			b, _ := os.ReadFile(n.log)
+			t.Logf("node %s's log ends:\n%s", id, tail(string(b), 60))
 		}
 	})
 	// Ready: it serves the API and owns what placement gives it.
@@ -453,7 +460,7 @@ func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, i
 			break
 		}
 		if ctx.Err() != nil {
-			t.Errorf("%s did not complete: %v", id, err)
+			t.Errorf("%s did not complete: %v\n%s", id, err, stuck(usable, id))
 			return
 		}
 		if !errors.Is(err, api.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
@@ -514,6 +521,37 @@ func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, i
 			t.Errorf("%s: step %d completed %d times in history", id, seq, n)
 		}
 	}
+}
+
+// stuck says what a run that did not complete waits for: its description
+// (pending steps, timers, children, a failing workflow task) and its last
+// events, so that a failure shows where it hangs.
+func stuck(usable func() []*node, id string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	up := usable()
+	if len(up) == 0 {
+		return "(no node to ask)"
+	}
+	n := up[rand.IntN(len(up))]
+	var b strings.Builder
+	d, err := n.svc.DescribeWorkflow(ctx, api.RunRef{WorkflowID: id})
+	if err != nil {
+		fmt.Fprintf(&b, "describe through %s: %v\n", n.id, err)
+	} else {
+		js, _ := json.Marshal(d)
+		fmt.Fprintf(&b, "described by %s: %s\n", n.id, js)
+	}
+	page, err := n.svc.GetHistory(ctx, api.HistoryRequest{RunRef: api.RunRef{WorkflowID: id}, PageSize: 1000})
+	if err != nil {
+		fmt.Fprintf(&b, "history: %v\n", err)
+		return b.String()
+	}
+	evs := page.Events
+	for _, e := range evs[max(0, len(evs)-12):] {
+		b.WriteString(e.Summary() + "\n")
+	}
+	return b.String()
 }
 
 // checkPlacement: every shard is served by exactly one of nodes, the one
