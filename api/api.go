@@ -91,7 +91,7 @@ const (
 type StartRequest struct {
 	Namespace    string `json:"namespace,omitempty" max:"63"`
 	WorkflowID   string `json:"workflow_id" max:"250" required:"true" id:"true"`
-	WorkflowType string `json:"workflow_type" max:"250" required:"true"`
+	WorkflowType string `json:"workflow_type" max:"250" required:"true" text:"true"`
 	Input        []byte `json:"input,omitempty" max:"16777216"`
 	Queue        string `json:"queue,omitempty" max:"1000"`
 	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
@@ -102,8 +102,8 @@ type StartRequest struct {
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
-	BusinessKey string            `json:"business_key,omitempty" max:"250"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty"`
+	BusinessKey string            `json:"business_key,omitempty" max:"250" text:"true"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 	Identity    string            `json:"identity,omitempty" max:"256"`
 }
 
@@ -233,12 +233,12 @@ type PendingChild struct {
 type ListRequest struct {
 	Namespace     string            `json:"namespace,omitempty" max:"63"`
 	WorkflowID    string            `json:"workflow_id,omitempty" max:"250"`
-	WorkflowType  string            `json:"workflow_type,omitempty" max:"250"`
+	WorkflowType  string            `json:"workflow_type,omitempty" max:"250" text:"true"`
 	Statuses      []store.RunStatus `json:"statuses,omitempty" max:"7"`
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
-	BusinessKey   string            `json:"business_key,omitempty" max:"250"`
-	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty"`
+	BusinessKey   string            `json:"business_key,omitempty" max:"250" text:"true"`
+	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
 	PageToken     []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
 }
@@ -347,7 +347,7 @@ type Command struct {
 	Seq int64 `json:"seq,omitempty"`
 	// Name is the step name, the child's workflow type, the signal name, or
 	// the workflow type to continue as.
-	Name    string        `json:"name,omitempty" max:"1000"`
+	Name    string        `json:"name,omitempty" max:"1000" text:"true"`
 	Payload []byte        `json:"payload,omitempty" max:"16777216"`
 	Failure *Failure      `json:"failure,omitempty"`
 	Step    *StepOptions  `json:"step,omitempty"`
@@ -395,8 +395,8 @@ type ChildOptions struct {
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
-	BusinessKey string            `json:"business_key,omitempty" max:"250"`
-	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty"`
+	BusinessKey string            `json:"business_key,omitempty" max:"250" text:"true"`
+	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 }
 
 // CompleteWorkflowTaskRequest returns a workflow task's commands.

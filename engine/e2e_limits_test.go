@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -65,5 +66,33 @@ func TestLargestRequestsFitTheStores(t *testing.T) {
 			}
 			return len(page.Runs) == 1 && page.Runs[0].Status == store.StatusCompleted
 		})
+	})
+}
+
+// TestNULRefusedWhereStoresKeepText: a NUL in what a store keeps as text
+// (a run's type, business key and attributes, a search filter) is refused
+// at the call. On PostgreSQL such a start used to be acknowledged and its
+// visibility write then retried for ever.
+func TestNULRefusedWhereStoresKeepText(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) {})
+		for name, req := range map[string]api.StartRequest{
+			"workflow_type":     {WorkflowID: "a", WorkflowType: "t\x00t"},
+			"business_key":      {WorkflowID: "b", WorkflowType: "t", BusinessKey: "k\x00k"},
+			"attributes[x]":     {WorkflowID: "c", WorkflowType: "t", Attributes: map[string]string{"x": "v\x00v"}},
+			"attributes[x\x00]": {WorkflowID: "d", WorkflowType: "t", Attributes: map[string]string{"x\x00": "v"}},
+		} {
+			_, err := e.eng.StartWorkflow(e.ctx, req)
+			var ia *store.InvalidArgumentError
+			if !errors.As(err, &ia) || ia.Field != name {
+				t.Errorf("start with a NUL in %s: %v", name, err)
+			}
+		}
+		if _, err := e.eng.ListWorkflows(e.ctx, api.ListRequest{BusinessKey: "k\x00"}); !errors.Is(err, api.ErrInvalidArgument) {
+			t.Errorf("list with a NUL in the business key: %v", err)
+		}
+		if n, err := e.eng.CountWorkflows(e.ctx, api.ListRequest{}); err != nil || n != 0 {
+			t.Errorf("count %d, %v: a refused start left a run", n, err)
+		}
 	})
 }

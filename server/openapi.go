@@ -32,6 +32,7 @@ import (
 //	pattern:"RE"      a string's regular expression
 //	keys:"nonempty"   a map's keys are not empty
 //	zero:"default"    with minimum: 0 is taken too (it means the default)
+//	text:"true"       a string (or a map's keys and values) without NUL
 //
 // An integer's range is its Go type's unless a tag narrows it; a
 // time.Duration is an integer of nanoseconds, never negative. In a request
@@ -493,6 +494,30 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		n := mustInt(f, "maxkey", v)
 		constraints["propertyNames"] = map[string]any{"maxLength": n}
 		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
+	}
+	if f.Tag.Get("text") == "true" {
+		// Kept as text by the stores: no NUL, in the string or in a map's
+		// keys and values.
+		switch kind {
+		case reflect.String:
+			if _, ok := constraints["pattern"]; !ok {
+				constraints["pattern"] = noNUL
+			}
+		case reflect.Map:
+			names, _ := constraints["propertyNames"].(map[string]any)
+			if names == nil {
+				names = map[string]any{}
+			}
+			names["pattern"] = noNUL
+			constraints["propertyNames"] = names
+			elem, _ := constraints["additionalProperties"].(map[string]any)
+			if elem == nil {
+				elem, _ = s["additionalProperties"].(map[string]any)
+				elem = clone(elem)
+			}
+			elem["pattern"] = noNUL
+			constraints["additionalProperties"] = elem
+		}
 	}
 	if _, isRef := s["$ref"]; isRef && len(constraints) > 0 {
 		s = map[string]any{"allOf": []any{s}}

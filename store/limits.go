@@ -24,6 +24,9 @@ import (
 //   - maxkey:"N" on a map: each key at most N characters.
 //   - maxvalue:"N" on a map or a slice: each value or element at most N
 //     characters (a string) or bytes (a []byte).
+//   - text:"true" on a string or a map of strings: a store keeps it as
+//     text, so it holds no NUL character (PostgreSQL's text refuses one,
+//     and a visibility write would retry for ever).
 //
 // A limit on characters is also one on bytes: a character is at most 4
 // bytes of UTF-8. What the stores index (ids, a run's type and business
@@ -102,7 +105,10 @@ type fieldPlan struct {
 	// than max is not one of them, so it is ErrInvalidArgument, not
 	// ErrPayloadTooLarge.
 	token bool
-	sub   *structPlan // the plan of the struct it holds
+	// text: a string (or a map's keys and values) a store keeps as text,
+	// which holds no NUL: PostgreSQL's text refuses it.
+	text bool
+	sub  *structPlan // the plan of the struct it holds
 }
 
 var (
@@ -130,7 +136,7 @@ func planOf(t reflect.Type) *structPlan {
 		for _, bp := range building {
 			kept := bp.fields[:0]
 			for _, f := range bp.fields {
-				if f.max > 0 || f.maxKey > 0 || f.maxValue > 0 || (f.sub != nil && len(f.sub.fields) > 0) {
+				if f.max > 0 || f.maxKey > 0 || f.maxValue > 0 || f.text || (f.sub != nil && len(f.sub.fields) > 0) {
 					kept = append(kept, f)
 				}
 			}
@@ -186,7 +192,7 @@ func build(t reflect.Type, building map[reflect.Type]*structPlan) *structPlan {
 			name = f.Name
 		}
 		fp := fieldPlan{index: i, name: name, max: tagInt(f, "max"), maxKey: tagInt(f, "maxkey"), maxValue: tagInt(f, "maxvalue"),
-			token: f.Tag.Get("token") == "true"}
+			token: f.Tag.Get("token") == "true", text: f.Tag.Get("text") == "true"}
 		if inner := structOf(f.Type); inner != nil {
 			fp.sub = build(inner, building)
 		}
@@ -257,6 +263,10 @@ func under(err error, seg string) error {
 	return ia
 }
 
+// errNUL refuses a NUL in a string a store keeps as text; a new error
+// each time, since its field is filled in on the way up.
+func errNUL() error { return invalid("", "contains a NUL character") }
+
 // chars counts the characters of string v when a limit applies to it
 // (limit > 0) and it may pass it (0 otherwise, which passes every limit).
 func chars(v reflect.Value, limit int) int {
@@ -281,6 +291,9 @@ func (f *fieldPlan) check(v reflect.Value) error {
 	case reflect.String:
 		if n := chars(v, f.max); n > f.max {
 			return invalid("", "%d characters; at most %d", n, f.max)
+		}
+		if f.text && strings.IndexByte(v.String(), 0) >= 0 {
+			return errNUL()
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
@@ -308,7 +321,7 @@ func (f *fieldPlan) check(v reflect.Value) error {
 		if f.max > 0 && v.Len() > f.max {
 			return invalid("", "%d entries; at most %d", v.Len(), f.max)
 		}
-		if f.maxKey == 0 && f.maxValue == 0 && f.sub == nil {
+		if f.maxKey == 0 && f.maxValue == 0 && !f.text && f.sub == nil {
 			return nil
 		}
 		it := v.MapRange()
@@ -317,6 +330,9 @@ func (f *fieldPlan) check(v reflect.Value) error {
 			if k.Kind() == reflect.String {
 				if n := chars(k, f.maxKey); n > f.maxKey {
 					return invalid(key(k), "key of %d characters; at most %d", n, f.maxKey)
+				}
+				if f.text && strings.IndexByte(k.String(), 0) >= 0 {
+					return under(errNUL(), key(k))
 				}
 			}
 			if err := f.value(it.Value()); err != nil {
@@ -336,6 +352,9 @@ func (f *fieldPlan) value(v reflect.Value) error {
 	case reflect.String:
 		if n := chars(v, f.maxValue); n > f.maxValue {
 			return invalid("", "%d characters; at most %d", n, f.maxValue)
+		}
+		if f.text && strings.IndexByte(v.String(), 0) >= 0 {
+			return errNUL()
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 && f.maxValue > 0 && v.Len() > f.maxValue {

@@ -231,7 +231,7 @@ type TaskPage struct {
 // Namespace isolates workflows and carries their retention.
 type Namespace struct {
 	Name        string `json:"name" max:"63" required:"true" pattern:"^(?!strand-)[^\\x00]*$"`
-	Description string `json:"description,omitempty" max:"4096"`
+	Description string `json:"description,omitempty" max:"4096" text:"true"`
 	// Retention is how long closed runs are kept: at least MinRetention;
 	// zero means the engine's default.
 	Retention time.Duration     `json:"retention,omitempty" minimum:"60000000000" zero:"default"`
@@ -256,14 +256,14 @@ type Node struct {
 
 // Definition is a stored workflow definition (a DAG, a state machine).
 type Definition struct {
-	Type       string    `json:"type" max:"250" required:"true"`
+	Type       string    `json:"type" max:"250" required:"true" text:"true"`
 	Version    int32     `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
 	SHA1       string    `json:"sha1,omitempty" max:"64"`
 	Body       []byte    `json:"body" max:"16777216" required:"true"`
-	Group      string    `json:"group,omitempty" max:"1000"`
+	Group      string    `json:"group,omitempty" max:"1000" text:"true"`
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
-	ModifiedBy string    `json:"modified_by,omitempty" max:"256"`
+	ModifiedBy string    `json:"modified_by,omitempty" max:"256" text:"true"`
 }
 
 // VisibilityRecord is what listing shows of a run.
