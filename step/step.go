@@ -75,7 +75,10 @@ func GetInfo(ctx context.Context) Info {
 
 // Heartbeat records progress. A step with a heartbeat timeout must call it
 // within that timeout. When the workflow asked the step to stop, ctx is
-// canceled soon after.
+// canceled soon after. While the service cannot be reached (a server
+// restarting), Heartbeat retries until the heartbeat lands or ctx ends; a
+// heartbeat after a restart also keeps the attempt for this worker instead
+// of its being redelivered to another.
 func Heartbeat(ctx context.Context, details any) error {
 	if r := runtimeOf(ctx); r != nil {
 		return r.Heartbeat(ctx, details)
