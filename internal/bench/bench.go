@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,13 +29,15 @@ import (
 )
 
 // Shapes are the benchmark's workflow shapes.
-var Shapes = []string{"sequential", "tree", "single", "sleep"}
+var Shapes = []string{"sequential", "tree", "single", "sleep", "waiting"}
 
 // ShapeHelp describes the shapes.
 const ShapeHelp = `sequential: N workflows of 3 sequential steps (a)
 tree:       go-workflows' tree: a root with 2 children, depth 2, 2 leaf workflows under each, 2 steps in each leaf (b)
 single:     N workflows of 1 step (c)
-sleep:      N workflows that sleep 1s (d)`
+sleep:      N workflows that sleep 1s (d)
+waiting:    N workflows that run a step and wait for a signal, all open at once (start rate, memory and
+            goroutines with N open); then each is signaled and runs a second step (completion rate)`
 
 // Config is one benchmark run.
 type Config struct {
@@ -64,6 +69,22 @@ type Result struct {
 	P50, P99    time.Duration
 	Commits     int64
 	CommitParts int64
+	// Open is what the waiting shape measured with all its runs open;
+	// Elapsed, P50 and P99 are then those of the completions after the
+	// signals.
+	Open *Open
+}
+
+// Open is the waiting shape's state with all N runs open and idle.
+type Open struct {
+	// Started is how long it took to start the N runs and see each run
+	// its first step.
+	Started time.Duration
+	// HeapInuse and Goroutines are this process's (engine, worker and
+	// client) after a GC; RSS its resident memory, and PeakRSS the most
+	// it has held so far (Linux; 0 elsewhere).
+	HeapInuse, RSS, PeakRSS uint64
+	Goroutines              int
 }
 
 // WorkflowsPerSec is the rate of completed workflows.
@@ -101,6 +122,16 @@ func single(ctx workflow.Context, n int) (int, error) {
 
 func sleep(ctx workflow.Context, n int) (int, error) {
 	return n, workflow.Sleep(ctx, time.Second)
+}
+
+// waiting runs a step ("arrive", which the bench counts), waits for the
+// "go" signal, then runs another.
+func waiting(ctx workflow.Context, n int) (int, error) {
+	if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", n).Get(ctx); err != nil {
+		return 0, err
+	}
+	workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
+	return workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "noop", n).Get(ctx)
 }
 
 // tree runs depth levels of 2 children each; leaves run 2 steps.
@@ -176,6 +207,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		svcs, stats = []api.Service{eng}, eng.Stats
 	}
 	var clients []*client.Client
+	var arrived atomic.Int64 // the waiting shape's runs that ran their first step
 	for _, svc := range svcs {
 		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench",
 			WorkflowPollers: max(64/len(svcs), 8), StepPollers: max(16/len(svcs), 4)})
@@ -183,7 +215,12 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		worker.RegisterWorkflowNamed(w, "single", single)
 		worker.RegisterWorkflowNamed(w, "sleep", sleep)
 		worker.RegisterWorkflowNamed(w, "tree", tree)
+		worker.RegisterWorkflowNamed(w, "waiting", waiting)
 		worker.RegisterStepNamed(w, "noop", noop)
+		worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, in int) (int, error) {
+			arrived.Add(1)
+			return in, nil
+		})
 		if err := w.Start(ctx); err != nil {
 			return Result{}, err
 		}
@@ -191,6 +228,9 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		clients = append(clients, client.New(svc, client.Options{Identity: "bench"}))
 	}
 	c := clients[0]
+	if shape == "waiting" {
+		return runWaiting(ctx, cfg, clients, &arrived, stats)
+	}
 
 	res := Result{Shape: shape, Workflows: cfg.N}
 	input := 0
@@ -255,6 +295,108 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	slices.Sort(lat)
 	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 	return res, nil
+}
+
+// runWaiting runs the waiting shape: it starts N runs (64 starts at a
+// time, no caller waiting on any), waits until each ran its first step,
+// measures the process with all N open, then signals each and waits for
+// all to complete, 64 at a time, so that neither phase holds a goroutine
+// per run.
+func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arrived *atomic.Int64, stats func() engine.Stats) (Result, error) {
+	res := Result{Shape: "waiting", Workflows: cfg.N, Steps: 2 * cfg.N}
+	run := fmt.Sprintf("waiting-%d", time.Now().UnixNano())
+	id := func(i int) string { return fmt.Sprintf("%s-%d", run, i) }
+	// each calls f for every run, 64 at a time, and returns the first error.
+	each := func(f func(i int, c *client.Client) error) error {
+		var firstErr error
+		var once sync.Once
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 64)
+		for i := range cfg.N {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := f(i, clients[i%len(clients)]); err != nil {
+					once.Do(func() { firstErr = err })
+				}
+			})
+		}
+		wg.Wait()
+		return firstErr
+	}
+
+	start := time.Now()
+	if err := each(func(i int, c *client.Client) error {
+		_, err := client.StartByName[int](ctx, c, "waiting", i, client.StartOptions{ID: id(i), Queue: "bench"})
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("start: %w", err)
+	}
+	for last, since := int64(-1), time.Now(); arrived.Load() < int64(cfg.N); time.Sleep(20 * time.Millisecond) {
+		if n := arrived.Load(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > time.Minute {
+			return res, fmt.Errorf("%d of %d runs ran their first step, and none more for a minute", n, cfg.N)
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+	}
+	open := &Open{Started: time.Since(start)}
+	time.Sleep(time.Second) // the workflow tasks after the first steps
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	open.HeapInuse, open.Goroutines = ms.HeapInuse, runtime.NumGoroutine()
+	open.RSS, open.PeakRSS = rss()
+	res.Open = open
+
+	before := stats()
+	signaled := make([]time.Time, cfg.N)
+	lat := make([]time.Duration, cfg.N)
+	start = time.Now()
+	if err := each(func(i int, c *client.Client) error {
+		signaled[i] = time.Now()
+		return c.Signal(ctx, id(i), "", "go", 1, client.WithRequestID(id(i)))
+	}); err != nil {
+		return res, fmt.Errorf("signal: %w", err)
+	}
+	if err := each(func(i int, c *client.Client) error {
+		_, err := client.GetRun[int](c, id(i), "").Get(ctx)
+		lat[i] = time.Since(signaled[i])
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("complete: %w", err)
+	}
+	res.Elapsed = time.Since(start)
+	after := stats()
+	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
+	// A run's latency is from its signal to when its result was seen, 64
+	// waits at a time: an upper bound.
+	slices.Sort(lat)
+	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	return res, nil
+}
+
+// rss returns this process's resident memory and its peak (VmRSS and
+// VmHWM of /proc/self/status), 0 where that cannot be read.
+func rss() (now, peak uint64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb uint64
+		switch {
+		case strings.HasPrefix(line, "VmRSS:"):
+			fmt.Sscan(strings.TrimPrefix(line, "VmRSS:"), &kb)
+			now = kb << 10
+		case strings.HasPrefix(line, "VmHWM:"):
+			fmt.Sscan(strings.TrimPrefix(line, "VmHWM:"), &kb)
+			peak = kb << 10
+		}
+	}
+	return now, peak
 }
 
 func warmUp(ctx context.Context, c *client.Client, shape string, input, n int) error {
@@ -337,5 +479,12 @@ func Print(w io.Writer, backend string, rep Report) {
 		}
 		fmt.Fprintf(w, "%-11s %9d %7d %8s %11.0f %9.0f %9s %9s %12s\n", r.Shape, r.Workflows, r.Steps, r.Elapsed.Round(time.Millisecond),
 			r.WorkflowsPerSec(), r.StepsPerSec(), r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), perCommit)
+	}
+	for _, r := range rep.Results {
+		if o := r.Open; o != nil {
+			fmt.Fprintf(w, "%s: %d runs open after %s (%.0f started/s): heap %.0f MiB, RSS %.0f MiB (peak %.0f MiB), %d goroutines; the row above is their completions after a signal each\n",
+				r.Shape, r.Workflows, o.Started.Round(time.Millisecond), float64(r.Workflows)/o.Started.Seconds(),
+				float64(o.HeapInuse)/(1<<20), float64(o.RSS)/(1<<20), float64(o.PeakRSS)/(1<<20), o.Goroutines)
+		}
 	}
 }

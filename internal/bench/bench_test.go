@@ -33,6 +33,9 @@ func TestRun(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		t.Logf("%s: %d workflows, %.0f workflows/s, p50 %s, p99 %s, %d commits", r.Shape, r.Workflows, r.WorkflowsPerSec(), r.P50, r.P99, r.Commits)
+		if r.Shape == "waiting" && (r.Open == nil || r.Open.Started <= 0 || r.Open.HeapInuse == 0 || r.Open.Goroutines == 0) {
+			t.Errorf("waiting: nothing measured with the runs open: %+v", r.Open)
+		}
 	}
 }
 
