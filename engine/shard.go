@@ -731,14 +731,19 @@ func (s *shard) getRun(k store.RunKey) *run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.runs[k]
-	if r == nil {
+	added := r == nil
+	if added {
 		r = newRun(s, k)
 		s.runs[k] = r
-		if len(s.runs) > s.e.opts.RunCacheSize {
-			s.evictLocked()
-		}
 	}
+	// Pinned before anything is evicted: a run evicted here, new and idle,
+	// would go on serving its caller detached from the cache, and a
+	// workflow task it handed out could then be neither completed nor
+	// expired (the run's next caller gets another object).
 	r.refs++
+	if added && len(s.runs) > s.e.opts.RunCacheSize {
+		s.evictLocked()
+	}
 	return r
 }
 
