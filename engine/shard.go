@@ -35,8 +35,11 @@ type shard struct {
 	// restarted: takenFrom is this node itself, an earlier life of it
 	// (same identity, or the same host and address), so what it recovers
 	// is counted and logged but written into no run's history.
-	restarted   bool
-	runs        map[store.RunKey]*run
+	restarted bool
+	runs      map[store.RunKey]*run
+	// nextEvict is the cache size at which evictLocked scans again after a
+	// scan that found too few idle runs (0: at once).
+	nextEvict   int
 	transferAck *ackTracker
 	timerAck    *ackTracker
 	// persisted ack levels
@@ -753,9 +756,22 @@ func (s *shard) release(r *run) {
 	s.mu.Unlock()
 }
 
-// evictLocked drops idle runs from the cache, closed ones first.
+// evictLocked drops idle runs from the cache, closed ones first, down to
+// nine tenths of its size. Runs in use stay, so the cache may remain over
+// its size; the next scan then waits until another tenth of the size has
+// come in, so that a cache full of busy runs does not cost a scan of all of
+// them for every new run.
 func (s *shard) evictLocked() {
+	if len(s.runs) < s.nextEvict {
+		return
+	}
 	target := s.e.opts.RunCacheSize * 9 / 10
+	defer func() {
+		s.nextEvict = 0
+		if len(s.runs) > target {
+			s.nextEvict = len(s.runs) + max(1, s.e.opts.RunCacheSize/10)
+		}
+	}()
 	for pass := 0; pass < 2 && len(s.runs) > target; pass++ {
 		for k, r := range s.runs {
 			if len(s.runs) <= target {
