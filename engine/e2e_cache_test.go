@@ -18,7 +18,8 @@ import (
 // TestSmallCachesCompleteManyWaitingRuns opens 5,000 runs that each run a
 // step and wait for a signal, on an engine that caches 500 runs and a
 // worker that caches 300, so that runs leave both caches and come back
-// mid-wait; then it signals each and every run must complete with its own
+// mid-wait, and the engine's cache must shrink back to its size once they
+// are idle; then it signals each and every run must complete with its own
 // result. A run the engine evicted as it created it used to hand out its
 // first workflow task detached from the cache, where nobody could complete
 // or expire it: about three runs in four never started.
@@ -80,6 +81,13 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 			last, since = a, time.Now()
 		} else if time.Since(since) > 30*time.Second {
 			t.Fatalf("%d of %d runs ran their first step, and none more for 30s", a, n)
+		}
+	}
+	// Idle again, the runs leave the cache down to its size (and a few in
+	// use).
+	for deadline := time.Now().Add(10 * time.Second); eng.Stats().CachedRuns > 550; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine caches %d runs, over its 500", eng.Stats().CachedRuns)
 		}
 	}
 	each(func(i int) error { return c.Signal(ctx, id(i), "", "go", 1) })

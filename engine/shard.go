@@ -750,10 +750,17 @@ func (s *shard) getRun(k store.RunKey) *run {
 	return r
 }
 
+// release unpins a run. A cache over its size lets go of the run at once
+// when nobody uses it and it holds nothing that only memory knows, so that
+// the cache shrinks back as busy runs turn idle (new runs alone would
+// evict, and only now and then).
 func (s *shard) release(r *run) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	r.refs--
-	s.mu.Unlock()
+	if r.refs == 0 && len(s.runs) > s.e.opts.RunCacheSize && s.runs[r.key] == r && r.idle() {
+		delete(s.runs, r.key)
+	}
 }
 
 // evictLocked drops idle runs from the cache, closed ones first, down to
