@@ -83,7 +83,8 @@ cd "$WORK"
 rc=0
 (
 	set -x
-	SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$ROOT/scripts" "$VENV/bin/st" run "$URL/api/v1/openapi.json" \
+	SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$ROOT/scripts" "$VENV/bin/st" --config-file "$ROOT/scripts/schemathesis.toml" \
+		run "$URL/api/v1/openapi.json" \
 		--checks all --phases examples,coverage,fuzzing,stateful --max-examples "$EXAMPLES" --seed "$SEED" \
 		--workers 1 --request-timeout 10 --no-color --generation-database none "$@"
 ) || rc=$?
