@@ -263,9 +263,18 @@ func under(err error, seg string) error {
 	return ia
 }
 
-// errNUL refuses a NUL in a string a store keeps as text; a new error
-// each time, since its field is filled in on the way up.
-func errNUL() error { return invalid("", "contains a NUL character") }
+// checkString checks a string (a value, or a map key: what says which)
+// against limit characters and, for text, against NUL; an error's field is
+// filled in on the way up.
+func (f *fieldPlan) checkString(v reflect.Value, limit int, what string) error {
+	if n := chars(v, limit); n > limit {
+		return invalid("", "%s%d characters; at most %d", what, n, limit)
+	}
+	if f.text && strings.IndexByte(v.String(), 0) >= 0 {
+		return invalid("", "%scontains a NUL character", what)
+	}
+	return nil
+}
 
 // chars counts the characters of string v when a limit applies to it
 // (limit > 0) and it may pass it (0 otherwise, which passes every limit).
@@ -289,12 +298,7 @@ func key(k reflect.Value) string {
 func (f *fieldPlan) check(v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.String:
-		if n := chars(v, f.max); n > f.max {
-			return invalid("", "%d characters; at most %d", n, f.max)
-		}
-		if f.text && strings.IndexByte(v.String(), 0) >= 0 {
-			return errNUL()
-		}
+		return f.checkString(v, f.max, "")
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			switch {
@@ -328,11 +332,8 @@ func (f *fieldPlan) check(v reflect.Value) error {
 		for it.Next() {
 			k := it.Key()
 			if k.Kind() == reflect.String {
-				if n := chars(k, f.maxKey); n > f.maxKey {
-					return invalid(key(k), "key of %d characters; at most %d", n, f.maxKey)
-				}
-				if f.text && strings.IndexByte(k.String(), 0) >= 0 {
-					return under(errNUL(), key(k))
+				if err := f.checkString(k, f.maxKey, "key of "); err != nil {
+					return under(err, key(k))
 				}
 			}
 			if err := f.value(it.Value()); err != nil {
@@ -350,12 +351,7 @@ func (f *fieldPlan) check(v reflect.Value) error {
 func (f *fieldPlan) value(v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.String:
-		if n := chars(v, f.maxValue); n > f.maxValue {
-			return invalid("", "%d characters; at most %d", n, f.maxValue)
-		}
-		if f.text && strings.IndexByte(v.String(), 0) >= 0 {
-			return errNUL()
-		}
+		return f.checkString(v, f.maxValue, "")
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 && f.maxValue > 0 && v.Len() > f.maxValue {
 			return tooLarge("", v.Len(), f.maxValue)
