@@ -151,26 +151,35 @@ func startNode(t *testing.T, bin, storeURL, id, addr string) *node {
 		}
 	})
 	// Ready: it serves the API and owns what placement gives it.
+	waitReady(t, "node "+id, "http://"+addr, n.done, n.log)
+	return n
+}
+
+// waitReady waits up to 60 s for a `strand server` at url to answer
+// /readyz; done closes when the process exits, and its log goes into the
+// failure.
+func waitReady(t *testing.T, name, url string, done <-chan struct{}, logPath string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
+		resp, err := http.Get(url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return n
+				return
 			}
 		}
 		select {
-		case <-n.done:
-			b, _ := os.ReadFile(n.log)
-			t.Fatalf("node %s exited: %s", id, b)
+		case <-done:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("%s exited: %s", name, b)
 		default:
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(n.log)
-			t.Fatalf("node %s not ready after 60s: %s", id, b)
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("%s not ready after 60s: %s", name, b)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,25 +73,7 @@ func (s *restartingServer) start() {
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-done:
-			s.t.Fatalf("strand server exited; see %s", s.log.Name())
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("strand server not ready after 60s; see %s", s.log.Name())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReady(s.t, "strand server", s.url, done, s.log.Name())
 }
 
 // kill ends the server with SIGKILL and waits until it is gone.
