@@ -51,7 +51,9 @@ def _bound_keys(value):
     for name, v in value.items():
         limit = MAX_KEY.get(name)
         if limit is not None and isinstance(v, dict):
-            for k in [k for k in v if len(k) > limit]:
+            # Attribute keys are kept as text too: no NUL (propertyNames
+            # says so, and goes unheeded as well).
+            for k in [k for k in v if len(k) > limit or (name == "attributes" and "\x00" in k)]:
                 del v[k]
         _bound_keys(v)
 

@@ -579,7 +579,15 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 			props[name] = g.fromPath(props[name].(map[string]any), []string{rest})
 			continue
 		}
-		props[name] = map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
+		// Ignored, but still within its length limit: the body is checked
+		// against the limits before the path fills the field.
+		field := map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
+		if own, ok := props[name].(map[string]any); ok {
+			if n, ok := g.resolve(own)["maxLength"]; ok {
+				field["maxLength"] = n
+			}
+		}
+		props[name] = field
 		if req, ok := s["required"].([]string); ok {
 			var keep []string
 			for _, r := range req {

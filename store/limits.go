@@ -271,7 +271,7 @@ func (f *fieldPlan) checkString(v reflect.Value, limit int, what string) error {
 		return invalid("", "%s%d characters; at most %d", what, n, limit)
 	}
 	if f.text && strings.IndexByte(v.String(), 0) >= 0 {
-		return invalid("", "%scontains a NUL character", what)
+		return invalid("", "contains a NUL character")
 	}
 	return nil
 }
