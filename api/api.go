@@ -178,6 +178,9 @@ type Result struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// NextRunID is set for continued-as-new.
 	NextRunID string `json:"next_run_id,omitempty"`
+	// StartTime and CloseTime are when the run started and closed.
+	StartTime time.Time `json:"start_time"`
+	CloseTime time.Time `json:"close_time"`
 }
 
 // Description is what describe shows of a run.

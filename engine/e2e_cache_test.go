@@ -8,35 +8,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
 
 // TestSmallCachesCompleteManyWaitingRuns opens 5,000 runs that each run a
-// step and wait for a signal, on an engine that caches 500 runs and a
-// worker that caches 300, so that runs leave both caches and come back
-// mid-wait, and the engine's cache must shrink back to its size once they
-// are idle; then it signals each and every run must complete with its own
-// result. A run the engine evicted as it created it used to hand out its
-// first workflow task detached from the cache, where nobody could complete
-// or expire it: about three runs in four never started.
+// step and wait for a signal, on an engine whose run cache may hold 256 KiB
+// (some tens of runs) and a worker whose cache may hold 1 MiB, so that runs
+// leave both caches and come back mid-wait. A caller then waits for each
+// run's result: the callers must pin nothing, so the engine's cache must
+// shrink back to its budget while all 5,000 wait. Then it signals each, and
+// every run must complete with its own result, every caller seeing it.
+// (A run the engine evicted as it created it used to hand out its first
+// workflow task detached from the cache, where nobody could complete or
+// expire it: about three runs in four never started.)
 func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	const n = 5000
+	const budget = 256 << 10
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger(), RunCacheSize: 500})
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger(), CacheMemory: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
 	var arrived atomic.Int64
-	w := worker.New(eng, worker.Options{Logger: logger(), CacheSize: 300, WorkflowPollers: 16})
+	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, WorkflowPollers: 16})
 	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
 		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
 			return 0, err
@@ -83,24 +88,168 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 			t.Fatalf("%d of %d runs ran their first step, and none more for 30s", a, n)
 		}
 	}
+	// Every caller waits at once, one goroutine each (the test's, not the
+	// engine's).
+	results := make(chan error, n)
+	for i := range n {
+		go func() {
+			out, err := client.GetRun[int](c, id(i), "").Get(ctx)
+			if err == nil && out != i+1 {
+				err = fmt.Errorf("result %d, want %d", out, i+1)
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", id(i), err)
+			}
+			results <- err
+		}()
+	}
 	// As the runs turn idle (their workflow tasks after the first step
-	// done), they leave the cache down to its size (and a few in use).
-	for least, since := eng.Stats().CachedRuns, time.Now(); eng.Stats().CachedRuns > 550; time.Sleep(20 * time.Millisecond) {
-		if n := eng.Stats().CachedRuns; n < least {
-			least, since = n, time.Now()
+	// done), they leave the cache down to its budget, though a caller
+	// waits for each.
+	for least, since := eng.Stats(), time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		st := eng.Stats()
+		if st.Waiters == n && st.CacheBytes <= budget {
+			t.Logf("%d callers waiting; %d runs cached in %d bytes", st.Waiters, st.CachedRuns, st.CacheBytes)
+			break
+		}
+		if st.CacheBytes < least.CacheBytes || st.Waiters > least.Waiters {
+			least, since = st, time.Now()
 		} else if time.Since(since) > 30*time.Second {
-			t.Fatalf("the engine caches %d runs, over its 500, and none left for 30s", n)
+			t.Fatalf("for 30s: %d callers waiting of %d; the engine caches %d runs in %d bytes, over its %d", st.Waiters, n, st.CachedRuns, st.CacheBytes, budget)
 		}
 	}
 	each(func(i int) error { return c.Signal(ctx, id(i), "", "go", 1) })
-	each(func(i int) error {
-		out, err := client.GetRun[int](c, id(i), "").Get(ctx)
-		if err == nil && out != i+1 {
-			err = fmt.Errorf("result %d, want %d", out, i+1)
+	for range n {
+		if err := <-results; err != nil {
+			t.Error(err)
 		}
-		return err
-	})
+	}
 	if got := arrived.Load(); got != n {
 		t.Errorf("the first step ran %d times for %d runs", got, n)
+	}
+	if st := eng.Stats(); st.Waiters != 0 {
+		t.Errorf("%d callers still registered as waiting after every result was seen", st.Waiters)
+	}
+}
+
+// readCounter is a real store that counts the reads of one run's state.
+type readCounter struct {
+	store.Store
+	workflowID string
+	reads      atomic.Int64
+}
+
+func (s *readCounter) GetExecution(ctx context.Context, shardID int32, k store.RunKey) (*store.Execution, error) {
+	if k.WorkflowID == s.workflowID {
+		s.reads.Add(1)
+	}
+	return s.Store.GetExecution(ctx, shardID, k)
+}
+
+// TestEvictedRunComesBackOnce: a run that waits for a signal leaves both
+// caches while other runs pass through them; the signal brings it back
+// with exactly one read of its state in the engine and one replay in the
+// worker, and it completes as if it had never left.
+func TestEvictedRunComesBackOnce(t *testing.T) {
+	const waiter = "evicted-waiter"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st := &readCounter{Store: testdb.SQLite(t), workflowID: waiter}
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), CacheMemory: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 512 << 10, WorkflowPollers: 8})
+	var invocations sync.Map // workflow id → *atomic.Int64: how often its code started (replays included)
+	started := func(ctx workflow.Context) {
+		v, _ := invocations.LoadOrStore(workflow.GetInfo(ctx).WorkflowID, new(atomic.Int64))
+		v.(*atomic.Int64).Add(1)
+	}
+	replays := func(id string) int64 {
+		v, _ := invocations.LoadOrStore(id, new(atomic.Int64))
+		return v.(*atomic.Int64).Load()
+	}
+	worker.RegisterWorkflowNamed(w, "wait", func(ctx workflow.Context, i int) (int, error) {
+		started(ctx)
+		a, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "inc", i).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
+		b, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "inc", a+v).Get(ctx)
+		return 10 * b, err
+	})
+	var filled atomic.Int64
+	worker.RegisterWorkflowNamed(w, "fill", func(ctx workflow.Context, i int) (int, error) {
+		v, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "filled", i).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		workflow.GetSignalChannel[int](ctx, "never").Receive(ctx)
+		return v, nil
+	})
+	worker.RegisterStepNamed(w, "filled", func(ctx context.Context, i int) (int, error) {
+		filled.Add(1)
+		return i, nil
+	})
+	worker.RegisterStepNamed(w, "inc", func(ctx context.Context, i int) (int, error) { return i + 1, nil })
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	c := client.New(eng, client.Options{})
+
+	run, err := client.StartByName[int](ctx, c, "wait", 1, client.StartOptions{ID: waiter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Waiting: its first step is done and the workflow task after it too.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		evs, err := c.AllHistory(ctx, waiter, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if count(evs, api.EventStepCompleted) == 1 && evs[len(evs)-1].Type == api.EventWorkflowTaskCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run does not settle into waiting: %d events", len(evs))
+		}
+	}
+	if got := replays(waiter); got != 1 {
+		t.Fatalf("the waiting run's code started %d times before it left the caches, want 1 (its cache entry held)", got)
+	}
+	// Other runs, which stay open waiting too, pass through both caches.
+	const fillers = 300
+	for i := range fillers {
+		if _, err := client.StartByName[int](ctx, c, "fill", i, client.StartOptions{ID: fmt.Sprint("fill-", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); filled.Load() < fillers; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d filler runs ran their step", filled.Load(), fillers)
+		}
+	}
+	if evicted := eng.Stats(); evicted.CacheBytes > 64<<10 {
+		t.Fatalf("the engine caches %d bytes, over its budget", evicted.CacheBytes)
+	}
+	reads := st.reads.Load()
+	if err := c.Signal(ctx, waiter, "", "go", 5); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != 80 { // (1+1+5+1)*10
+		t.Errorf("result %d, want 80", out)
+	}
+	if got := st.reads.Load() - reads; got != 1 {
+		t.Errorf("the run's state was read %d times after the signal, want 1 (it left the engine's cache and came back once)", got)
+	}
+	if got := replays(waiter); got != 2 {
+		t.Errorf("the run's code started %d times in all, want 2 (one replay when it came back to the worker)", got)
 	}
 }

@@ -50,7 +50,14 @@ type Options struct {
 	// MaxBatchRuns bounds how many runs' transitions share one commit
 	// (default 256).
 	MaxBatchRuns int
-	// RunCacheSize is how many runs each shard keeps in memory (default 20000).
+	// CacheMemory is how many bytes of run state the node keeps cached in
+	// memory, over all the shards it owns (default 256 MiB). Runs nobody
+	// uses are let go of, least recently used first, beyond it; one that
+	// comes back costs a store read. Runs in use are never let go of, so
+	// the cache may hold more while more than that are busy at once.
+	CacheMemory int64
+	// RunCacheSize, when positive, also bounds how many runs each shard
+	// keeps cached.
 	RunCacheSize int
 	// DefaultRetention is how long closed runs are kept in a namespace that
 	// sets none (default 72h).
@@ -97,6 +104,9 @@ type Options struct {
 	stepCheckpoint time.Duration
 }
 
+// DefaultCacheMemory is Options.CacheMemory's default.
+const DefaultCacheMemory = 256 << 20
+
 func (o *Options) setDefaults() {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
@@ -117,8 +127,8 @@ func (o *Options) setDefaults() {
 	if o.MaxBatchRuns <= 0 {
 		o.MaxBatchRuns = 256
 	}
-	if o.RunCacheSize <= 0 {
-		o.RunCacheSize = 20000
+	if o.CacheMemory <= 0 {
+		o.CacheMemory = DefaultCacheMemory
 	}
 	if o.DefaultRetention <= 0 {
 		o.DefaultRetention = 72 * time.Hour
@@ -172,6 +182,8 @@ type Engine struct {
 	queryMu sync.Mutex
 	queries map[string]*pendingQuery // by id, until answered or withdrawn
 	nonce   atomic.Int64             // flight, step start and query ids
+	// cacheBytes is what the shards' run caches hold (cache.go).
+	cacheBytes atomic.Int64
 }
 
 var _ api.Service = (*Engine)(nil)
@@ -352,7 +364,15 @@ type Stats struct {
 	SyncMatched int64
 	Backlogged  int64
 	ShardsOwned int
-	CachedRuns  int
+	// CachedRuns are the runs the shards hold in memory, CacheBytes their
+	// estimated size; ParkedRuns the runs let go of whose queued tasks'
+	// keys are kept.
+	CachedRuns int
+	CacheBytes int64
+	ParkedRuns int
+	// Waiters are the callers waiting for runs to close (or to run their
+	// first workflow task): they hold no run in the cache.
+	Waiters int
 	// TimersInMemory are the durable timers held in memory: those due
 	// within the timer window.
 	TimersInMemory int
@@ -380,12 +400,17 @@ func (e *Engine) Stats() Stats {
 		st.Commits += s.commits
 		st.CommitParts += s.partsCommitted
 		st.CachedRuns += len(s.runs)
+		st.ParkedRuns += len(s.parked)
+		for _, ws := range s.waiters {
+			st.Waiters += len(ws)
+		}
 		st.TimersInMemory += len(s.timers)
 		if !s.lost {
 			st.ShardsOwned++
 		}
 		s.mu.Unlock()
 	}
+	st.CacheBytes = e.cacheBytes.Load()
 	e.match.mu.Lock()
 	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
 	e.match.mu.Unlock()

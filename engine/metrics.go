@@ -12,6 +12,7 @@ type metrics struct {
 	commitRuns    prometheus.Histogram
 	closed        *prometheus.CounterVec
 	recovered     *prometheus.CounterVec
+	evicted       prometheus.Counter
 }
 
 func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
@@ -24,11 +25,13 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Workflow runs closed, by status."}, []string{"status"}),
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strand_runs_recovered_total",
 			Help: "Runs that had work in flight on a shard this node acquired without a handover, by how it came (restart of this node, takeover from another)."}, []string{"from"}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "strand_runs_evicted_total",
+			Help: "Runs the run cache let go of to stay within its memory budget (each costs a store read when used again)."}),
 	}
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed, m.recovered,
+	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed, m.recovered, m.evicted,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_sync_matched_total",
 			Help: "Tasks handed straight to a polling worker."}, func() float64 { return float64(e.Stats().SyncMatched) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_backlogged_total",
@@ -37,6 +40,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Shards this engine owns."}, func() float64 { return float64(e.Stats().ShardsOwned) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_runs_cached",
 			Help: "Runs held in memory."}, func() float64 { return float64(e.Stats().CachedRuns) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_run_cache_bytes",
+			Help: "Estimated bytes of run state held in memory (bounded by the cache's memory budget while runs are idle)."}, func() float64 { return float64(e.Stats().CacheBytes) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_timers_in_memory",
 			Help: "Durable timers held in memory (those due within the timer window)."}, func() float64 { return float64(e.Stats().TimersInMemory) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_queries_waiting",

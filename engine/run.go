@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -40,9 +41,14 @@ type run struct {
 	// held are the attempts that may still run on a worker from before
 	// the shard changed hands, waiting RedeliveryDelay to be offered again.
 	held map[int64]*stepItem
-	// waiters are callers waiting for the run to close or to complete its
-	// first workflow task (awaitRun); wake releases them to look again.
-	waiters []chan struct{}
+
+	// The cache's bookkeeping (cache.go): size is the run's footprint as
+	// its last holder measured it; charged, the LRU links and inLRU are
+	// guarded by s.mu.
+	size             atomic.Int64
+	charged          int64
+	lruPrev, lruNext *run
+	inLRU            bool
 }
 
 func newRun(s *shard, k store.RunKey) *run {
@@ -58,11 +64,11 @@ func (r *run) lock(ctx context.Context) error {
 	}
 }
 
-func (r *run) unlock() { <-r.sem }
-
-// idle reports whether the run holds nothing that only memory knows.
-func (r *run) idle() bool {
-	return r.flight == nil && len(r.steps) == 0 && len(r.stepTasks) == 0 && len(r.held) == 0 && len(r.waiters) == 0 && r.wtTask.TaskID == 0 && r.retry == nil
+// unlock releases the run's lock, measuring first what it holds for the
+// cache's budget.
+func (r *run) unlock() {
+	r.size.Store(r.footprint())
+	<-r.sem
 }
 
 // load reads the run's state unless it is cached.
@@ -302,14 +308,6 @@ func (r *run) afterTasks(tasks []*store.Task) {
 	}
 }
 
-// wake releases the callers waiting on the run (awaitRun) to look again.
-func (r *run) wake() {
-	for _, w := range r.waiters {
-		close(w)
-	}
-	r.waiters = nil
-}
-
 func cloneExecution(x *store.Execution) *store.Execution {
 	c := *x
 	c.Steps = maps.Clone(x.Steps)
@@ -378,7 +376,7 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 
 // result is how a closed run ended, as api.Result.
 func (e *Engine) result(ctx context.Context, shardID int32, x *store.Execution) (api.Result, error) {
-	res := api.Result{RunID: x.RunID, Status: x.Status}
+	res := api.Result{RunID: x.RunID, Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime}
 	if x.Outcome == nil {
 		return res, nil
 	}

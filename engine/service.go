@@ -440,33 +440,6 @@ func (e *Engine) WaitResult(ctx context.Context, req api.ResultRequest) (api.Res
 		func(s *shard) (api.Result, error) { return e.waitResultOn(ctx, s, req) }, api.Peer.WaitResult)
 }
 
-// awaitRun calls check with run k until it reports done (or fails),
-// waiting between calls until the run is woken: it closed, or completed
-// its first workflow task.
-func (s *shard) awaitRun(ctx context.Context, k store.RunKey, check func(r *run) (done bool, err error)) error {
-	for {
-		var ch chan struct{}
-		err := s.withRun(ctx, k, func(r *run) error {
-			done, err := check(r)
-			if err == nil && !done {
-				ch = make(chan struct{})
-				r.waiters = append(r.waiters, ch)
-			}
-			return err
-		})
-		if err != nil || ch == nil {
-			return err
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.ctxDone():
-			return fmt.Errorf("%w: shard %d stopped", errNotOwner, s.id)
-		}
-	}
-}
-
 func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultRequest) (api.Result, error) {
 	k, err := s.currentRunID(ctx, req.RunRef)
 	if err != nil {

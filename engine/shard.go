@@ -36,10 +36,16 @@ type shard struct {
 	// (same identity, or the same host and address), so what it recovers
 	// is counted and logged but written into no run's history.
 	restarted bool
-	runs      map[store.RunKey]*run
-	// nextEvict is the cache size at which evictLocked scans again after a
-	// scan that found too few idle runs (0: at once).
-	nextEvict   int
+	// runs is the run cache (cache.go): lru its unpinned runs, parked the
+	// queued tasks' keys of runs it let go of, cacheBytes what it holds
+	// (cacheGone: no longer counted in the engine's total, the shard has
+	// stopped) and waiters the callers waiting for runs.
+	runs        map[store.RunKey]*run
+	lru         runList
+	parked      map[store.RunKey]parkedTasks
+	cacheBytes  int64
+	cacheGone   bool
+	waiters     map[store.RunKey][]chan struct{}
 	transferAck *ackTracker
 	timerAck    *ackTracker
 	// persisted ack levels
@@ -71,6 +77,8 @@ func newShard(e *Engine, id int32) *shard {
 	s := &shard{
 		e: e, id: id, log: e.log.With("shard", id),
 		runs:      map[store.RunKey]*run{},
+		parked:    map[store.RunKey]parkedTasks{},
+		waiters:   map[store.RunKey][]chan struct{}{},
 		commitCh:  make(chan *part, 4096),
 		timerWake: make(chan struct{}, 1),
 		extend:    make(chan struct{}, 1),
@@ -120,6 +128,7 @@ func (s *shard) run() {
 	s.wg.Go(func() { s.ackLoop(ctx) })
 	<-ctx.Done()
 	s.wg.Wait()
+	s.dropCache()
 	close(s.stopped)
 }
 
@@ -728,72 +737,6 @@ func (s *shard) afterFunc(d time.Duration, f func(ctx context.Context)) *time.Ti
 }
 
 // ---- runs ----
-
-// getRun returns the cached run of k (loaded or not) and pins it.
-func (s *shard) getRun(k store.RunKey) *run {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.runs[k]
-	added := r == nil
-	if added {
-		r = newRun(s, k)
-		s.runs[k] = r
-	}
-	// Pinned before anything is evicted: a run evicted here, new and idle,
-	// would go on serving its caller detached from the cache, and a
-	// workflow task it handed out could then be neither completed nor
-	// expired (the run's next caller gets another object).
-	r.refs++
-	if added && len(s.runs) > s.e.opts.RunCacheSize {
-		s.evictLocked()
-	}
-	return r
-}
-
-// release unpins a run. A cache over its size lets go of the run at once
-// when nobody uses it and it holds nothing that only memory knows, so that
-// the cache shrinks back as busy runs turn idle (new runs alone would
-// evict, and only now and then).
-func (s *shard) release(r *run) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r.refs--
-	if r.refs == 0 && len(s.runs) > s.e.opts.RunCacheSize && s.runs[r.key] == r && r.idle() {
-		delete(s.runs, r.key)
-	}
-}
-
-// evictLocked drops idle runs from the cache, closed ones first, down to
-// nine tenths of its size. Runs in use stay, so the cache may remain over
-// its size; the next scan then waits until another tenth of the size has
-// come in, so that a cache full of busy runs does not cost a scan of all of
-// them for every new run.
-func (s *shard) evictLocked() {
-	if len(s.runs) < s.nextEvict {
-		return
-	}
-	target := s.e.opts.RunCacheSize * 9 / 10
-	defer func() {
-		s.nextEvict = 0
-		if len(s.runs) > target {
-			s.nextEvict = len(s.runs) + max(1, s.e.opts.RunCacheSize/10)
-		}
-	}()
-	for pass := 0; pass < 2 && len(s.runs) > target; pass++ {
-		for k, r := range s.runs {
-			if len(s.runs) <= target {
-				return
-			}
-			if r.refs > 0 || !r.idle() {
-				continue
-			}
-			if pass == 0 && (r.exec == nil || r.exec.State != store.StateClosed) {
-				continue
-			}
-			delete(s.runs, k)
-		}
-	}
-}
 
 // withRun locks the run of k (loading it) and calls f; ErrNotFound when it
 // does not exist.

@@ -8,11 +8,14 @@ import (
 	"github.com/strandhq/strand/store"
 )
 
-// cache keeps the instances of recently advanced runs, least recently used
-// first out. A run's entry is locked while a task of the run executes.
+// cache keeps the instances of recently advanced runs within a memory
+// budget (and, when set, a count), least recently used first out. A run's
+// entry is locked while a task of the run executes.
 type cache struct {
 	mu      sync.Mutex
-	size    int
+	memory  int64 // budget in bytes
+	size    int   // most entries; 0: no bound but the budget
+	bytes   int64 // the entries' sizes
 	entries map[store.RunKey]*entry
 	lru     *list.List // of *entry, most recent at the front
 }
@@ -23,10 +26,17 @@ type entry struct {
 	inst  *sdk.Instance
 	elem  *list.Element
 	users int
+	// bytes is the instance's footprint when its last task ended (guarded
+	// by the cache's mu).
+	bytes int64
 }
 
-func newCache(size int) *cache {
-	return &cache{size: size, entries: map[store.RunKey]*entry{}, lru: list.New()}
+func newCache(memory int64, size int) *cache {
+	return &cache{memory: memory, size: size, entries: map[store.RunKey]*entry{}, lru: list.New()}
+}
+
+func (c *cache) over() bool {
+	return c.bytes > c.memory || c.size > 0 && c.lru.Len() > c.size
 }
 
 func (e *entry) drop() {
@@ -54,20 +64,30 @@ func (c *cache) lock(k store.RunKey) *entry {
 }
 
 // unlock releases the entry and evicts the least recently used entries
-// over the cache's size.
+// while the cache is over its budget.
 func (c *cache) unlock(e *entry) {
 	empty := e.inst == nil
+	var size int64
+	if !empty {
+		size = e.inst.Footprint()
+	}
 	e.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.users--
+	if c.entries[e.key] == e {
+		c.bytes += size - e.bytes
+		e.bytes = size
+	}
 	if empty && e.users == 0 {
 		c.remove(e)
 	}
-	for c.lru.Len() > c.size {
-		old := c.lru.Back().Value.(*entry)
+	// Entries in use are passed over: their tasks are running.
+	for el := c.lru.Back(); el != nil && c.over(); {
+		old := el.Value.(*entry)
+		el = el.Prev()
 		if old.users > 0 {
-			break
+			continue
 		}
 		c.remove(old)
 		old.drop()
@@ -78,6 +98,8 @@ func (c *cache) remove(e *entry) {
 	if c.entries[e.key] == e {
 		delete(c.entries, e.key)
 		c.lru.Remove(e.elem)
+		c.bytes -= e.bytes
+		e.bytes = 0
 	}
 }
 
@@ -91,4 +113,5 @@ func (c *cache) clear() {
 	}
 	c.entries = map[store.RunKey]*entry{}
 	c.lru.Init()
+	c.bytes = 0
 }

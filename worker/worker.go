@@ -20,6 +20,9 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
+// DefaultCacheMemory is Options.CacheMemory's default.
+const DefaultCacheMemory = 256 << 20
+
 // Options configure a worker.
 type Options struct {
 	// Namespace and Queue are where the worker polls; defaults "default".
@@ -32,8 +35,13 @@ type Options struct {
 	WorkflowPollers    int
 	StepPollers        int
 	MaxConcurrentSteps int
-	// CacheSize is how many runs the worker keeps in memory between tasks
-	// (default 10000); a run not cached is rebuilt by replaying history.
+	// CacheMemory is how many bytes of workflow instances the worker keeps
+	// in memory between tasks (default 256 MiB; each instance's goroutines
+	// and state, estimated); the least recently used go beyond it, and a
+	// run not cached is rebuilt by replaying its history.
+	CacheMemory int64
+	// CacheSize, when positive, also bounds how many runs the worker keeps
+	// cached.
 	CacheSize int
 	Logger    *slog.Logger
 }
@@ -84,8 +92,8 @@ func New(svc api.Service, opts Options) *Worker {
 	if opts.MaxConcurrentSteps <= 0 {
 		opts.MaxConcurrentSteps = 200
 	}
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 10000
+	if opts.CacheMemory <= 0 {
+		opts.CacheMemory = DefaultCacheMemory
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -93,7 +101,7 @@ func New(svc api.Service, opts Options) *Worker {
 	return &Worker{
 		svc: svc, opts: opts, log: opts.Logger.With("queue", opts.Queue, "worker", opts.Identity),
 		workflows: map[string]sdk.WorkflowFunc{}, steps: map[string]stepFunc{},
-		cache: newCache(opts.CacheSize),
+		cache: newCache(opts.CacheMemory, opts.CacheSize),
 	}
 }
 

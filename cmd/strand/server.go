@@ -52,6 +52,9 @@ func newServerCommand() *cobra.Command {
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
 			}
+			if eopts.CacheMemory < 1<<20 {
+				return &usageError{fmt.Errorf("--cache-memory %d: want at least 1 MiB (1048576)", eopts.CacheMemory)}
+			}
 			if eopts.Address != "" {
 				if u, err := url.Parse(eopts.Address); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return &usageError{fmt.Errorf("--advertise %q: want http://host:port", eopts.Address)}
@@ -128,6 +131,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")
 	cmd.Flags().IntVar(&eopts.NumShards, "shards", 0, "shard count of a new store (0: 4, or 1 on SQLite); fixed once chosen")
 	cmd.Flags().DurationVar(&eopts.RedeliveryDelay, "redelivery-delay", 5*time.Second, "how long a step attempt in flight when its shard changed hands waits for its worker to report before it is offered again (negative: no wait)")
+	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	return cmd
 }

@@ -160,6 +160,7 @@ func TestServerSettings(t *testing.T) {
 		{args: []string{"server", "--listen", "not an address"}},
 		{args: []string{"server", "--listen", "127.0.0.1:0", "--body-memory", "1024"}},
 		{args: []string{"server", "--listen", "127.0.0.1:0", "--idle-timeout", "0s"}},
+		{args: []string{"server", "--listen", "127.0.0.1:0", "--cache-memory", "1000"}},
 		{args: []string{"server", "--store", "mysql://x"}, env: map[string]string{"STRAND_LISTEN": "127.0.0.1:0"}},
 	} {
 		for k, v := range tc.env {

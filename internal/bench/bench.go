@@ -255,30 +255,42 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	}
 	before := stats()
 	run := fmt.Sprintf("%s-%d", shape, time.Now().UnixNano())
+	id := func(i int) string { return fmt.Sprintf("%s-%d", run, i) }
+	// Every run is started (64 starts at a time) while 64 callers wait for
+	// the results of those started, in turn: neither holds a goroutine per
+	// run, so N may be millions. A run's latency is from its start to its close, by
+	// the engine's clock.
 	lat := make([]time.Duration, cfg.N)
-	var failed atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
 	start := time.Now()
+	started := make(chan int, cfg.N) // the runs started, to wait for
+	var startErr, waitErr error
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64) // concurrent starts
-	for i := range cfg.N {
-		sem <- struct{}{}
-		wg.Go(func() {
-			t0 := time.Now()
-			r, err := client.StartByName[int](ctx, clients[i%len(clients)], shape, input, client.StartOptions{ID: fmt.Sprintf("%s-%d", run, i), Queue: "bench"})
-			<-sem
+	wg.Go(func() {
+		defer close(started)
+		startErr = each(cfg.N, func(i int) error {
+			_, err := client.StartByName[int](ctx, clients[i%len(clients)], shape, input, client.StartOptions{ID: id(i), Queue: "bench"})
 			if err == nil {
-				_, err = r.Get(ctx)
+				started <- i
 			}
-			if err != nil {
-				failed.Add(1)
-				errOnce.Do(func() { firstErr = err })
-				return
-			}
-			lat[i] = time.Since(t0)
-			if bar != nil {
-				bar.Add(1)
+			return err
+		})
+	})
+	var once sync.Once
+	for range 64 {
+		wg.Go(func() {
+			for i := range started {
+				res, err := clients[i%len(clients)].Result(ctx, id(i), "")
+				if err == nil && res.Failure != nil {
+					err = fmt.Errorf("%s: %s: %s", id(i), res.Status, res.Failure.Message)
+				}
+				if err != nil {
+					once.Do(func() { waitErr = err })
+					continue
+				}
+				lat[i] = res.CloseTime.Sub(res.StartTime)
+				if bar != nil {
+					bar.Add(1)
+				}
 			}
 		})
 	}
@@ -287,8 +299,11 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	if bar != nil {
 		bar.Finish()
 	}
-	if n := failed.Load(); n > 0 {
-		return res, fmt.Errorf("%d of %d workflows failed; first: %w", n, cfg.N, firstErr)
+	if startErr != nil {
+		return res, fmt.Errorf("start: %w", startErr)
+	}
+	if waitErr != nil {
+		return res, fmt.Errorf("result: %w", waitErr)
 	}
 	after := stats()
 	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
@@ -306,27 +321,12 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 	res := Result{Shape: "waiting", Workflows: cfg.N, Steps: 2 * cfg.N}
 	run := fmt.Sprintf("waiting-%d", time.Now().UnixNano())
 	id := func(i int) string { return fmt.Sprintf("%s-%d", run, i) }
-	// each calls f for every run, 64 at a time, and returns the first error.
-	each := func(f func(i int, c *client.Client) error) error {
-		var firstErr error
-		var once sync.Once
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 64)
-		for i := range cfg.N {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				if err := f(i, clients[i%len(clients)]); err != nil {
-					once.Do(func() { firstErr = err })
-				}
-			})
-		}
-		wg.Wait()
-		return firstErr
+	forEach := func(f func(i int, c *client.Client) error) error {
+		return each(cfg.N, func(i int) error { return f(i, clients[i%len(clients)]) })
 	}
 
 	start := time.Now()
-	if err := each(func(i int, c *client.Client) error {
+	if err := forEach(func(i int, c *client.Client) error {
 		_, err := client.StartByName[int](ctx, c, "waiting", i, client.StartOptions{ID: id(i), Queue: "bench"})
 		return err
 	}); err != nil {
@@ -355,13 +355,13 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 	signaled := make([]time.Time, cfg.N)
 	lat := make([]time.Duration, cfg.N)
 	start = time.Now()
-	if err := each(func(i int, c *client.Client) error {
+	if err := forEach(func(i int, c *client.Client) error {
 		signaled[i] = time.Now()
 		return c.Signal(ctx, id(i), "", "go", 1, client.WithRequestID(id(i)))
 	}); err != nil {
 		return res, fmt.Errorf("signal: %w", err)
 	}
-	if err := each(func(i int, c *client.Client) error {
+	if err := forEach(func(i int, c *client.Client) error {
 		_, err := client.GetRun[int](c, id(i), "").Get(ctx)
 		lat[i] = time.Since(signaled[i])
 		return err
@@ -376,6 +376,31 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 	slices.Sort(lat)
 	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 	return res, nil
+}
+
+// each calls f for 0 to n-1 in order, 64 at a time, and returns the first
+// error; it stops starting calls after one fails.
+func each(n int, f func(i int) error) error {
+	var firstErr error
+	var failed atomic.Bool
+	var once sync.Once
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range n {
+		if failed.Load() {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				once.Do(func() { firstErr = err })
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
 }
 
 // rss returns this process's resident memory and its peak (VmRSS and

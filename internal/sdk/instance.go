@@ -307,3 +307,28 @@ type ContinueAsNewError struct {
 }
 
 func (e *ContinueAsNewError) Error() string { return "continue as new: " + e.WorkflowType }
+
+// coroutineStack is what a blocked coroutine's goroutine is taken to hold
+// (its stack, grown past the minimum by the workflow code's frames).
+const coroutineStack = 8 << 10
+
+// Footprint estimates the bytes the instance holds in memory: its live
+// coroutines' goroutines, its pending calls, its recorded values and the
+// values waiting in its channels. It is an estimate for a cache's budget,
+// not an exact count.
+func (inst *Instance) Footprint() int64 {
+	n := int64(4 << 10)
+	for _, c := range inst.sched.coroutines {
+		if !c.finished {
+			n += coroutineStack
+		}
+	}
+	n += int64(len(inst.pending)) * 256
+	for _, v := range inst.recorded {
+		n += int64(64 + len(v))
+	}
+	for name, ch := range inst.signals {
+		n += int64(128 + len(name) + 64*len(ch.buf))
+	}
+	return n
+}
