@@ -20,8 +20,9 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// DefaultCacheMemory is Options.CacheMemory's default.
-const DefaultCacheMemory = 256 << 20
+// DefaultCacheMemory is Options.CacheMemory's default: some 10,000
+// instances of a small workflow.
+const DefaultCacheMemory = 128 << 20
 
 // Options configure a worker.
 type Options struct {
@@ -36,7 +37,7 @@ type Options struct {
 	StepPollers        int
 	MaxConcurrentSteps int
 	// CacheMemory is how many bytes of workflow instances the worker keeps
-	// in memory between tasks (default 256 MiB; each instance's goroutines
+	// in memory between tasks (default 128 MiB; each instance's goroutines
 	// and state, estimated); the least recently used go beyond it, and a
 	// run not cached is rebuilt by replaying its history.
 	CacheMemory int64

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // --pprof
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/bench"
+	"github.com/strandhq/strand/worker"
 )
 
 func newBenchCommand() *cobra.Command {
@@ -21,6 +27,9 @@ func newBenchCommand() *cobra.Command {
 		quiet    bool
 		shards   int
 		servers  []string
+		pprof    string
+		// the engine's and the worker's cache budgets
+		cacheMemory, workerCache int64
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -35,7 +44,21 @@ func newBenchCommand() *cobra.Command {
 			if n <= 0 {
 				return &usageError{fmt.Errorf("--n %d: want a positive number", n)}
 			}
-			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards}
+			if cacheMemory < 0 || workerCache < 0 {
+				return &usageError{fmt.Errorf("--cache-memory and --worker-cache-memory must not be negative")}
+			}
+			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards, CacheMemory: cacheMemory, WorkerCacheMemory: workerCache}
+			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory))
+			if pprof != "" {
+				ln, err := net.Listen("tcp", pprof)
+				if err != nil {
+					return &usageError{fmt.Errorf("--pprof %q: %v", pprof, err)}
+				}
+				srv := &http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+				go srv.Serve(ln)
+				defer srv.Close()
+				fmt.Fprintf(cmd.ErrOrStderr(), "profiles at http://%s/debug/pprof/\n", ln.Addr())
+			}
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
@@ -88,6 +111,9 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
+	cmd.Flags().Int64Var(&cacheMemory, "cache-memory", 0, "the engine's run cache budget in bytes (default: the engine's, 256 MiB)")
+	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 128 MiB)")
+	cmd.Flags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	return cmd
 }

@@ -21,6 +21,11 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	// So that 4x does not grow the heap past what the node means to hold,
+	// a soft limit makes the collector run sooner as the heap nears it;
+	// the commands that run an engine or a worker raise it to their caches'
+	// budgets plus headroom (setMemoryLimit). GOMEMLIMIT, when set, wins.
+	setMemoryLimit(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
@@ -44,3 +49,16 @@ type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
+
+// memoryHeadroom is what the process may hold beyond its caches' budgets
+// before the collector runs more often: requests, batches, the store
+// driver's buffers, goroutines.
+const memoryHeadroom = 512 << 20
+
+// setMemoryLimit sets the Go runtime's soft memory limit to caches bytes
+// plus memoryHeadroom, unless GOMEMLIMIT is set.
+func setMemoryLimit(caches int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(caches + memoryHeadroom)
+	}
+}

@@ -60,6 +60,7 @@ func newServerCommand() *cobra.Command {
 					return &usageError{fmt.Errorf("--advertise %q: want http://host:port", eopts.Address)}
 				}
 			}
+			setMemoryLimit(eopts.CacheMemory)
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return &usageError{fmt.Errorf("--listen %q: %v", listen, err)}

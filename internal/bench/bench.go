@@ -58,6 +58,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Shards is the engine's shard count (0: the engine's default).
 	Shards int
+	// CacheMemory and WorkerCacheMemory are the engine's and the workers'
+	// cache budgets (0: their defaults).
+	CacheMemory, WorkerCacheMemory int64
 }
 
 // Result is what one shape measured.
@@ -199,7 +202,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	svcs := cfg.Services
 	stats := func() engine.Stats { return engine.Stats{} }
 	if len(svcs) == 0 {
-		eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards})
+		eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards, CacheMemory: cfg.CacheMemory})
 		if err != nil {
 			return Result{}, err
 		}
@@ -209,7 +212,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	var clients []*client.Client
 	var arrived atomic.Int64 // the waiting shape's runs that ran their first step
 	for _, svc := range svcs {
-		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench",
+		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", CacheMemory: cfg.WorkerCacheMemory,
 			WorkflowPollers: max(64/len(svcs), 8), StepPollers: max(16/len(svcs), 4)})
 		worker.RegisterWorkflowNamed(w, "sequential", sequential)
 		worker.RegisterWorkflowNamed(w, "single", single)
