@@ -347,7 +347,14 @@ func (s *Store) GetCurrentExecution(ctx context.Context, shardID int32, namespac
 	if namespace == "" || workflowID == "" {
 		return store.CurrentExecution{}, store.InvalidArgument("workflow", "namespace and workflow id must be set")
 	}
-	return s.currentExecution(ctx, s.read, shardID, namespace, workflowID)
+	return s.currentExecution(ctx, readQueryer{s}, shardID, namespace, workflowID)
+}
+
+// readQueryer reads one row on the read pool, prepared (Store.queryReadRow).
+type readQueryer struct{ s *Store }
+
+func (r readQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return r.s.queryReadRow(ctx, query, args...)
 }
 
 type queryer interface {
@@ -377,8 +384,8 @@ func (s *Store) GetExecution(ctx context.Context, shardID int32, run store.RunKe
 	}
 	var next, version, sum int64
 	var data []byte
-	err := s.read.QueryRowContext(ctx, s.q(`SELECT next_event_id, db_version, data, checksum FROM executions
-		WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`), shardID, run.Namespace, run.WorkflowID, run.RunID).
+	err := s.queryReadRow(ctx, `SELECT next_event_id, db_version, data, checksum FROM executions
+		WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`, shardID, run.Namespace, run.WorkflowID, run.RunID).
 		Scan(&next, &version, &data, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: run %s", store.ErrNotFound, run)
@@ -404,10 +411,10 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 	k := req.Run
 	// The bound on next_event_id hides blocks that no committed write
 	// confirmed.
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT first_event_id, last_event_id, txn_id, data FROM history
+	rows, err := s.query(ctx, `SELECT first_event_id, last_event_id, txn_id, data FROM history
 		WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ? AND last_event_id >= ? AND first_event_id >= ?
 		AND last_event_id < (SELECT next_event_id FROM executions WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?)
-		ORDER BY first_event_id LIMIT ?`),
+		ORDER BY first_event_id LIMIT ?`,
 		req.ShardID, k.Namespace, k.WorkflowID, k.RunID, from, curNext,
 		req.ShardID, k.Namespace, k.WorkflowID, k.RunID, size+1)
 	if err != nil {
@@ -434,7 +441,7 @@ func (s *Store) ReadHistory(ctx context.Context, req store.ReadHistoryRequest) (
 	}
 	if len(page.Blocks) == 0 && len(req.PageToken) == 0 {
 		var one int
-		err := s.read.QueryRowContext(ctx, s.q(`SELECT 1 FROM executions WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`),
+		err := s.queryReadRow(ctx, `SELECT 1 FROM executions WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
 			req.ShardID, k.Namespace, k.WorkflowID, k.RunID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return page, fmt.Errorf("%w: run %s", store.ErrNotFound, k)
@@ -544,10 +551,10 @@ func (s *Store) GetDocument(ctx context.Context, shardID int32, run store.RunKey
 	}
 	var created int64
 	var blob []byte
-	err := s.read.QueryRowContext(ctx, s.q(`SELECT d.size, d.stored_size, d.created_at, b.data FROM documents d
+	err := s.queryReadRow(ctx, `SELECT d.size, d.stored_size, d.created_at, b.data FROM documents d
 		JOIN document_blobs b ON b.shard_id = d.shard_id AND b.namespace = d.namespace AND b.workflow_id = d.workflow_id
 		AND b.run_id = d.run_id AND b.id = d.id
-		WHERE d.shard_id = ? AND d.namespace = ? AND d.workflow_id = ? AND d.run_id = ? AND d.id = ?`),
+		WHERE d.shard_id = ? AND d.namespace = ? AND d.workflow_id = ? AND d.run_id = ? AND d.id = ?`,
 		shardID, run.Namespace, run.WorkflowID, run.RunID, id).Scan(&info.Size, &info.StoredSize, &created, &blob)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, info, fmt.Errorf("%w: document %s of %s", store.ErrNotFound, id, run)

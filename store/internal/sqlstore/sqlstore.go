@@ -62,6 +62,8 @@ type Store struct {
 	mu         sync.Mutex
 	stmts      map[string]*sql.Stmt // nil once closed
 	unprepared map[string]struct{}
+	// readStmts are the read path's prepared statements, on the read pool.
+	readStmts map[string]*sql.Stmt
 	// numbered caches q's rewrites (query text -> $n form).
 	numbered sync.Map
 }
@@ -135,6 +137,54 @@ func (s *Store) prepare(ctx context.Context) {
 	}
 }
 
+// readStmt returns query's statement prepared on the read pool, preparing
+// it on first use; nil where the dialect prepares nothing, the cache is
+// full or preparing failed (the query then runs unprepared).
+func (s *Store) readStmt(ctx context.Context, query string) *sql.Stmt {
+	if !s.d.Prepare {
+		return nil
+	}
+	s.mu.Lock()
+	st, ok := s.readStmts[query]
+	full := s.stmts == nil || len(s.readStmts) >= maxStatements
+	s.mu.Unlock()
+	if ok || full {
+		return st
+	}
+	st, err := s.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, dup := s.readStmts[query]; dup || s.stmts == nil {
+		st.Close()
+		return old
+	}
+	s.readStmts[query] = st
+	return st
+}
+
+// query runs a read on the read pool, through a prepared statement where
+// the dialect wants one (modernc's SQLite parses every unprepared query,
+// which cost replays a third of their CPU). query has ? placeholders.
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	query = s.q(query)
+	if st := s.readStmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.read.QueryContext(ctx, query, args...)
+}
+
+// queryReadRow is query for a read of one row.
+func (s *Store) queryReadRow(ctx context.Context, query string, args ...any) *sql.Row {
+	query = s.q(query)
+	if st := s.readStmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.read.QueryRowContext(ctx, query, args...)
+}
+
 var _ store.Store = (*Store)(nil)
 
 // New returns a store that writes through write and reads through read
@@ -144,7 +194,7 @@ func New(d Dialect, write, read *sql.DB, limits store.Limits, closer func() erro
 		limits = store.DefaultLimits()
 	}
 	return &Store{d: d, write: write, read: read, limits: limits, closer: closer,
-		stmts: map[string]*sql.Stmt{}, unprepared: map[string]struct{}{}}
+		stmts: map[string]*sql.Stmt{}, unprepared: map[string]struct{}{}, readStmts: map[string]*sql.Stmt{}}
 }
 
 // Limits implements store.Store.
@@ -161,7 +211,10 @@ func (s *Store) Close() error {
 	for _, st := range s.stmts {
 		st.Close()
 	}
-	s.stmts = nil
+	for _, st := range s.readStmts {
+		st.Close()
+	}
+	s.stmts, s.readStmts = nil, nil
 	s.mu.Unlock()
 	return s.closer()
 }
