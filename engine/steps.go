@@ -137,6 +137,9 @@ func (e *Engine) PollStepTask(ctx context.Context, req api.PollRequest) (*api.St
 func (e *Engine) pollStepTask(ctx context.Context, req api.PollRequest, worker bool) (*api.StepTask, error) {
 	k, err := e.pollQueue(ctx, req, stepQueue)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil // the poll's time ran out while it looked: it found nothing
+		}
 		return nil, err
 	}
 	for {

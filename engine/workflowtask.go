@@ -367,6 +367,9 @@ func (e *Engine) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*ap
 func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, worker bool) (*api.WorkflowTask, error) {
 	k, err := e.pollQueue(ctx, req, workflowQueue)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil // the poll's time ran out while it looked: it found nothing
+		}
 		return nil, err
 	}
 	for {
