@@ -209,9 +209,9 @@ func (q *runQuery) sql() string {
 // one of them ends with (start_time, run_id), the list order, so a page is
 // a range read of the index backwards from the cursor. Equality terms
 // that another index would serve are written so that neither planner uses
-// their index (x || ” for text, x + 0 for numbers): a planner without
-// statistics (SQLite's) could otherwise prefer, say, the type's index to
-// the workflow id's.
+// their index (text with the empty string appended, numbers plus 0): a
+// planner without statistics (SQLite's) could otherwise prefer, say, the
+// type's index to the workflow id's.
 func buildQuery(f store.RunFilter, tr timeRange, c *runCursor) runQuery {
 	q := runQuery{from: "visibility v", key: "v"}
 	names := make([]string, 0, len(f.Attributes))
