@@ -202,5 +202,12 @@ func compactCounts(ctx context.Context, db *sql.DB) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("postgres: compact counts: %w", err)
 	}
+	// Counts read the deltas tables whole: vacuum the rows just deleted
+	// now rather than when autovacuum next looks (a minute, by default),
+	// which under a steady stream of writes would let them grow to the
+	// deletions of that minute.
+	if _, err := db.ExecContext(ctx, `VACUUM (SKIP_LOCKED) visibility_count_deltas, visibility_attribute_count_deltas`); err != nil {
+		return fmt.Errorf("postgres: compact counts: vacuum: %w", err)
+	}
 	return nil
 }
