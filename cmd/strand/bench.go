@@ -108,7 +108,7 @@ func newBenchVisibilityCommand() *cobra.Command {
 			"on the same store measures them again without loading), then measures, through the store's visibility\n" +
 			"API in this process, first pages, the page after a token and counts under each filter the CLI and the\n" +
 			"API offer: none, status, type, status and type, time range, business key, attribute, workflow id.\n\n" +
-			"The records: start times spread over 30 days, 20 workflow types (Zipf), mostly closed (90% of closed\n" +
+			"The records: start times spread over 30 days (--span), 20 workflow types (Zipf), mostly closed (90% of closed\n" +
 			"runs completed), a business key on 80%, attributes region (5 values) and tenant (1,000 values).\n" +
 			"Each query runs once unmeasured, then --repeat times; the table gives the median and the slowest.",
 		Args: cobra.NoArgs,
@@ -118,6 +118,9 @@ func newBenchVisibilityCommand() *cobra.Command {
 			}
 			if cfg.Rows <= 0 {
 				return &usageError{fmt.Errorf("--rows %d: want a positive number", cfg.Rows)}
+			}
+			if cfg.Span < time.Minute {
+				return &usageError{fmt.Errorf("--span %s: want at least a minute", cfg.Span)}
 			}
 			for _, n := range pageSizes {
 				if n <= 0 || n > store.MaxPageSize {
@@ -151,6 +154,7 @@ func newBenchVisibilityCommand() *cobra.Command {
 	cmd.Flags().IntVar(&cfg.Repeat, "repeat", 5, "measured calls of each query (after one unmeasured)")
 	cmd.Flags().IntVar(&cfg.Batch, "batch", 1000, "records per UpsertVisibility call while loading")
 	cmd.Flags().IntVar(&cfg.Loaders, "loaders", 4, "UpsertVisibility calls in flight while loading")
+	cmd.Flags().DurationVar(&cfg.Span, "span", bench.VisibilitySpan, "how far start times spread (a short span is a burst)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
 }

@@ -72,6 +72,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"bench", "visibility", "--store", "sqlite://x.db", "--rows", "0"},
 		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "0"},
 		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "10001"},
+		{"bench", "visibility", "--store", "sqlite://x.db", "--span", "1s"},
 	} {
 		out, code := run(t, args...)
 		if code != 2 {

@@ -41,17 +41,23 @@ type VisibilityConfig struct {
 	Batch int
 	// Loaders is how many batches are written at once; 4 when zero.
 	Loaders int
+	// Span is how far the start times spread, ending about when the data
+	// set is created; VisibilitySpan when zero. A short span packs the
+	// runs into a burst.
+	Span time.Duration
 	// Progress receives a progress bar while loading; nil for none.
 	Progress io.Writer
 }
 
-// VisibilitySpan is how far the data set's start times spread.
+// VisibilitySpan is how far the data set's start times spread by default.
 const VisibilitySpan = 30 * 24 * time.Hour
 
-// Namespace data keys that identify a data set.
+// Namespace data keys that identify a data set (a data set without a span
+// has the default).
 const (
 	visRowsKey   = "bench.visibility.rows"
 	visOriginKey = "bench.visibility.origin"
+	visSpanKey   = "bench.visibility.span"
 )
 
 // VisibilityReport is what a visibility measurement found.
@@ -95,6 +101,7 @@ type QueryResult struct {
 type visDataset struct {
 	rows   int
 	origin time.Time // start of the span; the newest runs start near origin+span
+	span   time.Duration
 }
 
 // visTypes are the data set's workflow types; type k is given to about
@@ -138,10 +145,10 @@ func unit(i int, salt uint64) float64 {
 }
 
 func (d visDataset) startTime(i int) time.Time {
-	step := float64(VisibilitySpan) / float64(d.rows)
-	jitter := (unit(i, 1) - 0.5) * float64(30*time.Second)
+	step := float64(d.span) / float64(d.rows)
+	jitter := (unit(i, 1) - 0.5) * float64(min(30*time.Second, d.span/1000))
 	off := time.Duration(float64(i)*step + jitter)
-	off = min(max(off, 0), VisibilitySpan-time.Millisecond)
+	off = min(max(off, 0), d.span-time.Millisecond)
 	return store.Time(d.origin.Add(off))
 }
 
@@ -166,12 +173,13 @@ func (d visDataset) runID(i int) string {
 	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", a>>32, a>>16&0xffff, a&0xfff, 0x8000|b>>48&0x3fff, b&0xffffffffffff)
 }
 
-// status: runs started in the last six hours of the span are often still
-// running, older ones rarely; closed runs mostly completed.
+// status: runs started in the last 1/120 of the span (six hours of 30
+// days) are often still running, older ones rarely; closed runs mostly
+// completed.
 func (d visDataset) status(i int, start time.Time) store.RunStatus {
 	u := unit(i, 3)
 	running := 0.005
-	if d.origin.Add(VisibilitySpan).Sub(start) < 6*time.Hour {
+	if d.origin.Add(d.span).Sub(start) < d.span/120 {
 		running = 0.4
 	}
 	if u < running {
@@ -245,9 +253,15 @@ func (d visDataset) filters(ns string) []visFilter {
 	for i := mid; bk == "" && i < d.rows; i++ {
 		bk = d.businessKey(i)
 	}
-	end := d.origin.Add(VisibilitySpan)
-	day := store.RunFilter{Namespace: ns, StartedAfter: end.Add(-24 * time.Hour), StartedBefore: end}
-	week := store.RunFilter{Namespace: ns, StartedAfter: end.Add(-14 * 24 * time.Hour), StartedBefore: end.Add(-7 * 24 * time.Hour)}
+	end := d.origin.Add(d.span)
+	// The last day and a week before it, of 30 days; the same parts of
+	// another span.
+	day := store.RunFilter{Namespace: ns, StartedAfter: end.Add(-d.span / 30), StartedBefore: end}
+	week := store.RunFilter{Namespace: ns, StartedAfter: end.Add(-d.span * 14 / 30), StartedBefore: end.Add(-d.span * 7 / 30)}
+	dayName, weekName := "last day", "a week, 7-14 days ago"
+	if d.span != VisibilitySpan {
+		dayName, weekName = "last "+(d.span/30).String(), fmt.Sprintf("%s to %s ago", d.span*7/30, d.span*14/30)
+	}
 	with := func(f store.RunFilter, set func(*store.RunFilter)) store.RunFilter {
 		set(&f)
 		return f
@@ -270,10 +284,10 @@ func (d visDataset) filters(ns string) []visFilter {
 		{name: "type=" + rare + " status=timed_out", f: with(ns0, func(f *store.RunFilter) {
 			f.Type, f.Statuses = rare, []store.RunStatus{store.StatusTimedOut}
 		})},
-		{name: "last day", f: day},
-		{name: "a week, 7-14 days ago", f: week},
-		{name: "last day status=failed", f: with(day, func(f *store.RunFilter) { f.Statuses = []store.RunStatus{store.StatusFailed} })},
-		{name: "a week type=" + common, f: with(week, func(f *store.RunFilter) { f.Type = common })},
+		{name: dayName, f: day},
+		{name: weekName, f: week},
+		{name: dayName + " status=failed", f: with(day, func(f *store.RunFilter) { f.Statuses = []store.RunStatus{store.StatusFailed} })},
+		{name: weekName + " type=" + common, f: with(week, func(f *store.RunFilter) { f.Type = common })},
 		{name: "business key", f: with(ns0, func(f *store.RunFilter) { f.BusinessKey = bk })},
 		{name: "attribute region=eu", f: with(ns0, func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} })},
 		{name: "attribute tenant", f: with(ns0, func(f *store.RunFilter) { f.Attributes = map[string]string{"tenant": d.tenant(mid)} })},
@@ -315,6 +329,12 @@ func RunVisibility(ctx context.Context, cfg VisibilityConfig) (VisibilityReport,
 	if cfg.Loaders <= 0 {
 		cfg.Loaders = 4
 	}
+	if cfg.Span < 0 || cfg.Span > 0 && cfg.Span < time.Minute {
+		return VisibilityReport{}, fmt.Errorf("%w: visibility benchmark: span %s; want at least a minute", store.ErrInvalidArgument, cfg.Span)
+	}
+	if cfg.Span == 0 {
+		cfg.Span = VisibilitySpan
+	}
 	d, err := dataset(ctx, cfg)
 	if err != nil {
 		return VisibilityReport{}, err
@@ -338,10 +358,11 @@ func RunVisibility(ctx context.Context, cfg VisibilityConfig) (VisibilityReport,
 func dataset(ctx context.Context, cfg VisibilityConfig) (visDataset, error) {
 	ns, err := cfg.Store.GetNamespace(ctx, cfg.Namespace)
 	if errors.Is(err, store.ErrNamespaceNotFound) {
-		origin := store.Time(time.Now().Add(-VisibilitySpan).Truncate(time.Minute))
+		origin := store.Time(time.Now().Add(-cfg.Span).Truncate(time.Minute))
 		ns, err = cfg.Store.CreateNamespace(ctx, store.Namespace{Name: cfg.Namespace,
 			Description: "records of strand bench visibility",
-			Data:        map[string]string{visRowsKey: strconv.Itoa(cfg.Rows), visOriginKey: strconv.FormatInt(store.UnixMilli(origin), 10)}})
+			Data: map[string]string{visRowsKey: strconv.Itoa(cfg.Rows), visOriginKey: strconv.FormatInt(store.UnixMilli(origin), 10),
+				visSpanKey: strconv.FormatInt(int64(cfg.Span/time.Millisecond), 10)}})
 		if errors.Is(err, store.ErrNamespaceExists) { // another run created it meanwhile
 			ns, err = cfg.Store.GetNamespace(ctx, cfg.Namespace)
 		}
@@ -355,11 +376,19 @@ func dataset(ctx context.Context, cfg VisibilityConfig) (visDataset, error) {
 		return visDataset{}, fmt.Errorf("%w: namespace %s exists and holds no visibility benchmark data set; choose another namespace",
 			store.ErrInvalidArgument, cfg.Namespace)
 	}
-	if rows != cfg.Rows {
-		return visDataset{}, fmt.Errorf("%w: namespace %s holds a data set of %d rows, not %d; choose another namespace",
-			store.ErrInvalidArgument, cfg.Namespace, rows, cfg.Rows)
+	span := VisibilitySpan
+	if v, ok := ns.Data[visSpanKey]; ok {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return visDataset{}, fmt.Errorf("%w: namespace %s: span %q", store.ErrInvalidArgument, cfg.Namespace, v)
+		}
+		span = time.Duration(ms) * time.Millisecond
 	}
-	return visDataset{rows: rows, origin: store.FromUnixMilli(origin)}, nil
+	if rows != cfg.Rows || span != cfg.Span {
+		return visDataset{}, fmt.Errorf("%w: namespace %s holds a data set of %d rows over %s, not %d over %s; choose another namespace",
+			store.ErrInvalidArgument, cfg.Namespace, rows, span, cfg.Rows, cfg.Span)
+	}
+	return visDataset{rows: rows, origin: store.FromUnixMilli(origin), span: span}, nil
 }
 
 // load writes the records the namespace does not hold yet, Loaders

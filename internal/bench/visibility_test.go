@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/store"
@@ -39,15 +41,17 @@ func TestRunVisibility(t *testing.T) {
 		name string
 		open func(t *testing.T) store.Store
 		rows int
+		span time.Duration
 	}{
-		{"sqlite", func(t *testing.T) store.Store { return testdb.SQLite(t) }, 3000},
-		{"postgres", func(t *testing.T) store.Store { return testdb.Postgres(t) }, 3000},
-		{"cassandra", func(t *testing.T) store.Store { return testdb.Cassandra(t) }, 600},
+		{"sqlite", func(t *testing.T) store.Store { return testdb.SQLite(t) }, 3000, 0},
+		{"sqlite, a burst", func(t *testing.T) store.Store { return testdb.SQLite(t) }, 3000, time.Hour},
+		{"postgres", func(t *testing.T) store.Store { return testdb.Postgres(t) }, 3000, 0},
+		{"cassandra", func(t *testing.T) store.Store { return testdb.Cassandra(t) }, 600, 0},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			st := backend.open(t)
 			ctx := context.Background()
-			cfg := VisibilityConfig{Store: st, Rows: backend.rows, PageSizes: []int{10, 50}, Repeat: 3, Batch: 100, Loaders: 3}
+			cfg := VisibilityConfig{Store: st, Rows: backend.rows, PageSizes: []int{10, 50}, Repeat: 3, Batch: 100, Loaders: 3, Span: backend.span}
 			rep, err := RunVisibility(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -55,7 +59,7 @@ func TestRunVisibility(t *testing.T) {
 			if rep.Loaded != backend.rows || rep.LoadTime <= 0 || rep.LoadRate() <= 0 {
 				t.Fatalf("loaded %d records in %s; want %d", rep.Loaded, rep.LoadTime, backend.rows)
 			}
-			d, err := dataset(ctx, VisibilityConfig{Store: st, Rows: backend.rows, Namespace: rep.Namespace})
+			d, err := dataset(ctx, VisibilityConfig{Store: st, Rows: backend.rows, Namespace: rep.Namespace, Span: cmp.Or(backend.span, VisibilitySpan)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,11 +84,16 @@ func TestRunVisibility(t *testing.T) {
 				t.Fatalf("printed:\n%s", out.String())
 			}
 
-			// A data set of another size is not mixed into this one.
-			cfg.Rows++
+			// A data set of another size or span is not mixed into this one.
 			cfg.Namespace = rep.Namespace
+			cfg.Rows++
 			if _, err := RunVisibility(ctx, cfg); !errors.Is(err, store.ErrInvalidArgument) {
 				t.Fatalf("another size in the same namespace: %v", err)
+			}
+			cfg.Rows--
+			cfg.Span = cmp.Or(backend.span, VisibilitySpan) + time.Hour
+			if _, err := RunVisibility(ctx, cfg); !errors.Is(err, store.ErrInvalidArgument) {
+				t.Fatalf("another span in the same namespace: %v", err)
 			}
 		})
 	}
