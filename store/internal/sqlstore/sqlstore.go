@@ -51,6 +51,10 @@ type Dialect struct {
 	// SerialWrites says the database runs one write transaction at a time
 	// (SQLite).
 	SerialWrites bool
+	// IndexedBy says visibility queries name the index they read (SQLite's
+	// INDEXED BY): a planner without statistics cannot tell which of two
+	// usable indexes holds fewer rows.
+	IndexedBy bool
 	// CompactCounts, when set, says the dialect's visibility triggers
 	// append count deltas (visibility_count_deltas,
 	// visibility_attribute_count_deltas) rather than update the counters,

@@ -207,33 +207,49 @@ func (q *runQuery) sql() string {
 // query then reads the attribute rows in start order and joins each run),
 // else the one of type and status, type, status or start time alone. Every
 // one of them ends with (start_time, run_id), the list order, so a page is
-// a range read of the index backwards from the cursor. Equality terms
-// that another index would serve are written so that neither planner uses
-// their index (text with the empty string appended, numbers plus 0): a
-// planner without statistics (SQLite's) could otherwise prefer, say, the
-// type's index to the workflow id's.
-func buildQuery(f store.RunFilter, tr timeRange, c *runCursor) runQuery {
-	q := runQuery{from: "visibility v", key: "v"}
+// a range read of the index backwards from the cursor.
+//
+// With indexedBy (SQLite, whose planner has no statistics) the query names
+// its index; without it seen to, SQLite read the start-time index for a
+// status and a time range. Equality terms that another index would serve
+// are also written so that no planner uses their index (text with the
+// empty string appended, numbers plus 0).
+func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) runQuery {
+	q := runQuery{key: "v"}
 	names := make([]string, 0, len(f.Attributes))
 	for k := range f.Attributes {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	hint := func(index string) string {
+		if indexedBy {
+			return " INDEXED BY " + index
+		}
+		return ""
+	}
 	drive := ""
 	switch {
 	case f.WorkflowID != "":
-		drive = "workflow"
+		drive, q.from = "workflow", "visibility v"+hint("visibility_workflow")
 	case f.BusinessKey != "":
-		drive = "business key"
+		drive, q.from = "business key", "visibility v"+hint("visibility_business_key")
 	case len(names) > 0:
 		drive = "attribute"
-		q.from, q.key = "visibility_attributes a CROSS JOIN visibility v", "a"
+		q.from, q.key = "visibility_attributes a"+hint("visibility_attributes_value")+" CROSS JOIN visibility v", "a"
 		q.and("a.namespace = ?", f.Namespace)
 		q.and("a.name = ?", names[0])
 		q.and("a.value = ?", f.Attributes[names[0]])
 		q.and("v.namespace = a.namespace")
 		q.and("v.run_id = a.run_id")
 		names = names[1:]
+	case f.Type != "" && len(f.Statuses) > 0:
+		q.from = "visibility v" + hint("visibility_type_status")
+	case f.Type != "":
+		q.from = "visibility v" + hint("visibility_type")
+	case len(f.Statuses) > 0:
+		q.from = "visibility v" + hint("visibility_status")
+	default:
+		q.from = "visibility v" + hint("visibility_start")
 	}
 	if drive != "attribute" {
 		q.and("v.namespace = ?", f.Namespace)
@@ -275,7 +291,9 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor) runQuery {
 	if tr.hasLo {
 		q.and(k+"start_time >= ?", tr.lo)
 	}
-	if tr.hasHi {
+	// A cursor inside the range implies its upper bound; with both, a
+	// planner may take the bound and read every page before the cursor.
+	if tr.hasHi && (c == nil || c.Start >= tr.hi) {
 		q.and(k+"start_time < ?", tr.hi)
 	}
 	if c != nil {
@@ -333,14 +351,14 @@ func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.
 		for i, st := range statuses {
 			f := req.RunFilter
 			f.Statuses = []store.RunStatus{st}
-			q := buildQuery(f, tr, c)
+			q := buildQuery(f, tr, c, s.d.IndexedBy)
 			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT %s%s ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?) s%d`,
 				prefixed("v.", visibilityColumns), q.sql(), i))
 			args = append(append(args, q.args...), size+1)
 		}
 		query = strings.Join(parts, " UNION ALL ") + ` ORDER BY start_time DESC, run_id DESC LIMIT ?`
 	} else {
-		q := buildQuery(req.RunFilter, tr, c)
+		q := buildQuery(req.RunFilter, tr, c, s.d.IndexedBy)
 		query = `SELECT ` + prefixed("v.", visibilityColumns) + q.sql() + ` ORDER BY ` + q.key + `.start_time DESC, ` + q.key + `.run_id DESC LIMIT ?`
 		args = q.args
 	}
@@ -399,7 +417,7 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 func (s *Store) countQuery(f store.RunFilter) (string, []any) {
 	tr := rangeOf(f)
 	index := func(tr timeRange) (string, []any) {
-		q := buildQuery(f, tr, nil)
+		q := buildQuery(f, tr, nil, s.d.IndexedBy)
 		return `SELECT COUNT(*)` + q.sql(), q.args
 	}
 	// sum adds column n of table and, where the dialect has them, of its
