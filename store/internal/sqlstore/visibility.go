@@ -251,6 +251,23 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) r
 	default:
 		q.from = "visibility v" + hint("visibility_start")
 	}
+	// lead is the column before start_time in the index of a type or a
+	// status, when it has one value: without a hint, the time range and
+	// the cursor are written as rows that begin with it, which only that
+	// index can read. Written plainly, PostgreSQL took the start-time
+	// index for a status and the last day whenever its statistics, older
+	// than the newest runs, put few runs in that day, and scanned the day
+	// for the status.
+	var lead string
+	var leadValue any
+	if drive == "" && !indexedBy {
+		switch statuses := distinct(f.Statuses); {
+		case len(statuses) == 1:
+			lead, leadValue = "v.status", statuses[0]
+		case len(statuses) == 0 && f.Type != "":
+			lead, leadValue = "v.type", f.Type
+		}
+	}
 	if drive != "attribute" {
 		q.and("v.namespace = ?", f.Namespace)
 	}
@@ -288,16 +305,20 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) r
 		q.and(off("v.status", false)+" IN ("+marks(len(statuses))+")", args...)
 	}
 	k := q.key + "."
+	row, rowArgs := "(", []any{}
+	if lead != "" {
+		row, rowArgs = "("+lead+", ", []any{leadValue}
+	}
 	if tr.hasLo {
-		q.and(k+"start_time >= ?", tr.lo)
+		q.and(row+k+"start_time) >= ("+marks(len(rowArgs)+1)+")", append(rowArgs, tr.lo)...)
 	}
 	// A cursor inside the range implies its upper bound; with both, a
 	// planner may take the bound and read every page before the cursor.
 	if tr.hasHi && (c == nil || c.Start >= tr.hi) {
-		q.and(k+"start_time < ?", tr.hi)
+		q.and(row+k+"start_time) < ("+marks(len(rowArgs)+1)+")", append(rowArgs, tr.hi)...)
 	}
 	if c != nil {
-		q.and("("+k+"start_time, "+k+"run_id) < (?, ?)", c.Start, c.RunID)
+		q.and(row+k+"start_time, "+k+"run_id) < ("+marks(len(rowArgs)+2)+")", append(rowArgs, c.Start, c.RunID)...)
 	}
 	for _, name := range names {
 		q.and(`EXISTS (SELECT 1 FROM visibility_attributes x WHERE x.namespace = v.namespace AND x.run_id = v.run_id
