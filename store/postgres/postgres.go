@@ -60,6 +60,7 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		Blob:          "BYTEA",
 		Pipeline:      pipeline,
 		CompactCounts: compactCounts,
+		OpaqueBounds:  true,
 	}
 	return sqlstore.New(d, db, db, opts.Limits, db.Close), nil
 }

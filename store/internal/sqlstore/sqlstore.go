@@ -55,6 +55,10 @@ type Dialect struct {
 	// INDEXED BY): a planner without statistics cannot tell which of two
 	// usable indexes holds fewer rows.
 	IndexedBy bool
+	// OpaqueBounds says visibility queries pass times as sub-selects the
+	// planner cannot see into (PostgreSQL): statistics older than the
+	// newest runs misjudge a recent time range (see buildQuery).
+	OpaqueBounds bool
 	// CompactCounts, when set, says the dialect's visibility triggers
 	// append count deltas (visibility_count_deltas,
 	// visibility_attribute_count_deltas) rather than update the counters,

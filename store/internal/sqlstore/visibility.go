@@ -210,11 +210,17 @@ func (q *runQuery) sql() string {
 // a range read of the index backwards from the cursor.
 //
 // With indexedBy (SQLite, whose planner has no statistics) the query names
-// its index; without it seen to, SQLite read the start-time index for a
-// status and a time range. Equality terms that another index would serve
-// are also written so that no planner uses their index (text with the
-// empty string appended, numbers plus 0).
-func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) runQuery {
+// its index; without it, SQLite read the start-time index for a status and
+// a time range. With opaque (PostgreSQL) the times of the range and the
+// cursor are sub-selects, whose values the planner does not see: its
+// statistics are older than the newest runs, so for a recent range (the
+// last day) it counted on a few runs and read the start-time index,
+// scanning the range for a status, a type or a business key; not knowing
+// the times, it takes the index of the filter's equality terms. Equality
+// terms that another index would serve are also written so that no
+// planner uses their index (text with the empty string appended, numbers
+// plus 0).
+func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy, opaque bool) runQuery {
 	q := runQuery{key: "v"}
 	names := make([]string, 0, len(f.Attributes))
 	for k := range f.Attributes {
@@ -250,23 +256,6 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) r
 		q.from = "visibility v" + hint("visibility_status")
 	default:
 		q.from = "visibility v" + hint("visibility_start")
-	}
-	// lead is the column before start_time in the index of a type or a
-	// status, when it has one value: without a hint, the time range and
-	// the cursor are written as rows that begin with it, which only that
-	// index can read. Written plainly, PostgreSQL took the start-time
-	// index for a status and the last day whenever its statistics, older
-	// than the newest runs, put few runs in that day, and scanned the day
-	// for the status.
-	var lead string
-	var leadValue any
-	if drive == "" && !indexedBy {
-		switch statuses := distinct(f.Statuses); {
-		case len(statuses) == 1:
-			lead, leadValue = "v.status", statuses[0]
-		case len(statuses) == 0 && f.Type != "":
-			lead, leadValue = "v.type", f.Type
-		}
 	}
 	if drive != "attribute" {
 		q.and("v.namespace = ?", f.Namespace)
@@ -305,20 +294,24 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy bool) r
 		q.and(off("v.status", false)+" IN ("+marks(len(statuses))+")", args...)
 	}
 	k := q.key + "."
-	row, rowArgs := "(", []any{}
-	if lead != "" {
-		row, rowArgs = "("+lead+", ", []any{leadValue}
+	// bound is how a time or a cursor's run id is passed: as it is, or as
+	// a sub-select whose value the planner does not see (opaque).
+	bound := func(cast string) string {
+		if opaque {
+			return "(SELECT CAST(? AS " + cast + "))"
+		}
+		return "?"
 	}
 	if tr.hasLo {
-		q.and(row+k+"start_time) >= ("+marks(len(rowArgs)+1)+")", append(rowArgs, tr.lo)...)
+		q.and(k+"start_time >= "+bound("BIGINT"), tr.lo)
 	}
 	// A cursor inside the range implies its upper bound; with both, a
 	// planner may take the bound and read every page before the cursor.
 	if tr.hasHi && (c == nil || c.Start >= tr.hi) {
-		q.and(row+k+"start_time) < ("+marks(len(rowArgs)+1)+")", append(rowArgs, tr.hi)...)
+		q.and(k+"start_time < "+bound("BIGINT"), tr.hi)
 	}
 	if c != nil {
-		q.and(row+k+"start_time, "+k+"run_id) < ("+marks(len(rowArgs)+2)+")", append(rowArgs, c.Start, c.RunID)...)
+		q.and("("+k+"start_time, "+k+"run_id) < ("+bound("BIGINT")+", "+bound("TEXT")+")", c.Start, c.RunID)
 	}
 	for _, name := range names {
 		q.and(`EXISTS (SELECT 1 FROM visibility_attributes x WHERE x.namespace = v.namespace AND x.run_id = v.run_id
@@ -372,14 +365,14 @@ func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.
 		for i, st := range statuses {
 			f := req.RunFilter
 			f.Statuses = []store.RunStatus{st}
-			q := buildQuery(f, tr, c, s.d.IndexedBy)
+			q := buildQuery(f, tr, c, s.d.IndexedBy, s.d.OpaqueBounds)
 			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT %s%s ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?) s%d`,
 				prefixed("v.", visibilityColumns), q.sql(), i))
 			args = append(append(args, q.args...), size+1)
 		}
 		query = strings.Join(parts, " UNION ALL ") + ` ORDER BY start_time DESC, run_id DESC LIMIT ?`
 	} else {
-		q := buildQuery(req.RunFilter, tr, c, s.d.IndexedBy)
+		q := buildQuery(req.RunFilter, tr, c, s.d.IndexedBy, s.d.OpaqueBounds)
 		query = `SELECT ` + prefixed("v.", visibilityColumns) + q.sql() + ` ORDER BY ` + q.key + `.start_time DESC, ` + q.key + `.run_id DESC LIMIT ?`
 		args = q.args
 	}
@@ -438,7 +431,7 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 func (s *Store) countQuery(f store.RunFilter) (string, []any) {
 	tr := rangeOf(f)
 	index := func(tr timeRange) (string, []any) {
-		q := buildQuery(f, tr, nil, s.d.IndexedBy)
+		q := buildQuery(f, tr, nil, s.d.IndexedBy, s.d.OpaqueBounds)
 		return `SELECT COUNT(*)` + q.sql(), q.args
 	}
 	// sum adds column n of table and, where the dialect has them, of its
