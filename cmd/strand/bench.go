@@ -15,6 +15,7 @@ import (
 
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/bench"
+	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 )
 
@@ -115,5 +116,71 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 128 MiB)")
 	cmd.Flags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
+	cmd.AddCommand(newBenchVisibilityCommand())
+	return cmd
+}
+
+func newBenchVisibilityCommand() *cobra.Command {
+	var (
+		storeURL  string
+		cfg       bench.VisibilityConfig
+		quiet     bool
+		pageSizes []int
+	)
+	cmd := &cobra.Command{
+		Use:   "visibility",
+		Short: "Measure listing and counting runs in a store of many runs",
+		Long: "Loads --rows visibility records into a namespace of the store (unless it holds them already: a later run\n" +
+			"on the same store measures them again without loading), then measures, through the store's visibility\n" +
+			"API in this process, first pages, the page after a token and counts under each filter the CLI and the\n" +
+			"API offer: none, status, type, status and type, time range, business key, attribute, workflow id.\n\n" +
+			"The records: start times spread over 30 days (--span), 20 workflow types (Zipf), mostly closed (90% of closed\n" +
+			"runs completed), a business key on 80%, attributes region (5 values) and tenant (1,000 values).\n" +
+			"Each query runs once unmeasured, then --repeat times; the table gives the median and the slowest.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if storeURL == "" {
+				return &usageError{fmt.Errorf("--store is required: the records are loaded once and kept there")}
+			}
+			if cfg.Rows <= 0 {
+				return &usageError{fmt.Errorf("--rows %d: want a positive number", cfg.Rows)}
+			}
+			if cfg.Span < time.Minute {
+				return &usageError{fmt.Errorf("--span %s: want at least a minute", cfg.Span)}
+			}
+			for _, n := range pageSizes {
+				if n <= 0 || n > store.MaxPageSize {
+					return &usageError{fmt.Errorf("--page-sizes: %d: want 1 to %d", n, store.MaxPageSize)}
+				}
+			}
+			st, err := openStore(cmd.Context(), storeURL)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, _, err := st.Migrate(cmd.Context()); err != nil {
+				return err
+			}
+			cfg.Store, cfg.PageSizes = st, pageSizes
+			if !quiet {
+				cfg.Progress = cmd.ErrOrStderr()
+			}
+			rep, err := bench.RunVisibility(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			bench.PrintVisibility(cmd.OutOrStdout(), storeURL, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (required): sqlite://PATH, postgres://... or cassandra://HOSTS/KEYSPACE")
+	cmd.Flags().IntVar(&cfg.Rows, "rows", 1000000, "records of the data set")
+	cmd.Flags().StringVar(&cfg.Namespace, "namespace", "", "namespace of the data set (default: visbench-ROWS)")
+	cmd.Flags().IntSliceVar(&pageSizes, "page-sizes", []int{100, 1000}, "first-page sizes to measure; the page after a token is measured at the first")
+	cmd.Flags().IntVar(&cfg.Repeat, "repeat", 5, "measured calls of each query (after one unmeasured)")
+	cmd.Flags().IntVar(&cfg.Batch, "batch", 1000, "records per UpsertVisibility call while loading")
+	cmd.Flags().IntVar(&cfg.Loaders, "loaders", 4, "UpsertVisibility calls in flight while loading")
+	cmd.Flags().DurationVar(&cfg.Span, "span", bench.VisibilitySpan, "how far start times spread (a short span is a burst)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
 }

@@ -26,7 +26,7 @@ func run(t *testing.T, args ...string) (string, int) {
 func TestMigrateIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "strand.db")
 	out, code := run(t, "migrate", "--store", "sqlite://"+path)
-	if code != 0 || !strings.Contains(out, "migrated from version 0 to 1") {
+	if code != 0 || !strings.Contains(out, "migrated from version 0 to 2") {
 		t.Fatalf("first migrate: code %d, output %q", code, out)
 	}
 	out, code = run(t, "migrate", "--store", "sqlite://"+path)
@@ -68,6 +68,11 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"server", "--advertise", "ftp://127.0.0.1:8233"},
 		{"server", "--advertise", "http://"},
 		{"server", "--node-ttl", "soon"},
+		{"bench", "visibility"},
+		{"bench", "visibility", "--store", "sqlite://x.db", "--rows", "0"},
+		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "0"},
+		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "10001"},
+		{"bench", "visibility", "--store", "sqlite://x.db", "--span", "1s"},
 	} {
 		out, code := run(t, args...)
 		if code != 2 {
@@ -87,5 +92,19 @@ func TestVersion(t *testing.T) {
 	out, code := run(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "strand ") {
 		t.Fatalf("version: code %d, output %q", code, out)
+	}
+}
+
+// TestBenchVisibility loads a small data set and measures it; a second
+// run on the same file loads nothing.
+func TestBenchVisibility(t *testing.T) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "vis.db")
+	out, code := run(t, "bench", "visibility", "--store", url, "--rows", "500", "--repeat", "2", "--page-sizes", "20,50", "--quiet")
+	if code != 0 || !strings.Contains(out, "loaded 500 records") || !strings.Contains(out, "attribute region=eu") || !strings.Contains(out, "next 20") {
+		t.Fatalf("first run: code %d, output %s", code, out)
+	}
+	out, code = run(t, "bench", "visibility", "--store", url, "--rows", "500", "--repeat", "2", "--quiet")
+	if code != 0 || !strings.Contains(out, "none loaded") || !strings.Contains(out, "list 1000") {
+		t.Fatalf("second run: code %d, output %s", code, out)
 	}
 }

@@ -131,7 +131,7 @@ func openStore(ctx context.Context, raw string) (store.Store, error) {
 	return nil, &usageError{fmt.Errorf("--store %q: unknown scheme %q (want sqlite, postgres or cassandra)", raw, scheme)}
 }
 
-// cassandraOptions parses HOST[:PORT][,HOST[:PORT]...][/KEYSPACE][?consistency=…&serial_consistency=…&replication_factor=N].
+// cassandraOptions parses HOST[:PORT][,HOST[:PORT]...][/KEYSPACE][?consistency=…&serial_consistency=…&replication_factor=N&visibility_bucket_bytes=N].
 func cassandraOptions(rest string) (cassandra.Options, error) {
 	var opts cassandra.Options
 	rest, query, _ := strings.Cut(rest, "?")
@@ -157,8 +157,14 @@ func cassandraOptions(rest string) (cassandra.Options, error) {
 				return opts, fmt.Errorf("replication_factor %q: want a positive number", v[0])
 			}
 			opts.ReplicationFactor = n
+		case "visibility_bucket_bytes":
+			n, err := strconv.ParseInt(v[0], 10, 64)
+			if err != nil || n < 1 {
+				return opts, fmt.Errorf("visibility_bucket_bytes %q: want a positive number", v[0])
+			}
+			opts.VisibilityBucketBytes = n
 		default:
-			return opts, fmt.Errorf("unknown parameter %q (known: consistency, serial_consistency, replication_factor)", k)
+			return opts, fmt.Errorf("unknown parameter %q (known: consistency, serial_consistency, replication_factor, visibility_bucket_bytes)", k)
 		}
 	}
 	return opts, nil

@@ -149,13 +149,21 @@ func CassandraURL(t testing.TB) string {
 // the test ends.
 func Cassandra(t testing.TB) store.Store {
 	t.Helper()
+	return CassandraWith(t, cassandra.Options{})
+}
+
+// CassandraWith is Cassandra with options; their hosts and keyspace are
+// the test node's and a new one.
+func CassandraWith(t testing.TB, opts cassandra.Options) store.Store {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	ks := "strand_test_" + hex.EncodeToString(b[:])
 	hosts := CassandraHosts(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := cassandra.Open(ctx, cassandra.Options{Hosts: hosts, Keyspace: ks})
+	opts.Hosts, opts.Keyspace = hosts, ks
+	st, err := cassandra.Open(ctx, opts)
 	if err != nil {
 		t.Fatalf("Cassandra at %v is not reachable (run the tests with `make test`, which starts it, or set %s): %v", hosts, CassandraEnv, err)
 	}

@@ -62,6 +62,12 @@ type Options struct {
 	// (Cassandra rejects mutations above half its commit log segment).
 	// DefaultMaxBatchBytes when zero.
 	MaxBatchBytes int
+	// VisibilityBucketBytes is about how many bytes the visibility index
+	// partitions of one bucket of start times (a day, then an hour, a
+	// minute, a second) hold before the runs that start in it go to finer
+	// buckets; DefaultVisibilityBucketBytes when zero. A partition holds at
+	// most this plus what the other writers add within a second.
+	VisibilityBucketBytes int64
 }
 
 // DefaultLimits are the payload limits of the Cassandra backend: a single
@@ -85,6 +91,9 @@ type Store struct {
 	serial   gocql.Consistency
 
 	namespaces sync.Map // names known to exist
+
+	maxBucketBytes int64
+	buckets        bucketSizes
 }
 
 var _ store.Store = (*Store)(nil)
@@ -141,6 +150,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.MaxBatchBytes == 0 {
 		opts.MaxBatchBytes = DefaultMaxBatchBytes
 	}
+	if opts.VisibilityBucketBytes < 0 {
+		return nil, invalid("visibility_bucket_bytes", "negative")
+	}
+	if opts.VisibilityBucketBytes == 0 {
+		opts.VisibilityBucketBytes = DefaultVisibilityBucketBytes
+	}
 	cluster := gocql.NewCluster(opts.Hosts...)
 	cluster.Consistency = cons
 	cluster.SerialConsistency = serial
@@ -155,7 +170,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("cassandra: connect %v: %w", opts.Hosts, err)
 	}
 	return &Store{session: session, ks: opts.Keyspace, rf: opts.ReplicationFactor,
-		limits: opts.Limits, maxBatch: opts.MaxBatchBytes, serial: serial}, nil
+		limits: opts.Limits, maxBatch: opts.MaxBatchBytes, serial: serial, maxBucketBytes: opts.VisibilityBucketBytes}, nil
 }
 
 // Limits implements store.Store.

@@ -24,6 +24,17 @@ package cassandra
 // (SQL's does), a deleted record could not be written again, and stale
 // index rows could not be found without reading anyway.
 //
+// Buckets. A bucketed kind's partitions are per bucket of start times: a
+// day, until the day's bucket holds about VisibilityBucketBytes; the runs
+// that start in a full day go to their start hour's bucket, from a full
+// hour to their minute's, and from a full minute to their second's. The
+// bytes of each bucket (of its largest partition, the kind "all") are
+// estimated by a counter that writers read at most once a second; the
+// record row keeps the bucket its index rows are in, so updates find them.
+// A day with finer buckets is marked split and lists them
+// (visibility_buckets); a listing merges a day's partitions in start order,
+// opening each finer one only when its time comes.
+//
 // The index rows of an update are written after its transaction, all with
 // one timestamp, index_ts, which every update of the run raises (the clock,
 // or one more than the last). Inserts of the new rows and deletions of the
@@ -40,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -54,17 +66,65 @@ import (
 	"github.com/strandhq/strand/store/internal/codec"
 )
 
-// dayMillis is the width of a visibility_index bucket.
+// dayMillis is the width of a visibility_index day bucket.
 const dayMillis = int64(24 * time.Hour / time.Millisecond)
 
-// dayOf returns the bucket of a start time in milliseconds.
-func dayOf(ms int64) int64 {
-	d := ms / dayMillis
-	if ms%dayMillis < 0 {
-		d--
+// levelWidths are the widths of the buckets of each level, in
+// milliseconds: a day, an hour, a minute, a second.
+var levelWidths = []int64{dayMillis, int64(time.Hour / time.Millisecond), int64(time.Minute / time.Millisecond), 1000}
+
+// levelStride separates the ids of the levels' buckets: a day's bucket id
+// is its day number (as before buckets split, so existing rows stay
+// where they are), a finer bucket's is level*levelStride plus its number
+// (start time / width, rounded down).
+const levelStride = int64(1e15)
+
+// bucketID returns the id of the bucket of a level that holds a start time.
+func bucketID(level int, ms int64) int64 {
+	if level == 0 {
+		return dayOf(ms)
 	}
-	return d
+	return int64(level)*levelStride + floorDiv(ms, levelWidths[level])
 }
+
+// bucketSpan returns the level of a bucket and its start times, from start
+// (inclusive) to end (exclusive).
+func bucketSpan(id int64) (level int, start, end int64) {
+	level = int((id + levelStride/2) / levelStride)
+	if id < -levelStride/2 || level >= len(levelWidths) {
+		level = 0 // not a finer bucket's id
+	}
+	n := id - int64(level)*levelStride
+	return level, n * levelWidths[level], (n + 1) * levelWidths[level]
+}
+
+// floorDiv is a/b rounded down.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// DefaultVisibilityBucketBytes is the default of
+// Options.VisibilityBucketBytes.
+const DefaultVisibilityBucketBytes = 32 << 20
+
+// bucketRefresh is how long a writer trusts a bucket's byte count it read
+// (its own writes since are added to it).
+const bucketRefresh = time.Second
+
+// rowBytes estimates the bytes of one visibility_index row of a record:
+// its text columns and attributes, plus what the clustering key, the
+// numbers and the cells' headers take (measured: a row of about 110 bytes
+// of text takes about 160).
+func rowBytes(r store.VisibilityRecord, attrs []byte) int64 {
+	return int64(64 + len(r.RunID) + len(r.WorkflowID) + len(r.Type) + len(r.BusinessKey) + len(attrs))
+}
+
+// dayOf returns the bucket of a start time in milliseconds.
+func dayOf(ms int64) int64 { return floorDiv(ms, dayMillis) }
 
 // Kinds of index terms.
 const (
@@ -99,7 +159,7 @@ func attrTerm(name, value string) (string, bool) {
 }
 
 // indexKey is the key of one visibility_index row of a run, less the
-// namespace and run id.
+// namespace and run id. Day is the bucket id of a bucketed kind.
 type indexKey struct {
 	Kind  string `json:"k"`
 	Term  string `json:"t"`
@@ -107,13 +167,14 @@ type indexKey struct {
 	Start int64  `json:"s"`
 }
 
-// indexKeys returns the index rows of a record.
-func indexKeys(r store.VisibilityRecord) []indexKey {
+// indexKeys returns the index rows of a record whose bucketed kinds are in
+// bucket.
+func indexKeys(r store.VisibilityRecord, bucket int64) []indexKey {
 	start := store.UnixMilli(r.StartTime)
 	key := func(kind, t string) indexKey {
 		k := indexKey{Kind: kind, Term: t, Start: start}
 		if bucketed(kind) {
-			k.Day = dayOf(start)
+			k.Day = bucket
 		}
 		return k
 	}
@@ -195,9 +256,11 @@ type visRow struct {
 	writeID gocql.UUID
 	indexTS int64
 	stale   []staleKey
+	// bucket holds the run's index rows of bucketed kinds.
+	bucket int64
 }
 
-const visibilityColumns = `workflow_id, type, status, start_time, close_time, business_key, attributes, version, write_id, index_ts, stale_keys`
+const visibilityColumns = `workflow_id, type, status, start_time, close_time, business_key, attributes, version, write_id, index_ts, stale_keys, index_bucket`
 
 // readVisibility reads a run's record row at the session's consistency or
 // at cons; found is false if there is none.
@@ -211,7 +274,8 @@ func (s *Store) readVisibility(ctx context.Context, namespace, runID string, con
 	var status int
 	var start, closed int64
 	var attrs, stale []byte
-	err = q.Scan(&r.WorkflowID, &r.Type, &status, &start, &closed, &r.BusinessKey, &attrs, &r.Version, &row.writeID, &row.indexTS, &stale)
+	var bucket *int64
+	err = q.Scan(&r.WorkflowID, &r.Type, &status, &start, &closed, &r.BusinessKey, &attrs, &r.Version, &row.writeID, &row.indexTS, &stale, &bucket)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return row, false, nil
 	}
@@ -219,6 +283,10 @@ func (s *Store) readVisibility(ctx context.Context, namespace, runID string, con
 		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: %w", namespace, runID, err)
 	}
 	r.Status, r.StartTime, r.CloseTime = store.RunStatus(status), store.FromUnixMilli(start), store.FromUnixMilli(closed)
+	row.bucket = dayOf(start) // a record written before buckets split
+	if bucket != nil {
+		row.bucket = *bucket
+	}
 	if err := codec.Unmarshal(attrs, &r.Attributes); err != nil {
 		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: attributes: %w", namespace, runID, err)
 	}
@@ -252,7 +320,7 @@ func (s *Store) UpsertVisibility(ctx context.Context, records ...store.Visibilit
 
 func (s *Store) upsertVisibility(ctx context.Context, r store.VisibilityRecord) error {
 	r.StartTime, r.CloseTime = store.Time(r.StartTime), store.Time(r.CloseTime)
-	keys := indexKeys(r)
+	start := store.UnixMilli(r.StartTime)
 	attrs := codec.Marshal(r.Attributes)
 	cons := gocql.Consistency(0)
 	for range maxVisibilityAttempts {
@@ -265,24 +333,37 @@ func (s *Store) upsertVisibility(ctx context.Context, r store.VisibilityRecord) 
 		if found && old.rec.Version > r.Version {
 			return nil // a newer record is stored
 		}
+		// A run stays in its bucket while its start time does; the
+		// bucket's bytes grow by what its rows grow.
+		var bucket, grow int64
+		if found && old.rec.StartTime.Equal(r.StartTime) {
+			bucket = old.bucket
+			grow = max(0, rowBytes(r, attrs)-rowBytes(old.rec, codec.Marshal(old.rec.Attributes)))
+		} else {
+			if bucket, err = s.bucketFor(ctx, r.Namespace, start); err != nil {
+				return err
+			}
+			grow = rowBytes(r, attrs)
+		}
+		keys := indexKeys(r, bucket)
 		ts := time.Now().UnixMicro()
 		var del []indexKey
 		var stale []staleKey
 		if found {
 			ts = max(ts, old.indexTS+1)
-			del, stale = staleAfter(indexKeys(old.rec), old.stale, keys)
+			del, stale = staleAfter(indexKeys(old.rec, old.bucket), old.stale, keys)
 		}
 		writeID := gocql.TimeUUID()
-		args := []any{r.WorkflowID, r.Type, int(r.Status), store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime), r.BusinessKey,
-			attrs, r.Version, writeID, ts, codec.Marshal(stale)}
+		args := []any{r.WorkflowID, r.Type, int(r.Status), start, store.UnixMilli(r.CloseTime), r.BusinessKey,
+			attrs, r.Version, writeID, ts, codec.Marshal(stale), bucket}
 		var q *gocql.Query
 		if found {
 			q = s.query(ctx, `UPDATE {ks}.visibility SET workflow_id = ?, type = ?, status = ?, start_time = ?, close_time = ?,
-				business_key = ?, attributes = ?, version = ?, write_id = ?, index_ts = ?, stale_keys = ?
+				business_key = ?, attributes = ?, version = ?, write_id = ?, index_ts = ?, stale_keys = ?, index_bucket = ?
 				WHERE namespace = ? AND run_id = ? IF write_id = ?`, append(args, r.Namespace, r.RunID, old.writeID)...)
 		} else {
 			q = s.query(ctx, `INSERT INTO {ks}.visibility (`+visibilityColumns+`, namespace, run_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`, append(args, r.Namespace, r.RunID)...)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`, append(args, r.Namespace, r.RunID)...)
 		}
 		applied, err := q.MapScanCAS(map[string]any{})
 		if err != nil {
@@ -296,9 +377,150 @@ func (s *Store) upsertVisibility(ctx context.Context, r store.VisibilityRecord) 
 		if !applied {
 			continue
 		}
-		return s.writeIndex(ctx, &r, r.Namespace, r.RunID, ts, keys, del)
+		if err := s.markBucket(ctx, r.Namespace, bucket, ts); err != nil {
+			return err
+		}
+		if err := s.writeIndex(ctx, &r, r.Namespace, r.RunID, ts, keys, del); err != nil {
+			return err
+		}
+		return s.addBucketBytes(ctx, r.Namespace, bucket, grow)
 	}
 	return fmt.Errorf("cassandra: upsert visibility of %s/%s: lost %d transactions to other writers", r.Namespace, r.RunID, maxVisibilityAttempts)
+}
+
+// bucketKey names a namespace's bucket.
+type bucketKey struct {
+	namespace string
+	id        int64
+}
+
+// bucketSize is what a writer knows of a bucket's bytes: the count it read
+// at read, and what it added since.
+type bucketSize struct {
+	bytes, added int64
+	read         time.Time
+}
+
+// bucketSizes caches the bucket byte counts a writer read, and the finer
+// buckets it marked (until when it trusts the marks).
+type bucketSizes struct {
+	mu     sync.Mutex
+	sizes  map[bucketKey]*bucketSize
+	marked map[bucketKey]time.Time
+}
+
+// maxCachedBuckets bounds the bucket counts and marks a store keeps.
+const maxCachedBuckets = 4096
+
+// markTrust is how long a writer takes a finer bucket's marks as written:
+// far less than the hour after which a listing may drop a day's marker
+// (pruneAfter), so a day dropped and written again is marked again.
+const markTrust = 10 * time.Minute
+
+// bucketFor returns the bucket a run that starts at start goes to: its
+// start day's, unless that is full, then its hour's, its minute's, its
+// second's (the last level takes what comes).
+func (s *Store) bucketFor(ctx context.Context, namespace string, start int64) (int64, error) {
+	last := len(levelWidths) - 1
+	for level := range last {
+		id := bucketID(level, start)
+		n, err := s.bucketBytes(ctx, bucketKey{namespace, id})
+		if err != nil {
+			return 0, err
+		}
+		if n < s.maxBucketBytes {
+			return id, nil
+		}
+	}
+	return bucketID(last, start), nil
+}
+
+// bucketBytes returns the estimated bytes of a bucket: the count read at
+// most bucketRefresh ago plus this writer's additions since.
+func (s *Store) bucketBytes(ctx context.Context, k bucketKey) (int64, error) {
+	c := &s.buckets
+	c.mu.Lock()
+	e := c.sizes[k]
+	if e != nil && time.Since(e.read) < bucketRefresh {
+		n := e.bytes + e.added
+		c.mu.Unlock()
+		return n, nil
+	}
+	c.mu.Unlock()
+	var n int64
+	err := s.query(ctx, `SELECT bytes FROM {ks}.visibility_bucket_bytes WHERE namespace = ? AND bucket = ?`, k.namespace, k.id).Scan(&n)
+	if err != nil && !errors.Is(err, gocql.ErrNotFound) {
+		return 0, fmt.Errorf("cassandra: read size of visibility bucket %d of %q: %w", k.id, k.namespace, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sizes == nil {
+		c.sizes = map[bucketKey]*bucketSize{}
+	}
+	if len(c.sizes) >= maxCachedBuckets {
+		for key, e := range c.sizes {
+			if time.Since(e.read) >= bucketRefresh {
+				delete(c.sizes, key)
+			}
+		}
+	}
+	c.sizes[k] = &bucketSize{bytes: n, read: time.Now()}
+	return n, nil
+}
+
+// addBucketBytes adds a run's growth to its bucket's count.
+func (s *Store) addBucketBytes(ctx context.Context, namespace string, bucket, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	k := bucketKey{namespace, bucket}
+	s.buckets.mu.Lock()
+	if e := s.buckets.sizes[k]; e != nil {
+		e.added += n
+	}
+	s.buckets.mu.Unlock()
+	// Counters take no write timestamp; this is not an index row.
+	err := s.query(ctx, `UPDATE {ks}.visibility_bucket_bytes SET bytes = bytes + ? WHERE namespace = ? AND bucket = ?`, n, namespace, bucket).Exec()
+	if err != nil {
+		return fmt.Errorf("cassandra: count visibility bucket %d of %q: %w", bucket, namespace, err)
+	}
+	return nil
+}
+
+// markBucket records a finer bucket in its day before any index row is
+// written to it, so a listing that finds the row finds the bucket.
+func (s *Store) markBucket(ctx context.Context, namespace string, bucket, ts int64) error {
+	level, start, _ := bucketSpan(bucket)
+	if level == 0 {
+		return nil
+	}
+	k := bucketKey{namespace, bucket}
+	c := &s.buckets
+	c.mu.Lock()
+	at, ok := c.marked[k]
+	c.mu.Unlock()
+	if ok && time.Since(at) < markTrust {
+		return nil
+	}
+	day := dayOf(start)
+	for _, st := range []struct {
+		cql  string
+		args []any
+	}{
+		{`INSERT INTO {ks}.visibility_buckets (namespace, day, bucket) VALUES (?, ?, ?)`, []any{namespace, day, bucket}},
+		{`UPDATE {ks}.visibility_days SET split = true WHERE namespace = ? AND day = ?`, []any{namespace, day}},
+	} {
+		if err := s.query(ctx, st.cql, st.args...).WithTimestamp(ts).Exec(); err != nil {
+			return fmt.Errorf("cassandra: mark visibility bucket %d of %q: %w", bucket, namespace, err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.marked == nil || len(c.marked) >= maxCachedBuckets {
+		c.marked = map[bucketKey]time.Time{}
+	}
+	c.marked[k] = time.Now()
+	return nil
 }
 
 // resolveVisibility decides whether a record transaction whose outcome is
@@ -378,7 +600,7 @@ func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) e
 		}
 		cons = s.serial
 		ts := max(time.Now().UnixMicro(), old.indexTS+1)
-		del, _ := staleAfter(indexKeys(old.rec), old.stale, nil)
+		del, _ := staleAfter(indexKeys(old.rec, old.bucket), old.stale, nil)
 		if err := s.writeIndex(ctx, nil, namespace, runID, ts, nil, del); err != nil {
 			return err
 		}
@@ -547,15 +769,16 @@ const pruneAfter = time.Hour
 
 // forDays calls fn with the days a plan reads within the bounds, newest
 // first, until fn returns false: the days of the namespace that have runs
-// for bucketed kinds, day 0 otherwise. fn reports whether the day's "all"
-// partition was read whole and found empty; such a day is dropped from
+// (and whether some of a day's runs are in finer buckets) for bucketed
+// kinds, day 0 otherwise. fn reports whether the day's "all" partitions
+// were read whole and found empty; such a day is dropped from
 // visibility_days.
-func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds, fn func(day int64) (more, empty bool, err error)) error {
+func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds, fn func(day int64, split bool) (more, empty bool, err error)) error {
 	if !bucketed(p.kind) {
-		_, _, err := fn(0)
+		_, _, err := fn(0, false)
 		return err
 	}
-	stmt := `SELECT day, WRITETIME(seen) FROM {ks}.visibility_days WHERE namespace = ?`
+	stmt := `SELECT day, WRITETIME(seen), split FROM {ks}.visibility_days WHERE namespace = ?`
 	args := []any{namespace}
 	if b.hasUpper {
 		stmt, args = stmt+` AND day <= ?`, append(args, dayOf(b.upperStart))
@@ -565,13 +788,14 @@ func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds,
 	}
 	iter := s.query(ctx, stmt, args...).PageSize(1000).Iter()
 	var day, written int64
-	for iter.Scan(&day, &written) {
-		more, empty, err := fn(day)
+	var split bool
+	for iter.Scan(&day, &written, &split) {
+		more, empty, err := fn(day, split)
 		if err != nil {
 			iter.Close()
 			return err
 		}
-		if empty && p.kind == kindAll && b.covers(day) {
+		if empty && p.kind == kindAll && b.covers(day) && written > 0 {
 			s.pruneDay(ctx, namespace, day, written)
 		}
 		if !more {
@@ -582,6 +806,34 @@ func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds,
 		return fmt.Errorf("cassandra: read visibility days of %q: %w", namespace, err)
 	}
 	return nil
+}
+
+// part is one bucket a read covers: its id and its start times, from start
+// (inclusive) to end (exclusive).
+type part struct{ id, start, end int64 }
+
+// dayParts returns the buckets of a day a plan reads within the bounds,
+// latest end first: the day's own and, if the day is split, its finer
+// buckets; for a kind without buckets, the one partition.
+func (s *Store) dayParts(ctx context.Context, namespace string, p plan, day int64, split bool, b bounds) ([]part, error) {
+	if !bucketed(p.kind) {
+		return []part{{0, math.MinInt64, math.MaxInt64}}, nil
+	}
+	parts := []part{{day, day * dayMillis, (day + 1) * dayMillis}}
+	if split {
+		iter := s.query(ctx, `SELECT bucket FROM {ks}.visibility_buckets WHERE namespace = ? AND day = ?`, namespace, day).Iter()
+		var id int64
+		for iter.Scan(&id) {
+			if _, start, end := bucketSpan(id); (!b.hasLower || end > b.lowerStart) && (!b.hasUpper || start <= b.upperStart) {
+				parts = append(parts, part{id, start, end})
+			}
+		}
+		if err := iter.Close(); err != nil {
+			return nil, fmt.Errorf("read visibility buckets of day %d: %w", day, err)
+		}
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].end > parts[j].end })
+	return parts, nil
 }
 
 // pruneDay drops an empty day from visibility_days, at the timestamp of the
@@ -650,15 +902,21 @@ func newer(a, b store.VisibilityRecord) bool {
 
 // scan calls fn with the records that match f within b, newest start
 // first, until fn returns false. fetch is the driver's page size.
+//
+// A day's partitions are merged: those of each term of the plan, in each
+// of the day's buckets. A finer bucket is opened only once the merge has
+// nothing newer than the bucket's end left, so a listing that stops early
+// reads few of them.
 func (s *Store) scan(ctx context.Context, f store.RunFilter, p plan, b bounds, fetch int, fn func(store.VisibilityRecord) bool) error {
 	if b.empty() {
 		return nil
 	}
-	err := s.forDays(ctx, f.Namespace, p, b, func(day int64) (more, empty bool, err error) {
-		iters := make([]*indexIter, len(p.terms))
-		for i, t := range p.terms {
-			iters[i] = s.openIndex(ctx, f.Namespace, p.kind, t, day, b, fetch)
+	err := s.forDays(ctx, f.Namespace, p, b, func(day int64, split bool) (more, empty bool, err error) {
+		parts, err := s.dayParts(ctx, f.Namespace, p, day, split, b)
+		if err != nil {
+			return false, false, err
 		}
+		var iters []*indexIter
 		defer func() {
 			for _, it := range iters {
 				if cerr := it.close(); cerr != nil && err == nil {
@@ -668,12 +926,23 @@ func (s *Store) scan(ctx context.Context, f store.RunFilter, p plan, b bounds, f
 		}()
 		empty, more = true, true
 		for more {
-			// Merge the partitions: take the newest of their heads.
+			// Merge the partitions: take the newest of their heads, once
+			// every bucket that may hold a newer run is open.
 			var best *indexIter
-			for _, it := range iters {
-				if it.ok && (best == nil || newer(it.cur, best.cur)) {
-					best = it
+			for {
+				best = nil
+				for _, it := range iters {
+					if it.ok && (best == nil || newer(it.cur, best.cur)) {
+						best = it
+					}
 				}
+				if len(parts) == 0 || best != nil && parts[0].end <= store.UnixMilli(best.cur.StartTime) {
+					break
+				}
+				for _, t := range p.terms {
+					iters = append(iters, s.openIndex(ctx, f.Namespace, p.kind, t, parts[0].id, b, fetch))
+				}
+				parts = parts[1:]
 			}
 			if best == nil {
 				break
@@ -711,16 +980,22 @@ func (s *Store) countExact(ctx context.Context, namespace string, p plan, b boun
 	}
 	cond, args := b.where()
 	var total int64
-	err := s.forDays(ctx, namespace, p, b, func(day int64) (bool, bool, error) {
+	err := s.forDays(ctx, namespace, p, b, func(day int64, split bool) (bool, bool, error) {
+		parts, err := s.dayParts(ctx, namespace, p, day, split, b)
+		if err != nil {
+			return false, false, err
+		}
 		var inDay int64
-		for _, t := range p.terms {
-			var n int64
-			err := s.query(ctx, `SELECT COUNT(*) FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
-				append([]any{namespace, p.kind, t, day}, args...)...).Scan(&n)
-			if err != nil {
-				return false, false, err
+		for _, pt := range parts {
+			for _, t := range p.terms {
+				var n int64
+				err := s.query(ctx, `SELECT COUNT(*) FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
+					append([]any{namespace, p.kind, t, pt.id}, args...)...).Scan(&n)
+				if err != nil {
+					return false, false, err
+				}
+				inDay += n
 			}
-			inDay += n
 		}
 		total += inDay
 		return true, inDay == 0, nil

@@ -19,6 +19,30 @@ func TestDayOf(t *testing.T) {
 	}
 }
 
+func TestBuckets(t *testing.T) {
+	const hour, minute = 3600000, 60000
+	for _, c := range []struct {
+		level      int
+		ms         int64
+		id         int64
+		start, end int64
+	}{
+		{0, 3*dayMillis + 5, 3, 3 * dayMillis, 4 * dayMillis},
+		{0, -1, -1, -dayMillis, 0},
+		{1, 3*dayMillis + 5, levelStride + 72, 72 * hour, 73 * hour},
+		{1, -1, levelStride - 1, -hour, 0},
+		{2, 90*minute + 1, 2*levelStride + 90, 90 * minute, 91 * minute},
+		{3, 1_700_000_000_123, 3*levelStride + 1_700_000_000, 1_700_000_000_000, 1_700_000_001_000},
+		{3, -1500, 3*levelStride - 2, -2000, -1000},
+	} {
+		id := bucketID(c.level, c.ms)
+		level, start, end := bucketSpan(id)
+		if id != c.id || level != c.level || start != c.start || end != c.end || c.ms < start || c.ms >= end {
+			t.Errorf("level %d at %d: bucket %d (%d, %d to %d); want %d (%d to %d)", c.level, c.ms, id, level, start, end, c.id, c.start, c.end)
+		}
+	}
+}
+
 func TestTerm(t *testing.T) {
 	if got, raw := term("order"); got != "order" || !raw {
 		t.Errorf("term(order) = %q, %v", got, raw)
@@ -109,7 +133,7 @@ func TestIndexKeysAndMinus(t *testing.T) {
 	start := time.UnixMilli(3*dayMillis + 5)
 	r := store.VisibilityRecord{Namespace: "n", WorkflowID: "wf", RunID: "r", Type: "order", Status: store.StatusRunning,
 		StartTime: start, Attributes: map[string]string{"region": "eu"}}
-	keys := indexKeys(r)
+	keys := indexKeys(r, 3)
 	want := map[indexKey]bool{
 		{kindAll, "", 3, 3*dayMillis + 5}:             true,
 		{kindStatus, "running", 3, 3*dayMillis + 5}:   true,
@@ -127,7 +151,7 @@ func TestIndexKeysAndMinus(t *testing.T) {
 	}
 	closed := r
 	closed.Status, closed.BusinessKey = store.StatusCompleted, "k"
-	stale := minus(keys, indexKeys(closed))
+	stale := minus(keys, indexKeys(closed, 3))
 	if len(stale) != 1 || stale[0].Term != "running" {
 		t.Errorf("stale %+v", stale)
 	}

@@ -17,10 +17,19 @@ import (
 // TestVisibilityMatchesSQL writes the same random visibility updates,
 // stale ones and deletions included, to this store and to SQLite, and
 // compares what random filters list, page by page, and count.
+//
+// It runs with the default bucket size, and with buckets so small that a
+// day, an hour and a minute is full after a run or two, so runs are in
+// buckets of every level.
 func TestVisibilityMatchesSQL(t *testing.T) {
+	t.Run("buckets of 32 MiB", func(t *testing.T) { matchesSQL(t, cassandra.Options{}) })
+	t.Run("buckets of 100 bytes", func(t *testing.T) { matchesSQL(t, cassandra.Options{VisibilityBucketBytes: 100}) })
+}
+
+func matchesSQL(t *testing.T, opts cassandra.Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cs, sq := testdb.Cassandra(t), testdb.SQLite(t)
+	cs, sq := testdb.CassandraWith(t, opts), testdb.SQLite(t)
 	for _, st := range []store.Store{cs, sq} {
 		if _, err := st.CreateNamespace(ctx, store.Namespace{Name: "ns"}); err != nil {
 			t.Fatal(err)
@@ -125,9 +134,28 @@ func TestVisibilityMatchesSQL(t *testing.T) {
 		t.Fatalf("%d index rows, want %d", n, indexRows)
 	}
 
+	// Small buckets split: finer buckets of every level hold runs.
+	levels := map[int64]int{}
+	iter := c.Session().Query(`SELECT bucket FROM ` + c.Keyspace() + `.visibility_buckets`).WithContext(ctx).Iter()
+	var id int64
+	for iter.Scan(&id) {
+		levels[(id+5e14)/1e15]++
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if split := opts.VisibilityBucketBytes > 0; split != (levels[1] > 0 && levels[2] > 0 && levels[3] > 0) {
+		t.Fatalf("finer buckets by level: %v", levels)
+	}
+	t.Logf("finer buckets by level: %v", levels)
+
 	filters := []store.RunFilter{{}, {Statuses: statuses[:2]}, {Statuses: statuses[1:2]}, {Type: "order"}, {BusinessKey: "k1"},
 		{WorkflowID: "wf-3"}, {Attributes: map[string]string{"region": "eu"}}, {Attributes: map[string]string{"a=b": "c", "tier": "us"}}}
-	for range 150 {
+	checks := 150
+	if opts.VisibilityBucketBytes > 0 {
+		checks = 60 // each reads many small buckets
+	}
+	for range checks {
 		f := filters[rng.IntN(len(filters))]
 		f.Namespace = "ns"
 		if rng.IntN(2) == 0 {

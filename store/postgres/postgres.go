@@ -59,6 +59,8 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		MigrationLock: "SELECT pg_advisory_xact_lock(738773)",
 		Blob:          "BYTEA",
 		Pipeline:      pipeline,
+		CompactCounts: compactCounts,
+		OpaqueBounds:  true,
 	}
 	return sqlstore.New(d, db, db, opts.Limits, db.Close), nil
 }
@@ -119,4 +121,94 @@ func (r row) Scan(dest ...any) error {
 		return sql.ErrNoRows
 	}
 	return err
+}
+
+// compactLock is the advisory lock a compaction of the count deltas holds:
+// one at a time, and one that finds it taken leaves the work to the holder.
+const compactLock = 738774
+
+// compactCounts folds the visibility count deltas the triggers appended
+// into the counters, in one transaction: each delta row is deleted and
+// added to its counters in the same statement, so a count (which reads
+// counters and deltas in one statement) sees every change exactly once,
+// before or after. Hour and attribute counters that reach zero are
+// deleted, so that they do not pile up as runs are purged.
+func compactCounts(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("postgres: compact counts: %w", err)
+	}
+	defer tx.Rollback()
+	var locked bool
+	if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, compactLock).Scan(&locked); err != nil {
+		return fmt.Errorf("postgres: compact counts: %w", err)
+	}
+	if !locked {
+		return nil
+	}
+	// Each fold returns the counters it changed; the ones at zero are
+	// deleted by a second statement (one statement may not change a row
+	// twice).
+	folds := []struct{ fold, drop string }{{
+		fold: `WITH d AS (DELETE FROM visibility_count_deltas RETURNING namespace, type, status, start_hour, n),
+			t AS (INSERT INTO visibility_counts (namespace, type, status, n)
+				SELECT namespace, type, status, SUM(n) FROM d GROUP BY namespace, type, status
+				ON CONFLICT (namespace, type, status) DO UPDATE SET n = visibility_counts.n + excluded.n)
+			INSERT INTO visibility_hour_counts (namespace, start_hour, type, status, n)
+				SELECT namespace, start_hour, type, status, SUM(n) FROM d GROUP BY namespace, start_hour, type, status
+				ON CONFLICT (namespace, start_hour, type, status) DO UPDATE SET n = visibility_hour_counts.n + excluded.n
+			RETURNING namespace, start_hour::text, type, status::text, n`,
+		drop: `DELETE FROM visibility_hour_counts h
+			USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS z(namespace, start_hour, type, status)
+			WHERE h.namespace = z.namespace AND h.start_hour = z.start_hour::bigint AND h.type = z.type
+			AND h.status = z.status::smallint AND h.n = 0`,
+	}, {
+		fold: `WITH d AS (DELETE FROM visibility_attribute_count_deltas RETURNING namespace, name, value, n)
+			INSERT INTO visibility_attribute_counts (namespace, name, value, n)
+				SELECT namespace, name, value, SUM(n) FROM d GROUP BY namespace, name, value
+				ON CONFLICT (namespace, name, value) DO UPDATE SET n = visibility_attribute_counts.n + excluded.n
+			RETURNING namespace, name, value, '', n`,
+		drop: `DELETE FROM visibility_attribute_counts a
+			USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS z(namespace, name, value, unused)
+			WHERE a.namespace = z.namespace AND a.name = z.name AND a.value = z.value AND a.n = 0`,
+	}}
+	for _, f := range folds {
+		var zero [4][]string // the key columns of the counters at zero
+		rows, err := tx.QueryContext(ctx, f.fold)
+		if err != nil {
+			return fmt.Errorf("postgres: compact counts: %w", err)
+		}
+		for rows.Next() {
+			var key [4]string
+			var n int64
+			if err := rows.Scan(&key[0], &key[1], &key[2], &key[3], &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("postgres: compact counts: %w", err)
+			}
+			if n == 0 {
+				for i := range key {
+					zero[i] = append(zero[i], key[i])
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("postgres: compact counts: %w", err)
+		}
+		if len(zero[0]) > 0 {
+			if _, err := tx.ExecContext(ctx, f.drop, zero[0], zero[1], zero[2], zero[3]); err != nil {
+				return fmt.Errorf("postgres: compact counts: drop empty counters: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("postgres: compact counts: %w", err)
+	}
+	// Counts read the deltas tables whole: vacuum the rows just deleted
+	// now rather than when autovacuum next looks (a minute, by default),
+	// which under a steady stream of writes would let them grow to the
+	// deletions of that minute.
+	if _, err := db.ExecContext(ctx, `VACUUM (SKIP_LOCKED) visibility_count_deltas, visibility_attribute_count_deltas`); err != nil {
+		return fmt.Errorf("postgres: compact counts: vacuum: %w", err)
+	}
+	return nil
 }

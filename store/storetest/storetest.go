@@ -57,6 +57,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VisibilityFilters", testVisibilityFilters},
 		{"VisibilityPaging", testVisibilityPaging},
 		{"VisibilityVersions", testVisibilityVersions},
+		{"VisibilityCounts", testVisibilityCounts},
+		{"VisibilityCountsConcurrent", testVisibilityCountsConcurrent},
 		{"BadInput", testBadInput},
 	}
 	for _, tc := range tests {

@@ -1,7 +1,13 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +192,233 @@ func testVisibilityVersions(t *testing.T, s *suite) {
 	if n := len(s.list(f, 0)); n != 0 {
 		t.Fatalf("dropped attribute still searchable")
 	}
+}
+
+// matchesFilter is a filter's meaning, written apart from every backend.
+func matchesFilter(f store.RunFilter, r store.VisibilityRecord) bool {
+	if r.Namespace != f.Namespace || f.WorkflowID != "" && r.WorkflowID != f.WorkflowID || f.Type != "" && r.Type != f.Type ||
+		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey ||
+		len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) ||
+		!f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
+		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {
+		return false
+	}
+	for k, v := range f.Attributes {
+		if got, ok := r.Attributes[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// countFilters are filters that take every way a backend may count: the
+// namespace alone, statuses and types (counters), time ranges that start
+// and end on an hour, inside one, across several and open at either end
+// (hour counters and the runs of partial hours), one attribute (its
+// counter), an attribute with a type, a business key and a workflow id
+// (indexes). base is a whole hour; the records start within ten hours of
+// it.
+func countFilters(base time.Time) []store.RunFilter {
+	ns := store.RunFilter{Namespace: "default"}
+	with := func(set func(*store.RunFilter)) store.RunFilter {
+		f := ns
+		set(&f)
+		return f
+	}
+	at := func(h, m int) time.Time { return base.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	fs := []store.RunFilter{ns}
+	for _, st := range []store.RunStatus{store.StatusRunning, store.StatusCompleted, store.StatusFailed} {
+		fs = append(fs, with(func(f *store.RunFilter) { f.Statuses = []store.RunStatus{st} }))
+	}
+	fs = append(fs,
+		with(func(f *store.RunFilter) {
+			f.Statuses = []store.RunStatus{store.StatusFailed, store.StatusCompleted, store.StatusFailed}
+		}),
+		with(func(f *store.RunFilter) { f.Type = "order" }),
+		with(func(f *store.RunFilter) { f.Type = "refund"; f.Statuses = []store.RunStatus{store.StatusCompleted} }),
+		with(func(f *store.RunFilter) { f.Type = "none-such" }),
+		with(func(f *store.RunFilter) { f.StartedAfter, f.StartedBefore = at(1, 0), at(4, 0) }),
+		with(func(f *store.RunFilter) { f.StartedAfter, f.StartedBefore = at(0, 30), at(5, 10) }),
+		with(func(f *store.RunFilter) { f.StartedAfter, f.StartedBefore = at(2, 10), at(2, 40) }),
+		with(func(f *store.RunFilter) { f.StartedAfter, f.StartedBefore = at(3, 5), at(4, 0) }),
+		with(func(f *store.RunFilter) { f.StartedAfter = at(2, 30) }),
+		with(func(f *store.RunFilter) { f.StartedBefore = at(4, 15) }),
+		with(func(f *store.RunFilter) {
+			f.StartedAfter, f.StartedBefore, f.Type, f.Statuses = at(0, 45), at(6, 20), "order", []store.RunStatus{store.StatusCompleted}
+		}),
+		with(func(f *store.RunFilter) {
+			f.StartedBefore, f.Statuses = at(3, 50), []store.RunStatus{store.StatusRunning}
+		}),
+		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} }),
+		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"tier": "1"} }),
+		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"}; f.Type = "order" }),
+		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "us"}; f.StartedAfter = at(2, 0) }),
+		with(func(f *store.RunFilter) { f.BusinessKey = "customer-1" }),
+		with(func(f *store.RunFilter) { f.WorkflowID = "wf-3" }),
+	)
+	return fs
+}
+
+// checkCounts compares every count filter's count and listing with the
+// records that should be stored.
+func (s *suite) checkCounts(what string, base time.Time, want map[string]store.VisibilityRecord) {
+	s.t.Helper()
+	for _, f := range countFilters(base) {
+		n := 0
+		for _, r := range want {
+			if matchesFilter(f, r) {
+				n++
+			}
+		}
+		got, err := s.st.CountRuns(s.ctx, f)
+		s.must(err)
+		if got != int64(n) {
+			s.t.Fatalf("%s: count %d, want %d for %+v", what, got, n, f)
+		}
+		if listed := len(s.list(f, 7)); listed != n {
+			s.t.Fatalf("%s: listed %d, want %d for %+v", what, listed, n, f)
+		}
+	}
+}
+
+// countRecord is record i of the count tests: start times 7 minutes apart
+// from base, so runs spread over several hours.
+func countRecord(i int, base time.Time) store.VisibilityRecord {
+	r := record(i, base)
+	r.StartTime = base.Add(time.Duration(i) * 7 * time.Minute)
+	r.Type = []string{"order", "refund", "ship"}[i%3]
+	if r.Status == store.StatusCompleted {
+		r.CloseTime = r.StartTime.Add(time.Minute)
+	}
+	return r
+}
+
+// testVisibilityCounts: counts stay exact, through every way of counting,
+// as runs are added, change status, type, start time and attributes, are
+// updated late (ignored), written again with the same version, deleted and
+// added again.
+func testVisibilityCounts(t *testing.T, s *suite) {
+	base := store.Time(time.Now().Add(-12 * time.Hour).Truncate(time.Hour))
+	want := map[string]store.VisibilityRecord{}
+	var recs []store.VisibilityRecord
+	for i := range 60 {
+		r := countRecord(i, base)
+		recs, want[r.RunID] = append(recs, r), r
+	}
+	s.must(s.st.UpsertVisibility(s.ctx, recs...))
+	s.checkCounts("after insert", base, want)
+
+	// Updates: a status change (running to completed or failed), a type
+	// change, an attribute changed, dropped and added, a start time moved
+	// to another hour; then late updates and the same versions again.
+	var updates, late []store.VisibilityRecord
+	for i := 0; i < 60; i += 2 {
+		r := want[countRecord(i, base).RunID]
+		old := r
+		r.Version += 10
+		r.Attributes = maps.Clone(r.Attributes)
+		switch i % 10 {
+		case 0:
+			r.Status, r.CloseTime = store.StatusFailed, r.StartTime.Add(time.Hour)
+		case 2:
+			r.Type = "refund"
+		case 4:
+			r.Attributes["region"] = "eu"
+		case 6:
+			delete(r.Attributes, "tier")
+			r.Attributes["priority"] = "high"
+		case 8:
+			r.StartTime = r.StartTime.Add(95 * time.Minute)
+			r.Status, r.CloseTime = store.StatusCompleted, r.StartTime.Add(time.Minute)
+		}
+		updates, want[r.RunID] = append(updates, r), r
+		old.Status, old.Type, old.Attributes = store.StatusTimedOut, "stale", map[string]string{"region": "stale"}
+		late = append(late, old)
+	}
+	s.must(s.st.UpsertVisibility(s.ctx, updates...))
+	s.checkCounts("after updates", base, want)
+	s.must(s.st.UpsertVisibility(s.ctx, late...))
+	s.must(s.st.UpsertVisibility(s.ctx, updates...))
+	s.checkCounts("after late and repeated updates", base, want)
+
+	// Deletes, of a run that is gone too; then one comes back.
+	for i := 1; i < 60; i += 5 {
+		id := countRecord(i, base).RunID
+		s.must(s.st.DeleteVisibility(s.ctx, "default", id))
+		delete(want, id)
+	}
+	if err := s.st.DeleteVisibility(s.ctx, "default", "no-such-run"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	s.checkCounts("after deletes", base, want)
+	back := countRecord(1, base)
+	back.Version = 30
+	s.must(s.st.UpsertVisibility(s.ctx, back))
+	want[back.RunID] = back
+	s.checkCounts("after a deleted run came back", base, want)
+
+	// Another namespace's runs are not counted.
+	s.createNamespace("other")
+	o := countRecord(2, base)
+	o.Namespace = "other"
+	s.must(s.st.UpsertVisibility(s.ctx, o))
+	s.checkCounts("with another namespace", base, want)
+}
+
+// testVisibilityCountsConcurrent: counts are exact after writers update
+// and delete runs at once (each writer its own runs, as a shard's owner
+// writes its runs' records; the counters are shared), many times over.
+func testVisibilityCountsConcurrent(t *testing.T, s *suite) {
+	base := store.Time(time.Now().Add(-12 * time.Hour).Truncate(time.Hour))
+	const writers, runs, rounds, batch = 4, 15, 50, 6
+	var version atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(w), 1))
+			for range rounds {
+				var recs []store.VisibilityRecord
+				for range batch {
+					i := w*runs + rnd.IntN(runs)
+					r := countRecord(i, base)
+					r.Version = version.Add(1)
+					r.Status = store.RunStatus(1 + rnd.IntN(7))
+					r.Type = []string{"order", "refund", "ship"}[rnd.IntN(3)]
+					r.StartTime = base.Add(time.Duration(rnd.IntN(600)) * time.Minute)
+					r.Attributes = map[string]string{"region": []string{"eu", "us"}[rnd.IntN(2)]}
+					if rnd.IntN(2) == 0 {
+						r.Attributes["tier"] = "1"
+					}
+					recs = append(recs, r)
+				}
+				if err := s.st.UpsertVisibility(s.ctx, recs...); err != nil {
+					errs <- err
+					return
+				}
+				if rnd.IntN(3) == 0 {
+					id := countRecord(w*runs+rnd.IntN(runs), base).RunID
+					if err := s.st.DeleteVisibility(s.ctx, "default", id); err != nil && !errors.Is(err, store.ErrNotFound) {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := map[string]store.VisibilityRecord{}
+	for i := range writers * runs {
+		r, err := s.st.GetVisibility(s.ctx, "default", countRecord(i, base).RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		s.must(err)
+		want[r.RunID] = r
+	}
+	s.checkCounts("after concurrent writers", base, want)
 }

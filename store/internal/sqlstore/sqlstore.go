@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strandhq/strand/store"
 )
@@ -49,6 +51,20 @@ type Dialect struct {
 	// SerialWrites says the database runs one write transaction at a time
 	// (SQLite).
 	SerialWrites bool
+	// IndexedBy says visibility queries name the index they read (SQLite's
+	// INDEXED BY): a planner without statistics cannot tell which of two
+	// usable indexes holds fewer rows.
+	IndexedBy bool
+	// OpaqueBounds says visibility queries pass times as sub-selects the
+	// planner cannot see into (PostgreSQL): statistics older than the
+	// newest runs misjudge a recent time range (see buildQuery).
+	OpaqueBounds bool
+	// CompactCounts, when set, says the dialect's visibility triggers
+	// append count deltas (visibility_count_deltas,
+	// visibility_attribute_count_deltas) rather than update the counters,
+	// and folds the deltas committed so far into the counters on db, in one
+	// transaction. Counts then add the deltas not yet folded in.
+	CompactCounts func(ctx context.Context, db *sql.DB) error
 }
 
 // Store is the SQL implementation of store.Store.
@@ -66,6 +82,9 @@ type Store struct {
 	readStmts map[string]*sql.Stmt
 	// numbered caches q's rewrites (query text -> $n form).
 	numbered sync.Map
+	// visWrites counts visibility records written since the count deltas
+	// were last folded (Dialect.CompactCounts).
+	visWrites atomic.Int64
 }
 
 // maxStatements bounds the statement cache; multi-row inserts make one text
@@ -283,6 +302,12 @@ func (s *Store) dialectSQL(ddl string) string {
 
 // Migrate implements store.Store.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
+	return s.MigrateTo(ctx, math.MaxInt)
+}
+
+// MigrateTo is Migrate up to version upTo only, for tests of upgrades
+// from an older schema.
+func (s *Store) MigrateTo(ctx context.Context, upTo int) (from, to int, err error) {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return 0, 0, err
@@ -307,14 +332,14 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 			if err != nil {
 				return fmt.Errorf("%s: migration %s: name must start with its version", s.d.Name, name)
 			}
-			if v <= to {
+			if v <= to || v > upTo {
 				continue
 			}
 			body, err := fs.ReadFile(migrations, name)
 			if err != nil {
 				return err
 			}
-			for _, stmt := range splitStatements(s.dialectSQL(string(body))) {
+			for _, stmt := range splitStatements(s.dialectSQL(string(body)), s.d.Name) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("%s: migration %s: %w\n%s", s.d.Name, name, err, stmt)
 				}
@@ -329,24 +354,41 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 	return from, to, err
 }
 
-// splitStatements splits a migration file on semicolons at line ends; the
-// schema has no procedural bodies, so that is enough.
-func splitStatements(body string) []string {
+// splitStatements splits a migration file into the statements of a
+// dialect. Statements end with a semicolon at a line's end, except inside
+// a trigger's BEGIN … END; (SQLite) or a $$-quoted body (PostgreSQL).
+// A line "-- dialect: NAME" makes the statements after it apply only to
+// the dialect NAME (its Dialect.Name), and "-- dialect: all" to every
+// dialect again; any other comment line is dropped.
+func splitStatements(body, dialect string) []string {
 	var out []string
 	var cur strings.Builder
+	keep, inBody, dollars := true, false, 0
 	for _, line := range strings.Split(body, "\n") {
 		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "--") || trimmed == "" {
+		if name, ok := strings.CutPrefix(trimmed, "-- dialect:"); ok {
+			name = strings.TrimSpace(name)
+			keep = name == "all" || name == dialect
+			continue
+		}
+		if strings.HasPrefix(trimmed, "--") || trimmed == "" || !keep {
 			continue
 		}
 		cur.WriteString(line)
 		cur.WriteByte('\n')
-		if strings.HasSuffix(trimmed, ";") {
-			out = append(out, strings.TrimSpace(cur.String()))
-			cur.Reset()
+		dollars += strings.Count(line, "$$")
+		upper := strings.ToUpper(trimmed)
+		if dollars%2 == 0 && (strings.HasSuffix(upper, " BEGIN") || upper == "BEGIN") {
+			inBody = true
 		}
+		if !strings.HasSuffix(trimmed, ";") || dollars%2 == 1 || inBody && upper != "END;" {
+			continue
+		}
+		out = append(out, strings.TrimSpace(cur.String()))
+		cur.Reset()
+		inBody = false
 	}
-	if s := strings.TrimSpace(cur.String()); s != "" {
+	if s := strings.TrimSpace(cur.String()); s != "" && keep {
 		out = append(out, s)
 	}
 	return out

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/store/internal/codec"
@@ -15,7 +18,10 @@ import (
 // UpsertVisibility implements store.VisibilityStore. A record's attributes
 // are rewritten only while the stored record is the one written here (the
 // version check inside each statement), so the statements of many records
-// run in one transaction, pipelined where the dialect can.
+// run in one transaction, pipelined where the dialect can. Attribute rows
+// that did not change are left alone, so their counters are not touched.
+// The counters of visibility and visibility_attributes are kept by the
+// schema's triggers inside the same transaction.
 func (s *Store) UpsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
 	for _, r := range records {
 		if err := r.Validate(); err != nil {
@@ -24,6 +30,7 @@ func (s *Store) UpsertVisibility(ctx context.Context, records ...store.Visibilit
 	}
 	var ops []Op
 	for _, r := range records {
+		start := store.UnixMilli(r.StartTime)
 		ops = append(ops, Op{What: "upsert visibility " + r.Namespace + "/" + r.RunID, Query: s.q(`INSERT INTO visibility
 			(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
@@ -31,18 +38,41 @@ func (s *Store) UpsertVisibility(ctx context.Context, records ...store.Visibilit
 			close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
 			version = excluded.version
 			WHERE visibility.version <= excluded.version`),
-			Args: []any{r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, store.UnixMilli(r.StartTime), store.UnixMilli(r.CloseTime),
+			Args: []any{r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, start, store.UnixMilli(r.CloseTime),
 				r.BusinessKey, codec.Marshal(r.Attributes), r.Version}})
 		current := ` EXISTS (SELECT 1 FROM visibility WHERE namespace = ? AND run_id = ? AND version = ?)`
-		ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(`DELETE FROM visibility_attributes
-			WHERE namespace = ? AND run_id = ? AND` + current), Args: []any{r.Namespace, r.RunID, r.Namespace, r.RunID, r.Version}})
-		for k, v := range r.Attributes {
-			ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(`INSERT INTO visibility_attributes (namespace, run_id, name, value)
-				SELECT ?, ?, ?, ? WHERE` + current), Args: []any{r.Namespace, r.RunID, k, v, r.Namespace, r.RunID, r.Version}})
+		names := make([]string, 0, len(r.Attributes))
+		for k := range r.Attributes {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		del := `DELETE FROM visibility_attributes WHERE namespace = ? AND run_id = ?`
+		args := []any{r.Namespace, r.RunID}
+		if len(names) > 0 {
+			del += ` AND name NOT IN (` + marks(len(names)) + `)`
+			for _, k := range names {
+				args = append(args, k)
+			}
+		}
+		ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(del + ` AND` + current),
+			Args: append(args, r.Namespace, r.RunID, r.Version)})
+		for _, k := range names {
+			ops = append(ops, Op{What: "upsert visibility attributes", Query: s.q(`INSERT INTO visibility_attributes
+				(namespace, run_id, name, value, start_time) SELECT ?, ?, ?, ?, ? WHERE` + current + `
+				ON CONFLICT (namespace, run_id, name) DO UPDATE SET value = excluded.value, start_time = excluded.start_time
+				WHERE visibility_attributes.value <> excluded.value OR visibility_attributes.start_time <> excluded.start_time`),
+				Args: []any{r.Namespace, r.RunID, k, r.Attributes[k], start, r.Namespace, r.RunID, r.Version}})
 		}
 	}
-	return s.runInTx(ctx, ops)
+	if err := s.runInTx(ctx, ops); err != nil {
+		return err
+	}
+	s.visibilityWritten(ctx, len(records))
+	return nil
 }
+
+// marks returns n comma-separated placeholders.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // runInTx runs ops in one write transaction, pipelined where the dialect can.
 func (s *Store) runInTx(ctx context.Context, ops []Op) error {
@@ -52,12 +82,33 @@ func (s *Store) runInTx(ctx context.Context, ops []Op) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error { return s.runOps(ctx, tx, ops) })
 }
 
-// DeleteVisibility implements store.VisibilityStore.
+// compactEvery is how many visibility records a store writes or deletes
+// between two compactions of the count deltas (PostgreSQL): a count reads
+// at most about that many delta rows per writing process, several per
+// record.
+const compactEvery = 1000
+
+// visibilityWritten notes n records written or deleted and, every
+// compactEvery of them, folds the count deltas into the counters. A
+// compaction that fails leaves the deltas to the next one: counts read
+// them either way.
+func (s *Store) visibilityWritten(ctx context.Context, n int) {
+	if s.d.CompactCounts == nil || s.visWrites.Add(int64(n)) < compactEvery {
+		return
+	}
+	s.visWrites.Store(0)
+	if err := s.d.CompactCounts(context.WithoutCancel(ctx), s.write); err != nil {
+		slog.WarnContext(ctx, "sqlstore: fold visibility count deltas; the next write will try again", "err", err)
+	}
+}
+
+// DeleteVisibility implements store.VisibilityStore. The schema's triggers
+// take the run out of the counters in the same transaction.
 func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
 	if namespace == "" || runID == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, table := range []string{"visibility", "visibility_attributes"} {
 			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE namespace = ? AND run_id = ?`), namespace, runID); err != nil {
 				return fmt.Errorf("%s: delete visibility: %w", s.d.Name, err)
@@ -65,6 +116,11 @@ func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) e
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	s.visibilityWritten(ctx, 1)
+	return nil
 }
 
 const visibilityColumns = `namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version`
@@ -95,42 +151,184 @@ func (s *Store) GetVisibility(ctx context.Context, namespace, runID string) (sto
 	return r, nil
 }
 
-// filterWhere builds the WHERE clause of a filter.
-func filterWhere(f store.RunFilter) (string, []any) {
-	conds := []string{"v.namespace = ?"}
-	args := []any{f.Namespace}
-	if f.WorkflowID != "" {
-		conds, args = append(conds, "v.workflow_id = ?"), append(args, f.WorkflowID)
+// hourMillis is the width of a visibility_hour_counts bucket.
+const hourMillis = int64(time.Hour / time.Millisecond)
+
+// floorDiv is a/b rounded down, as the schema's hour expression computes it.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
 	}
-	if f.Type != "" {
-		conds, args = append(conds, "v.type = ?"), append(args, f.Type)
-	}
-	if len(f.Statuses) > 0 {
-		conds = append(conds, "v.status IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(f.Statuses)), ", ")+")")
-		for _, st := range f.Statuses {
-			args = append(args, st)
-		}
-	}
+	return q
+}
+
+// timeRange is the start times a query covers: from lo (inclusive) to hi
+// (exclusive), each only if set.
+type timeRange struct {
+	hasLo, hasHi bool
+	lo, hi       int64
+}
+
+func rangeOf(f store.RunFilter) timeRange {
+	var r timeRange
 	if !f.StartedAfter.IsZero() {
-		conds, args = append(conds, "v.start_time >= ?"), append(args, store.UnixMilli(f.StartedAfter))
+		r.hasLo, r.lo = true, store.UnixMilli(f.StartedAfter)
 	}
 	if !f.StartedBefore.IsZero() {
-		conds, args = append(conds, "v.start_time < ?"), append(args, store.UnixMilli(f.StartedBefore))
+		r.hasHi, r.hi = true, store.UnixMilli(f.StartedBefore)
 	}
-	if f.BusinessKey != "" {
-		conds, args = append(conds, "v.business_key = ?"), append(args, f.BusinessKey)
-	}
+	return r
+}
+
+// runQuery is the FROM and WHERE of a query over a filter's runs.
+type runQuery struct {
+	from  string
+	where []string
+	args  []any
+	// key is the table alias whose (start_time, run_id) the query is
+	// ordered and bounded by: v (visibility), or a (the attribute rows a
+	// query is driven by).
+	key string
+}
+
+func (q *runQuery) and(cond string, args ...any) {
+	q.where, q.args = append(q.where, cond), append(q.args, args...)
+}
+
+func (q *runQuery) sql() string {
+	return ` FROM ` + q.from + ` WHERE ` + strings.Join(q.where, " AND ")
+}
+
+// buildQuery returns the query of the runs that match f within tr (f's own
+// time range is ignored) and, with c set, list after c. It picks the index
+// the query reads, as the Cassandra backend picks its partitions: the
+// workflow id's, else the business key's, else the first attribute's (the
+// query then reads the attribute rows in start order and joins each run),
+// else the one of type and status, type, status or start time alone. Every
+// one of them ends with (start_time, run_id), the list order, so a page is
+// a range read of the index backwards from the cursor.
+//
+// With indexedBy (SQLite, whose planner has no statistics) the query names
+// its index; without it, SQLite read the start-time index for a status and
+// a time range. With opaque (PostgreSQL) the times of the range and the
+// cursor are sub-selects, whose values the planner does not see: its
+// statistics are older than the newest runs, so for a recent range (the
+// last day) it counted on a few runs and read the start-time index,
+// scanning the range for a status, a type or a business key; not knowing
+// the times, it takes the index of the filter's equality terms. Equality
+// terms that another index would serve are also written so that no
+// planner uses their index (text with the empty string appended, numbers
+// plus 0).
+func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, indexedBy, opaque bool) runQuery {
+	q := runQuery{key: "v"}
 	names := make([]string, 0, len(f.Attributes))
 	for k := range f.Attributes {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	for _, k := range names {
-		conds = append(conds, `EXISTS (SELECT 1 FROM visibility_attributes a WHERE a.namespace = v.namespace AND a.run_id = v.run_id
-			AND a.name = ? AND a.value = ?)`)
-		args = append(args, k, f.Attributes[k])
+	hint := func(index string) string {
+		if indexedBy {
+			return " INDEXED BY " + index
+		}
+		return ""
 	}
-	return strings.Join(conds, " AND "), args
+	drive := ""
+	switch {
+	case f.WorkflowID != "":
+		drive, q.from = "workflow", "visibility v"+hint("visibility_workflow")
+	case f.BusinessKey != "":
+		drive, q.from = "business key", "visibility v"+hint("visibility_business_key")
+	case len(names) > 0:
+		drive = "attribute"
+		q.from, q.key = "visibility_attributes a"+hint("visibility_attributes_value")+" CROSS JOIN visibility v", "a"
+		q.and("a.namespace = ?", f.Namespace)
+		q.and("a.name = ?", names[0])
+		q.and("a.value = ?", f.Attributes[names[0]])
+		q.and("v.namespace = a.namespace")
+		q.and("v.run_id = a.run_id")
+		names = names[1:]
+	case f.Type != "" && len(f.Statuses) > 0:
+		q.from = "visibility v" + hint("visibility_type_status")
+	case f.Type != "":
+		q.from = "visibility v" + hint("visibility_type")
+	case len(f.Statuses) > 0:
+		q.from = "visibility v" + hint("visibility_status")
+	default:
+		q.from = "visibility v" + hint("visibility_start")
+	}
+	if drive != "attribute" {
+		q.and("v.namespace = ?", f.Namespace)
+	}
+	off := func(col string, text bool) string {
+		if drive == "" || drive == "attribute" {
+			return col
+		}
+		if text {
+			return "(" + col + " || '')"
+		}
+		return "(" + col + " + 0)"
+	}
+	if f.WorkflowID != "" {
+		q.and("v.workflow_id = ?", f.WorkflowID)
+	}
+	if f.BusinessKey != "" {
+		if drive == "business key" {
+			q.and("v.business_key = ?", f.BusinessKey)
+		} else {
+			q.and(off("v.business_key", true)+" = ?", f.BusinessKey)
+		}
+	}
+	if f.Type != "" {
+		q.and(off("v.type", true)+" = ?", f.Type)
+	}
+	switch statuses := distinct(f.Statuses); len(statuses) {
+	case 0:
+	case 1:
+		q.and(off("v.status", false)+" = ?", statuses[0])
+	default:
+		args := make([]any, len(statuses))
+		for i, st := range statuses {
+			args[i] = st
+		}
+		q.and(off("v.status", false)+" IN ("+marks(len(statuses))+")", args...)
+	}
+	k := q.key + "."
+	// bound is how a time or a cursor's run id is passed: as it is, or as
+	// a sub-select whose value the planner does not see (opaque).
+	bound := func(cast string) string {
+		if opaque {
+			return "(SELECT CAST(? AS " + cast + "))"
+		}
+		return "?"
+	}
+	if tr.hasLo {
+		q.and(k+"start_time >= "+bound("BIGINT"), tr.lo)
+	}
+	// A cursor inside the range implies its upper bound; with both, a
+	// planner may take the bound and read every page before the cursor.
+	if tr.hasHi && (c == nil || c.Start >= tr.hi) {
+		q.and(k+"start_time < "+bound("BIGINT"), tr.hi)
+	}
+	if c != nil {
+		q.and("("+k+"start_time, "+k+"run_id) < ("+bound("BIGINT")+", "+bound("TEXT")+")", c.Start, c.RunID)
+	}
+	for _, name := range names {
+		q.and(`EXISTS (SELECT 1 FROM visibility_attributes x WHERE x.namespace = v.namespace AND x.run_id = v.run_id
+			AND x.name = ? AND x.value = ?)`, name, f.Attributes[name])
+	}
+	return q
+}
+
+// distinct returns the statuses once each, in order.
+func distinct(statuses []store.RunStatus) []store.RunStatus {
+	var out []store.RunStatus
+	for _, st := range statuses {
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 type runCursor struct {
@@ -138,7 +336,10 @@ type runCursor struct {
 	RunID string `json:"run"`
 }
 
-// ListRuns implements store.VisibilityStore.
+// ListRuns implements store.VisibilityStore. A filter of several statuses
+// (and no workflow id, business key or attribute) is one query per status
+// merged: each is a range of the status's index (with the type's, if
+// set), where one query would scan the start-time index for them.
 func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.RunPage, error) {
 	var page store.RunPage
 	if err := req.Validate(); err != nil {
@@ -147,18 +348,35 @@ func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.
 	if _, err := s.GetNamespace(ctx, req.Namespace); err != nil {
 		return page, err
 	}
-	where, args := filterWhere(req.RunFilter)
+	var c *runCursor
 	if len(req.PageToken) > 0 {
-		var c runCursor
-		if err := codec.DecodeToken(req.PageToken, "runs", &c); err != nil {
+		c = new(runCursor)
+		if err := codec.DecodeToken(req.PageToken, "runs", c); err != nil {
 			return page, err
 		}
-		where += ` AND (v.start_time, v.run_id) < (?, ?)`
-		args = append(args, c.Start, c.RunID)
 	}
 	size := store.PageSize(req.PageSize, 100)
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT `+prefixed("v.", visibilityColumns)+` FROM visibility v WHERE `+where+`
-		ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?`), append(args, size+1)...)
+	tr := rangeOf(req.RunFilter)
+	var query string
+	var args []any
+	statuses := distinct(req.Statuses)
+	if len(statuses) > 1 && req.WorkflowID == "" && req.BusinessKey == "" && len(req.Attributes) == 0 {
+		var parts []string
+		for i, st := range statuses {
+			f := req.RunFilter
+			f.Statuses = []store.RunStatus{st}
+			q := buildQuery(f, tr, c, s.d.IndexedBy, s.d.OpaqueBounds)
+			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT %s%s ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?) s%d`,
+				prefixed("v.", visibilityColumns), q.sql(), i))
+			args = append(append(args, q.args...), size+1)
+		}
+		query = strings.Join(parts, " UNION ALL ") + ` ORDER BY start_time DESC, run_id DESC LIMIT ?`
+	} else {
+		q := buildQuery(req.RunFilter, tr, c, s.d.IndexedBy, s.d.OpaqueBounds)
+		query = `SELECT ` + prefixed("v.", visibilityColumns) + q.sql() + ` ORDER BY ` + q.key + `.start_time DESC, ` + q.key + `.run_id DESC LIMIT ?`
+		args = q.args
+	}
+	rows, err := s.read.QueryContext(ctx, s.q(query), append(args, size+1)...)
 	if err != nil {
 		return page, fmt.Errorf("%s: list runs: %w", s.d.Name, err)
 	}
@@ -175,10 +393,25 @@ func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.
 		}
 		page.Runs = append(page.Runs, r)
 	}
-	return page, rows.Err()
+	if err := rows.Err(); err != nil {
+		return page, fmt.Errorf("%s: list runs: %w", s.d.Name, err)
+	}
+	return page, nil
 }
 
-// CountRuns implements store.VisibilityStore.
+// CountRuns implements store.VisibilityStore. Counts are exact, and read
+// in one statement, so they are those of one snapshot of the store:
+//
+//   - a filter of namespace, type and statuses only adds the counters of
+//     (namespace, type, status);
+//   - with a time range too, it adds the hour counters of the hours the
+//     range covers whole, and counts the runs of its partial first and
+//     last hours through the index;
+//   - a filter of one attribute only adds that value's counter;
+//   - any other filter counts the runs through the index buildQuery picks,
+//     in time proportional to the rows that index holds for the filter.
+//
+// On PostgreSQL each counter read adds the deltas not yet folded in.
 func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error) {
 	if err := f.Validate(); err != nil {
 		return 0, err
@@ -186,12 +419,85 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 	if _, err := s.GetNamespace(ctx, f.Namespace); err != nil {
 		return 0, err
 	}
-	where, args := filterWhere(f)
+	query, args := s.countQuery(f)
 	var n int64
-	if err := s.read.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM visibility v WHERE `+where), args...).Scan(&n); err != nil {
+	if err := s.read.QueryRowContext(ctx, s.q(query), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: count runs: %w", s.d.Name, err)
 	}
 	return n, nil
+}
+
+// countQuery returns the statement that counts f's runs (see CountRuns).
+func (s *Store) countQuery(f store.RunFilter) (string, []any) {
+	tr := rangeOf(f)
+	index := func(tr timeRange) (string, []any) {
+		q := buildQuery(f, tr, nil, s.d.IndexedBy, s.d.OpaqueBounds)
+		return `SELECT COUNT(*)` + q.sql(), q.args
+	}
+	// sum adds column n of table and, where the dialect has them, of its
+	// deltas, over the rows that match cond.
+	sum := func(table, deltas, cond string, args []any) (string, []any) {
+		query := `SELECT n FROM ` + table + ` WHERE ` + cond
+		if s.d.CompactCounts != nil {
+			query += ` UNION ALL SELECT n FROM ` + deltas + ` WHERE ` + cond
+			args = append(args, args...)
+		}
+		return `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (` + query + `) c`, args
+	}
+	if f.WorkflowID != "" || f.BusinessKey != "" {
+		return index(tr)
+	}
+	if len(f.Attributes) > 0 {
+		if len(f.Attributes) > 1 || f.Type != "" || len(f.Statuses) > 0 || tr.hasLo || tr.hasHi {
+			return index(tr)
+		}
+		for name, value := range f.Attributes {
+			return sum("visibility_attribute_counts", "visibility_attribute_count_deltas", "namespace = ? AND name = ? AND value = ?",
+				[]any{f.Namespace, name, value})
+		}
+	}
+	cond, args := "namespace = ?", []any{f.Namespace}
+	if f.Type != "" {
+		cond, args = cond+" AND type = ?", append(args, f.Type)
+	}
+	if statuses := distinct(f.Statuses); len(statuses) > 0 {
+		cond += " AND status IN (" + marks(len(statuses)) + ")"
+		for _, st := range statuses {
+			args = append(args, st)
+		}
+	}
+	if !tr.hasLo && !tr.hasHi {
+		return sum("visibility_counts", "visibility_count_deltas", cond, args)
+	}
+	// The whole hours [first, last) in the range are counted by their
+	// counters, the partial hours at its ends through the index.
+	var first, last int64
+	if tr.hasLo {
+		first = floorDiv(tr.lo+hourMillis-1, hourMillis)
+	}
+	if tr.hasHi {
+		last = floorDiv(tr.hi, hourMillis)
+	}
+	if tr.hasLo && tr.hasHi && first >= last {
+		return index(tr)
+	}
+	if tr.hasLo {
+		cond, args = cond+" AND start_hour >= ?", append(args, first)
+	}
+	if tr.hasHi {
+		cond, args = cond+" AND start_hour < ?", append(args, last)
+	}
+	query, args := sum("visibility_hour_counts", "visibility_count_deltas", cond, args)
+	query = "(" + query + ")"
+	if tr.hasLo && tr.lo < first*hourMillis {
+		q, a := index(timeRange{hasLo: true, lo: tr.lo, hasHi: true, hi: first * hourMillis})
+		query, args = query+" + ("+q+")", append(args, a...)
+	}
+	if tr.hasHi && last*hourMillis < tr.hi {
+		q, a := index(timeRange{hasLo: true, lo: last * hourMillis, hasHi: true, hi: tr.hi})
+		query, args = query+" + ("+q+")", append(args, a...)
+	}
+	return "SELECT " + query, args
 }
 
 func prefixed(prefix, columns string) string {
