@@ -49,6 +49,11 @@ type Dialect struct {
 	// SerialWrites says the database runs one write transaction at a time
 	// (SQLite).
 	SerialWrites bool
+	// RowIDs says tables have SQLite's rowid. A deletion of many runs'
+	// rows joins their keys to the table; SQLite has no DELETE … USING,
+	// so it deletes the rowids the join selects instead (a row-value IN
+	// list would scan the whole shard).
+	RowIDs bool
 }
 
 // Store is the SQL implementation of store.Store.

@@ -52,19 +52,35 @@ func (s *Store) runInTx(ctx context.Context, ops []Op) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error { return s.runOps(ctx, tx, ops) })
 }
 
-// DeleteVisibility implements store.VisibilityStore.
-func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
-	if namespace == "" || runID == "" {
+// DeleteVisibility implements store.VisibilityStore: the records and
+// attributes of up to deleteChunk runs go in one statement per table, and
+// all of them in one transaction.
+func (s *Store) DeleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
+	if namespace == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, table := range []string{"visibility", "visibility_attributes"} {
-			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE namespace = ? AND run_id = ?`), namespace, runID); err != nil {
-				return fmt.Errorf("%s: delete visibility: %w", s.d.Name, err)
-			}
+	for _, id := range runIDs {
+		if id == "" {
+			return store.InvalidArgument("run", "namespace and run id must be set")
 		}
+	}
+	if len(runIDs) == 0 {
 		return nil
-	})
+	}
+	var ops []Op
+	for i := 0; i < len(runIDs); i += deleteChunk {
+		ids := runIDs[i:min(i+deleteChunk, len(runIDs))]
+		args := make([]any, 0, len(ids)+1)
+		args = append(args, namespace)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		in := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
+		for _, table := range []string{"visibility", "visibility_attributes"} {
+			ops = append(ops, Op{What: "delete visibility", Query: s.q(`DELETE FROM ` + table + ` WHERE namespace = ? AND run_id IN (` + in + `)`), Args: args})
+		}
+	}
+	return s.runInTx(ctx, ops)
 }
 
 const visibilityColumns = `namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version`
