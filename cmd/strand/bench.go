@@ -89,5 +89,6 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
+	cmd.AddCommand(newBenchPurgeCommand())
 	return cmd
 }
