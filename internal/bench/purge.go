@@ -36,6 +36,8 @@ type PurgeConfig struct {
 	// Concurrency is how many shape (a) workflows run at once (default 64,
 	// as in Run).
 	Concurrency int
+	// AloneOnly skips the second phase.
+	AloneOnly bool
 	// Progress receives progress lines; nil for none.
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -51,10 +53,13 @@ type PurgeReport struct {
 	// (a) ran, from the runs' expiry (the purge looks for expired runs
 	// every second when it has none).
 	Alone, UnderLoad time.Duration
-	// BaseRate is shape (a)'s workflows/s before the purge began, LoadRate
-	// while it ran, in the same engine and run.
-	BaseRate, LoadRate float64
-	// BaseFor and LoadFor are the windows those rates were measured over.
+	// BaseRate is shape (a)'s workflows/s without the purge: the mean of
+	// its rate before the purge began and after it ended (Before, After),
+	// so that a drift of the machine's load during the run cancels out;
+	// LoadRate is its rate while the purge ran, in the same engine and run.
+	BaseRate, LoadRate, Before, After float64
+	// BaseFor and LoadFor are the windows those rates were measured over
+	// (BaseFor before the purge, and as long again after it).
 	BaseFor, LoadFor time.Duration
 	// Left is the expired runs' visibility records left after each phase
 	// (0 when the purge deleted them all).
@@ -134,6 +139,10 @@ func RunPurge(ctx context.Context, cfg PurgeConfig) (PurgeReport, error) {
 	say("purged %d runs alone in %s", cfg.N, rep.Alone.Round(time.Millisecond))
 	if rep.Left[0], err = cfg.Store.CountRuns(ctx, store.RunFilter{Namespace: purgeNamespaces[0]}); err != nil {
 		return rep, err
+	}
+
+	if cfg.AloneOnly {
+		return rep, nil
 	}
 
 	// Phase 2: the purge under shape (a). The runs' timers come due once
@@ -229,8 +238,8 @@ func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, d
 	}
 	purgeAt, purgeDone := time.Now(), done.Load()
 	rep.BaseFor = purgeAt.Sub(baseAt)
-	rep.BaseRate = float64(purgeDone-baseDone) / rep.BaseFor.Seconds()
-	say("shape (a) alone: %.0f workflows/s over %s; the runs expired", rep.BaseRate, rep.BaseFor.Round(time.Millisecond))
+	rep.Before = float64(purgeDone-baseDone) / rep.BaseFor.Seconds()
+	say("shape (a) alone: %.0f workflows/s over %s; the runs expired", rep.Before, rep.BaseFor.Round(time.Millisecond))
 	if err := waitPurged(ctx, eng, int64(cfg.N), say); err != nil {
 		return err
 	}
@@ -239,6 +248,12 @@ func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, d
 	rep.LoadFor = rep.UnderLoad
 	rep.LoadRate = float64(endDone-purgeDone) / rep.LoadFor.Seconds()
 	say("purged %d runs under load in %s; shape (a) meanwhile: %.0f workflows/s", cfg.N, rep.UnderLoad.Round(time.Millisecond), rep.LoadRate)
+	if !sleepCtx(ctx, rep.BaseFor) {
+		return ctx.Err()
+	}
+	rep.After = float64(done.Load()-endDone) / time.Since(end).Seconds()
+	rep.BaseRate = (rep.Before + rep.After) / 2
+	say("shape (a) alone again: %.0f workflows/s", rep.After)
 	return check()
 }
 
@@ -411,8 +426,12 @@ func PrintPurge(w io.Writer, backend string, rep PurgeReport) {
 	fmt.Fprintf(w, "%s: %d closed runs per phase (written through the store's Commit API in %s and %s)\n", backend, rep.N,
 		rep.Write[0].Round(time.Millisecond), rep.Write[1].Round(time.Millisecond))
 	fmt.Fprintf(w, "purge alone:       %10s  %8.0f runs/s\n", rep.Alone.Round(time.Millisecond), rate(rep.Alone))
+	if rep.UnderLoad == 0 {
+		return
+	}
 	fmt.Fprintf(w, "purge under load:  %10s  %8.0f runs/s\n", rep.UnderLoad.Round(time.Millisecond), rate(rep.UnderLoad))
-	fmt.Fprintf(w, "shape (a) alone:   %8.0f workflows/s (over %s before the purge)\n", rep.BaseRate, rep.BaseFor.Round(time.Millisecond))
+	fmt.Fprintf(w, "shape (a) alone:   %8.0f workflows/s (%.0f over %s before the purge, %.0f as long after)\n", rep.BaseRate, rep.Before,
+		rep.BaseFor.Round(time.Millisecond), rep.After)
 	fmt.Fprintf(w, "shape (a) purging: %8.0f workflows/s (over %s)\n", rep.LoadRate, rep.LoadFor.Round(time.Millisecond))
 	fmt.Fprintf(w, "throughput ratio:  %8.2f\n", rep.Ratio())
 	if rep.Left[0] != 0 || rep.Left[1] != 0 {
