@@ -97,11 +97,12 @@ type Options struct {
 	// per namespace, their executions, history, documents and current rows
 	// in one batch.
 	PurgeBatch int
-	// PurgeShare is the most of a busy shard's time the retention purge
-	// takes (default 0.2): after a batch during which the shard committed
-	// other work, the purge waits long enough that its batches fill at
-	// most that share of the time. A shard with nothing else to do purges
-	// without waiting.
+	// PurgeShare is the most of the time the retention purge takes while
+	// the node has live work (default 0.2): after a batch during which the
+	// node committed runs' transitions, the next batch of any shard waits
+	// long enough that the batches fill at most that share of the time. A
+	// node with nothing else to do purges its shards side by side without
+	// waiting.
 	PurgeShare float64
 
 	// stepCheckpoint is how often a running step attempt's dispatch is
@@ -200,6 +201,12 @@ type Engine struct {
 	queryMu sync.Mutex
 	queries map[string]*pendingQuery // by id, until answered or withdrawn
 	nonce   atomic.Int64             // flight, step start and query ids
+
+	// runsCommitted counts the runs' transitions this node's shards
+	// committed: the live work the retention purge yields to, which
+	// purgePace spaces out across the shards.
+	runsCommitted atomic.Int64
+	purgePace     purgePace
 }
 
 var _ api.Service = (*Engine)(nil)

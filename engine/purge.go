@@ -26,14 +26,16 @@ package engine
 // retention timer, and runs closed later, or in namespaces with a longer
 // retention, have later ones.
 //
-// The purge yields to live work: after a batch during which the shard
-// committed other work, it waits long enough that it takes at most
-// Options.PurgeShare of the time; on an idle shard it goes on at once.
+// The purge yields to live work: after a batch during which the node
+// committed runs' transitions, the next batch of any of its shards waits
+// long enough that the purge takes at most Options.PurgeShare of the time
+// (purgePace); on an idle node the shards purge at once, side by side.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/strandhq/strand/store"
@@ -92,7 +94,7 @@ func (s *shard) purgeLoop(ctx context.Context) {
 		if hook := s.e.opts.purgeHook; hook != nil {
 			hook(ctx, s.id)
 		}
-		if ctx.Err() != nil {
+		if !s.e.purgePace.wait(ctx) {
 			return
 		}
 		page, err := s.e.store.ReadTasks(ctx, store.ReadTasksRequest{ShardID: s.id, PageSize: s.e.opts.PurgeBatch,
@@ -112,8 +114,8 @@ func (s *shard) purgeLoop(ctx context.Context) {
 		}
 		s.mu.Lock()
 		s.purge.lag = max(0, time.Since(page.Tasks[0].Key.FireTime)-settle)
-		before := s.runsCommitted
 		s.mu.Unlock()
+		before := s.e.runsCommitted.Load()
 		begun := time.Now()
 		n, err := s.purgeRuns(ctx, page.Tasks)
 		took := time.Since(begun)
@@ -128,18 +130,17 @@ func (s *shard) purgeLoop(ctx context.Context) {
 		cursor = store.TaskKey{FireTime: last.FireTime, TaskID: last.TaskID + 1}
 		s.mu.Lock()
 		s.purge.level = cursor
-		// Runs' transitions committed meanwhile, or waiting to: the shard
-		// is busy.
-		busy := s.runsCommitted > before || len(s.commitCh) > 0
 		s.mu.Unlock()
+		// Runs' transitions committed meanwhile, or waiting to: the node is
+		// busy.
+		busy := s.e.runsCommitted.Load() > before || len(s.commitCh) > 0
 		s.e.metrics.observePurge(took, n)
 		wait = 0
 		if len(page.NextPageToken) == 0 {
 			wait = purgeIdle // all that is due is purged
 		}
 		if busy {
-			share := s.e.opts.PurgeShare
-			wait = max(wait, time.Duration(float64(took)*(1-share)/share))
+			s.e.purgePace.after(took, s.e.opts.PurgeShare)
 		}
 	}
 }
@@ -193,6 +194,41 @@ func (s *shard) retentionAckLocked(b *store.Batch, levels *store.AckLevels) bool
 		Min: levels.Retention, Max: s.purge.level})
 	levels.Retention = s.purge.level
 	return true
+}
+
+// purgePace spaces the purge batches of a node's shards while the node has
+// live work: after a batch that took d, no shard starts the next one for
+// d×(1−share)/share, so that the purge takes at most share of the time
+// however many shards purge.
+type purgePace struct {
+	mu   sync.Mutex
+	next time.Time
+}
+
+// wait waits until a batch may start; false when ctx ended first.
+func (p *purgePace) wait(ctx context.Context) bool {
+	for {
+		p.mu.Lock()
+		d := time.Until(p.next)
+		p.mu.Unlock()
+		if d <= 0 {
+			return ctx.Err() == nil
+		}
+		if !sleep(ctx, d) {
+			return false
+		}
+	}
+}
+
+// after records a batch that took took while the node was busy.
+func (p *purgePace) after(took time.Duration, share float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	from := time.Now()
+	if p.next.After(from) {
+		from = p.next
+	}
+	p.next = from.Add(time.Duration(float64(took) * (1 - share) / share))
 }
 
 // sleep waits d; false when ctx ended first.

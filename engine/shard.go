@@ -53,9 +53,6 @@ type shard struct {
 	recovered      []store.Task
 	commits        int64
 	partsCommitted int64
-	// runsCommitted counts runs' transitions committed: work other than
-	// the purge's (purge.go yields to it).
-	runsCommitted int64
 
 	commitCh  chan *part
 	timerWake chan struct{}
@@ -364,8 +361,8 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	s.mu.Lock()
 	s.commits++
 	s.partsCommitted += int64(len(parts))
-	s.runsCommitted += int64(len(b.Runs))
 	s.mu.Unlock()
+	s.e.runsCommitted.Add(int64(len(b.Runs))) // live work the purge yields to
 	if err == nil {
 		if b.AckLevels != nil {
 			s.mu.Lock()

@@ -72,7 +72,7 @@ func newBenchPurgeCommand() *cobra.Command {
 	cmd.Flags().IntVar(&cfg.N, "n", 100000, "expired runs purged in each phase")
 	cmd.Flags().IntVar(&cfg.Shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	cmd.Flags().IntVar(&cfg.Batch, "batch", 0, "runs per purge batch (default: the engine's, 1000)")
-	cmd.Flags().Float64Var(&cfg.Share, "share", 0, "the most of a busy shard's time the purge takes (default: the engine's, 0.2)")
+	cmd.Flags().Float64Var(&cfg.Share, "share", 0, "the most of the time the purge takes while the node has live work (default: the engine's, 0.2)")
 	cmd.Flags().DurationVar(&cfg.Baseline, "baseline", 20*time.Second, "how long shape (a) runs alone before the second phase's runs expire")
 	cmd.Flags().BoolVar(&cfg.AloneOnly, "alone-only", false, "measure the purge alone only (skip the phase under shape (a))")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress")
