@@ -99,9 +99,31 @@ type Options struct {
 	// 5s; negative: offer at once).
 	RedeliveryDelay time.Duration
 
+	// PurgeBatch is how many runs past their retention a shard purges
+	// together (default 1000): their visibility records in one store call
+	// per namespace, their executions, history, documents and current rows
+	// in one batch.
+	PurgeBatch int
+	// PurgeShare is the most of the time the retention purge takes while
+	// the node has live work (default 0.2): after a batch during which the
+	// node committed runs' transitions, the next batch of any shard waits
+	// long enough that the batches fill at most that share of the time. A
+	// node with nothing else to do purges its shards side by side without
+	// waiting.
+	PurgeShare float64
+
 	// stepCheckpoint is how often a running step attempt's dispatch is
 	// written anew (default 1m); tests shorten it.
 	stepCheckpoint time.Duration
+	// retentionOf, when set, gives the retention of a namespace's runs
+	// that close from then on, in place of the namespace's (tests expire
+	// runs at once).
+	retentionOf func(namespace string) (time.Duration, bool)
+	// purgeSettle replaces PurgeSettle when set (tests: 1ns).
+	purgeSettle time.Duration
+	// purgeHook, when set, runs before a purger reads its due timers
+	// (tests hold the purge there).
+	purgeHook func(ctx context.Context, shardID int32)
 }
 
 // DefaultCacheMemory is Options.CacheMemory's default.
@@ -148,6 +170,13 @@ func (o *Options) setDefaults() {
 	if o.QueryPollerWindow <= 0 {
 		o.QueryPollerWindow = 10 * time.Second
 	}
+	if o.PurgeBatch <= 0 {
+		o.PurgeBatch = 1000
+	}
+	if o.PurgeShare <= 0 {
+		o.PurgeShare = 0.2
+	}
+	o.PurgeShare = min(o.PurgeShare, 1)
 	if o.stepCheckpoint <= 0 {
 		o.stepCheckpoint = time.Minute
 	}
@@ -184,6 +213,12 @@ type Engine struct {
 	nonce   atomic.Int64             // flight, step start and query ids
 	// cacheBytes is what the shards' run caches hold (cache.go).
 	cacheBytes atomic.Int64
+
+	// runsCommitted counts the runs' transitions this node's shards
+	// committed: the live work the retention purge yields to, which
+	// purgePace spaces out across the shards.
+	runsCommitted atomic.Int64
+	purgePace     purgePace
 }
 
 var _ api.Service = (*Engine)(nil)
@@ -271,11 +306,17 @@ func (e *Engine) checkShardCount(ctx context.Context) error {
 
 // shardID maps a workflow id to its shard.
 func (e *Engine) shardID(ns, workflowID string) int32 {
+	return ShardOf(ns, workflowID, e.opts.NumShards)
+}
+
+// ShardOf returns the shard of a workflow id (of namespace ns) in a store
+// of shards shards: FNV-1a of the namespace, a NUL and the id.
+func ShardOf(ns, workflowID string, shards int) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(ns))
 	h.Write([]byte{0})
 	h.Write([]byte(workflowID))
-	return int32(h.Sum32() % uint32(e.opts.NumShards))
+	return int32(h.Sum32() % uint32(shards))
 }
 
 // local returns shard id when this node owns and serves it, else nil.
@@ -334,6 +375,11 @@ func (e *Engine) namespace(ctx context.Context, name string) (store.Namespace, e
 }
 
 func (e *Engine) retention(ns string) time.Duration {
+	if f := e.opts.retentionOf; f != nil {
+		if d, ok := f(ns); ok {
+			return d
+		}
+	}
 	e.nsMu.Lock()
 	n, ok := e.namespaces[ns]
 	e.nsMu.Unlock()
@@ -381,6 +427,11 @@ type Stats struct {
 	// runs) waiting here for a worker to take them.
 	QueriesWaiting   int
 	QueryTasksQueued int
+	// RunsPurged counts the runs this engine deleted past their retention
+	// since it opened; PurgeLag is how late the oldest retention timer of
+	// its shards still to purge is (zero when the purge keeps up).
+	RunsPurged int64
+	PurgeLag   time.Duration
 }
 
 // Ready reports whether the engine owns every shard the placement over the
@@ -405,6 +456,7 @@ func (e *Engine) Stats() Stats {
 			st.Waiters += len(ws)
 		}
 		st.TimersInMemory += len(s.timers)
+		st.PurgeLag = max(st.PurgeLag, s.purge.lag)
 		if !s.lost {
 			st.ShardsOwned++
 		}
@@ -415,6 +467,7 @@ func (e *Engine) Stats() Stats {
 	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
 	e.match.mu.Unlock()
 	st.QueryTasksQueued = e.match.queries()
+	st.RunsPurged = e.metrics.runsPurged.Load()
 	e.queryMu.Lock()
 	st.QueriesWaiting = len(e.queries)
 	e.queryMu.Unlock()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,9 @@ type metrics struct {
 	closed        *prometheus.CounterVec
 	recovered     *prometheus.CounterVec
 	evicted       prometheus.Counter
+	purgeSeconds  prometheus.Histogram
+	purged        prometheus.Counter
+	runsPurged    atomic.Int64
 }
 
 func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
@@ -27,11 +31,17 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Runs that had work in flight on a shard this node acquired without a handover, by how it came (restart of this node, takeover from another)."}, []string{"from"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "strand_runs_evicted_total",
 			Help: "Runs the run cache let go of to stay within its memory budget (each costs a store read when used again)."}),
+		purgeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "strand_purge_batch_seconds",
+			Help: "Latency of a retention purge batch (the visibility deletes and the batch that deletes the runs).", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		purged: prometheus.NewCounter(prometheus.CounterOpts{Name: "strand_runs_purged_total",
+			Help: "Closed runs deleted past their namespace's retention (a run purged again after a crash counts twice)."}),
 	}
 	if reg == nil {
 		return m
 	}
-	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed, m.recovered, m.evicted,
+	reg.MustRegister(m.commitSeconds, m.commitRuns, m.closed, m.recovered, m.evicted, m.purgeSeconds, m.purged,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_purge_lag_seconds",
+			Help: "How late the oldest retention timer still to purge is, over this node's shards (0: the purge keeps up)."}, func() float64 { return e.Stats().PurgeLag.Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_sync_matched_total",
 			Help: "Tasks handed straight to a polling worker."}, func() float64 { return float64(e.Stats().SyncMatched) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_task_backlogged_total",
@@ -49,6 +59,12 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 		queueDepth{e},
 	)
 	return m
+}
+
+func (m *metrics) observePurge(took time.Duration, runs int) {
+	m.purgeSeconds.Observe(took.Seconds())
+	m.purged.Add(float64(runs))
+	m.runsPurged.Add(int64(runs))
 }
 
 func (m *metrics) observeCommit(start time.Time, runs int) {

@@ -351,7 +351,7 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 	}
 	x.Steps, x.Timers, x.Signals, x.CancelRequests = nil, nil, nil, nil
 	t.transfer(transferVisibility, t.r.key, &taskData{})
-	t.timer(timerRetention, t.now.Add(t.r.s.e.retention(t.r.key.Namespace)), &taskData{})
+	t.timer(timerRetention, t.now.Add(t.r.s.e.retention(t.r.key.Namespace)), &taskData{}).Partition = retentionPartition
 	r := t.r
 	t.onCommit(func() {
 		r.s.e.metrics.closed.WithLabelValues(status.String()).Inc()

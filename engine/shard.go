@@ -54,6 +54,7 @@ type shard struct {
 	// wait in the store until extendTimers reads them.
 	timers       timerHeap
 	timerHorizon store.TaskKey
+	purge        purgeState
 	// recovered are the transfer tasks recover read, until run dispatches them.
 	recovered      []store.Task
 	commits        int64
@@ -126,6 +127,7 @@ func (s *shard) run() {
 	s.wakeTimers()
 	s.wg.Go(func() { s.timerLoop(ctx) })
 	s.wg.Go(func() { s.ackLoop(ctx) })
+	s.wg.Go(func() { s.purgeLoop(ctx) })
 	<-ctx.Done()
 	s.wg.Wait()
 	s.dropCache()
@@ -369,6 +371,7 @@ func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	s.commits++
 	s.partsCommitted += int64(len(parts))
 	s.mu.Unlock()
+	s.e.runsCommitted.Add(int64(len(b.Runs))) // live work the purge yields to
 	if err == nil {
 		if b.AckLevels != nil {
 			s.mu.Lock()
@@ -480,7 +483,7 @@ func (s *shard) assignIDs(ctx context.Context, parts []*part) error {
 			s.nextTaskID++
 			if t.Category == store.CategoryTransfer {
 				s.transferAck.add(t.Key)
-			} else {
+			} else if t.Partition == "" { // the retention queue's level is the purge's
 				s.timerAck.add(t.Key)
 			}
 		}
@@ -540,6 +543,9 @@ func (s *shard) addAckLevels(b *store.Batch) {
 	if levels.Timer.Less(ml) {
 		b.CompleteTasks = append(b.CompleteTasks, store.TaskRange{Category: store.CategoryTimer, Min: levels.Timer, Max: ml})
 		levels.Timer = ml
+		moved = true
+	}
+	if s.retentionAckLocked(b, &levels) {
 		moved = true
 	}
 	if moved {
@@ -652,7 +658,7 @@ func (s *shard) addTimers(tasks []*store.Task) {
 	added := false
 	s.mu.Lock()
 	for _, t := range tasks {
-		if t.Category != store.CategoryTimer {
+		if t.Category != store.CategoryTimer || t.Partition != "" { // retention timers: purge.go
 			continue
 		}
 		if !t.Key.Less(s.timerHorizon) {

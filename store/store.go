@@ -125,8 +125,11 @@ type VisibilityStore interface {
 	// higher Version is stored already (updates arrive at least once, in any
 	// order). Several records are written together where the backend can.
 	UpsertVisibility(ctx context.Context, records ...VisibilityRecord) error
-	// DeleteVisibility removes a run's record.
-	DeleteVisibility(ctx context.Context, namespace, runID string) error
+	// DeleteVisibility removes the records of runs of one namespace (the
+	// runs' retention has passed), together where the backend can: a
+	// record that does not exist is no error, so a deletion may be
+	// repeated.
+	DeleteVisibility(ctx context.Context, namespace string, runIDs ...string) error
 	// GetVisibility returns a run's record or ErrNotFound.
 	GetVisibility(ctx context.Context, namespace, runID string) (VisibilityRecord, error)
 	// ListRuns returns the records that match the filter, newest start first,
@@ -191,7 +194,9 @@ type Batch struct {
 	// AckLevels, when set, replaces the shard's ack levels.
 	AckLevels *AckLevels
 	// DeleteRuns removes runs with their history and documents (retention).
-	// A run's current row is removed too if it points at the run.
+	// A run's current row is removed too if it points at the run. A run
+	// that does not exist is skipped, so a deletion may be repeated; many
+	// runs may go in one batch (the engine purges hundreds at a time).
 	DeleteRuns []RunKey
 }
 

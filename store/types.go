@@ -108,6 +108,10 @@ type AckLevels struct {
 	Transfer    int64   `json:"transfer,omitempty"`
 	Timer       TaskKey `json:"timer,omitzero"`
 	Replication int64   `json:"replication,omitempty"`
+	// Retention is the ack level of a timer queue the engine keeps apart in
+	// a partition of its own: the retention timers of closed runs, read and
+	// purged in batches.
+	Retention TaskKey `json:"retention,omitzero"`
 }
 
 // RunState is the engine's lifecycle state of a run.

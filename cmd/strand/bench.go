@@ -116,7 +116,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 128 MiB)")
 	cmd.Flags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
-	cmd.AddCommand(newBenchVisibilityCommand())
+	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand())
 	return cmd
 }
 

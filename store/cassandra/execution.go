@@ -309,23 +309,52 @@ func (s *Store) buildBatch(ctx context.Context, b *store.Batch, states []codec.E
 		where, args := taskRangeWhere(b.ShardID, r)
 		p.add(`DELETE FROM {ks}.executions WHERE `+where, args...)
 	}
+	current, err := s.currentOf(ctx, b.ShardID, b.DeleteRuns)
+	if err != nil {
+		return nil, nil, err
+	}
 	var deleted []store.RunKey
-	for _, k := range b.DeleteRuns {
+	for i, k := range b.DeleteRuns {
 		p.add(`DELETE FROM {ks}.executions WHERE `+keyWhere, runRow(k).args(b.ShardID)...)
 		p.add(`DELETE FROM {ks}.executions WHERE shard_id = ? AND type = ? AND namespace = ? AND workflow_id = ? AND run_id >= ? AND run_id < ?`,
 			b.ShardID, typeDocument, k.Namespace, k.WorkflowID, k.RunID+"\x00", k.RunID+"\x01")
-		cur, err := s.GetCurrentExecution(ctx, b.ShardID, k.Namespace, k.WorkflowID)
-		switch {
-		case err == nil && cur.RunID == k.RunID:
+		if current[i] {
 			ck := currentRow(k.Namespace, k.WorkflowID)
 			p.add(`DELETE FROM {ks}.executions WHERE `+keyWhere+` IF current_run_id = ?`, append(ck.args(b.ShardID), k.RunID)...)
 			p.checks = append(p.checks, check{key: ck, kind: checkCurrentRun, runID: k.RunID, run: k})
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return nil, nil, err
 		}
 		deleted = append(deleted, k)
 	}
 	return p, deleted, nil
+}
+
+// currentOf reports for each run whether its workflow's current row points
+// at it, reading the rows deleteConcurrency at a time.
+func (s *Store) currentOf(ctx context.Context, shardID int32, runs []store.RunKey) ([]bool, error) {
+	out := make([]bool, len(runs))
+	errs := make([]error, len(runs))
+	sem := make(chan struct{}, deleteConcurrency)
+	var wg sync.WaitGroup
+	for i, k := range runs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, fmt.Errorf("cassandra: read current runs: %w", ctx.Err())
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			cur, err := s.GetCurrentExecution(ctx, shardID, k.Namespace, k.WorkflowID)
+			switch {
+			case err == nil:
+				out[i] = cur.RunID == k.RunID
+			case !errors.Is(err, store.ErrNotFound):
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // mergeCurrent folds a run created in the batch and a run that replaces it
@@ -586,15 +615,22 @@ func (s *Store) readCheckedRows(ctx context.Context, shardID int32, checks []che
 // Their execution rows are gone already, so nothing reads them; a failure
 // leaves garbage, not wrong answers, and is logged.
 func (s *Store) dropDeletedRuns(ctx context.Context, shardID int32, runs []store.RunKey) {
+	sem := make(chan struct{}, deleteConcurrency)
+	var wg sync.WaitGroup
 	for _, k := range runs {
 		for _, table := range []string{"history", "document_blobs"} {
-			err := s.query(ctx, `DELETE FROM {ks}.`+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
-				shardID, k.Namespace, k.WorkflowID, k.RunID).Exec()
-			if err != nil {
-				slog.WarnContext(ctx, "cassandra: drop deleted run's rows", "table", table, "run", k.String(), "err", err)
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				err := s.query(ctx, `DELETE FROM {ks}.`+table+` WHERE shard_id = ? AND namespace = ? AND workflow_id = ? AND run_id = ?`,
+					shardID, k.Namespace, k.WorkflowID, k.RunID).Exec()
+				if err != nil {
+					slog.WarnContext(ctx, "cassandra: drop deleted run's rows", "table", table, "run", k.String(), "err", err)
+				}
+			})
 		}
 	}
+	wg.Wait()
 }
 
 // namespaceExists checks a namespace once; namespaces are never deleted, so

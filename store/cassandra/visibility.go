@@ -585,13 +585,44 @@ func (s *Store) writeIndex(ctx context.Context, r *store.VisibilityRecord, names
 	return nil
 }
 
-// DeleteVisibility implements store.VisibilityStore. It deletes the run's
-// index rows first and then the record, conditioned on the record it read,
-// so that a failure leaves a record whose deletion can be retried.
-func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
-	if namespace == "" || runID == "" {
+// DeleteVisibility implements store.VisibilityStore: the runs' records are
+// deleted deleteConcurrency at a time, each as deleteVisibility says.
+func (s *Store) DeleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
+	if namespace == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
 	}
+	for _, id := range runIDs {
+		if id == "" {
+			return store.InvalidArgument("run", "namespace and run id must be set")
+		}
+	}
+	errs := make([]error, len(runIDs))
+	sem := make(chan struct{}, deleteConcurrency)
+	var wg sync.WaitGroup
+	for i, id := range runIDs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return fmt.Errorf("cassandra: delete visibility: %w", ctx.Err())
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = s.deleteVisibility(ctx, namespace, id)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// deleteConcurrency bounds the runs whose records one DeleteVisibility
+// deletes at once (and the deleted runs' partitions Commit drops at once).
+const deleteConcurrency = 32
+
+// deleteVisibility deletes a run's index rows first and then its record,
+// conditioned on the record it read, so that a failure leaves a record
+// whose deletion can be retried.
+func (s *Store) deleteVisibility(ctx context.Context, namespace, runID string) error {
 	cons := gocql.Consistency(0)
 	for range maxVisibilityAttempts {
 		old, found, err := s.readVisibility(ctx, namespace, runID, cons)

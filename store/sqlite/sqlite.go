@@ -70,7 +70,7 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		read.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", opts.Path, err)
 	}
-	d := sqlstore.Dialect{Name: "sqlite", Prepare: true, SerialWrites: true, IndexedBy: true}
+	d := sqlstore.Dialect{Name: "sqlite", Prepare: true, SerialWrites: true, IndexedBy: true, RowIDs: true}
 	return sqlstore.New(d, write, read, opts.Limits, func() error {
 		return errors.Join(read.Close(), write.Close())
 	}), nil

@@ -593,7 +593,8 @@ func testReplicationTasks(t *testing.T, s *suite) {
 
 func testAckLevels(t *testing.T, s *suite) {
 	sh := s.acquire(1, "n")
-	acks := store.AckLevels{Transfer: 1 << 20, Timer: store.TaskKey{FireTime: store.Now(), TaskID: 7}, Replication: 3}
+	acks := store.AckLevels{Transfer: 1 << 20, Timer: store.TaskKey{FireTime: store.Now(), TaskID: 7}, Replication: 3,
+		Retention: store.TaskKey{FireTime: store.Now().Add(-time.Hour), TaskID: 9}}
 	s.must(s.st.Commit(s.ctx, &store.Batch{ShardID: 1, RangeID: sh.RangeID, AckLevels: &acks}))
 	got, err := s.st.GetShard(s.ctx, 1)
 	s.must(err)

@@ -65,6 +65,11 @@ type Dialect struct {
 	// and folds the deltas committed so far into the counters on db, in one
 	// transaction. Counts then add the deltas not yet folded in.
 	CompactCounts func(ctx context.Context, db *sql.DB) error
+	// RowIDs says tables have SQLite's rowid. A deletion of many runs'
+	// rows joins their keys to the table; SQLite has no DELETE … USING,
+	// so it deletes the rowids the join selects instead (a row-value IN
+	// list would scan the whole shard).
+	RowIDs bool
 }
 
 // Store is the SQL implementation of store.Store.

@@ -102,24 +102,38 @@ func (s *Store) visibilityWritten(ctx context.Context, n int) {
 	}
 }
 
-// DeleteVisibility implements store.VisibilityStore. The schema's triggers
-// take the run out of the counters in the same transaction.
-func (s *Store) DeleteVisibility(ctx context.Context, namespace, runID string) error {
-	if namespace == "" || runID == "" {
+// DeleteVisibility implements store.VisibilityStore: the records and
+// attributes of up to deleteChunk runs go in one statement per table, and
+// all of them in one transaction.
+func (s *Store) DeleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
+	if namespace == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, table := range []string{"visibility", "visibility_attributes"} {
-			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE namespace = ? AND run_id = ?`), namespace, runID); err != nil {
-				return fmt.Errorf("%s: delete visibility: %w", s.d.Name, err)
-			}
+	for _, id := range runIDs {
+		if id == "" {
+			return store.InvalidArgument("run", "namespace and run id must be set")
 		}
+	}
+	if len(runIDs) == 0 {
 		return nil
-	})
-	if err != nil {
+	}
+	var ops []Op
+	for i := 0; i < len(runIDs); i += deleteChunk {
+		ids := runIDs[i:min(i+deleteChunk, len(runIDs))]
+		args := make([]any, 0, len(ids)+1)
+		args = append(args, namespace)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		in := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
+		for _, table := range []string{"visibility", "visibility_attributes"} {
+			ops = append(ops, Op{What: "delete visibility", Query: s.q(`DELETE FROM ` + table + ` WHERE namespace = ? AND run_id IN (` + in + `)`), Args: args})
+		}
+	}
+	if err := s.runInTx(ctx, ops); err != nil {
 		return err
 	}
-	s.visibilityWritten(ctx, 1)
+	s.visibilityWritten(ctx, len(runIDs))
 	return nil
 }
 
