@@ -113,6 +113,24 @@ func (s *shard) evictLocked() {
 	}
 }
 
+// forgetLocked drops the run of k from the cache whether or not it is in
+// use (the run is gone from the store: purged). A holder finishes with the
+// copy it has; release then finds another run, or none, under the key and
+// leaves the cache alone. s.mu is held.
+func (s *shard) forgetLocked(k store.RunKey) {
+	delete(s.parked, k)
+	r := s.runs[k]
+	if r == nil {
+		return
+	}
+	if r.inLRU {
+		s.lru.remove(r)
+	}
+	delete(s.runs, k)
+	s.charge(-r.charged)
+	r.charged = 0
+}
+
 // evictable reports whether r, unpinned, may leave the cache, and parks
 // its queued tasks' keys if it may. It takes the run's lock without
 // waiting: a run locked by anyone stays.

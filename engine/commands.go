@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
@@ -267,7 +266,7 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 	if spec.Req.Attributes == nil {
 		spec.Req.Attributes = x.Info.SearchAttributes
 	}
-	next := store.RunKey{Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, RunID: uuid.NewString()}
+	next := store.RunKey{Namespace: r.key.Namespace, WorkflowID: r.key.WorkflowID, RunID: newRunID()}
 	// The successor is built detached from the cache; it is loaded from the
 	// store when first used.
 	nt := newRun(r.s, next).begin()

@@ -286,6 +286,9 @@ func testPurge(t *testing.T, st store.Store) {
 	if dropped == 0 {
 		t.Fatal("none of the cached runs was purged before the restart")
 	}
+	if err := engine.CheckCache(eng); err != nil {
+		t.Fatal(err)
+	}
 	closeEngine()
 	left := 0
 	for _, k := range expired {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -15,3 +16,41 @@ func SetPurgeKnobs(o *Options, retentionOf func(namespace string) (time.Duration
 
 // RetentionPartition is the timer queue partition of retention timers.
 const RetentionPartition = retentionPartition
+
+// CheckCache verifies the run caches' accounting: each shard's bytes are
+// the sum of its runs' charges, its LRU list holds only cached runs, and
+// the engine's total is the sum of its shards'.
+func CheckCache(e *Engine) error {
+	e.shardMu.RLock()
+	var shards []*shard
+	for _, s := range e.shards {
+		if s != nil {
+			shards = append(shards, s)
+		}
+	}
+	e.shardMu.RUnlock()
+	var total int64
+	for _, s := range shards {
+		s.mu.Lock()
+		var sum int64
+		for _, r := range s.runs {
+			sum += r.charged
+		}
+		bad := sum != s.cacheBytes
+		for r := s.lru.back(); r != nil && !bad; r = r.lruPrev {
+			bad = s.runs[r.key] != r
+		}
+		if !s.cacheGone {
+			total += s.cacheBytes
+		}
+		id, held := s.id, s.cacheBytes
+		s.mu.Unlock()
+		if bad {
+			return fmt.Errorf("shard %d: %d bytes counted, its runs are charged %d, or its LRU list holds a run it does not cache", id, held, sum)
+		}
+	}
+	if got := e.cacheBytes.Load(); got != total {
+		return fmt.Errorf("the engine counts %d bytes cached, its shards %d", got, total)
+	}
+	return nil
+}

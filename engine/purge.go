@@ -178,7 +178,7 @@ func (s *shard) purgeRuns(ctx context.Context, timers []store.Task) (int, error)
 	// closed run) finishes with the state it had.
 	s.mu.Lock()
 	for _, k := range keys {
-		delete(s.runs, k)
+		s.forgetLocked(k)
 	}
 	s.mu.Unlock()
 	return len(keys), nil

@@ -50,16 +50,6 @@ func newBenchCommand() *cobra.Command {
 			}
 			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards, CacheMemory: cacheMemory, WorkerCacheMemory: workerCache}
 			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory))
-			if pprof != "" {
-				ln, err := net.Listen("tcp", pprof)
-				if err != nil {
-					return &usageError{fmt.Errorf("--pprof %q: %v", pprof, err)}
-				}
-				srv := &http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
-				go srv.Serve(ln)
-				defer srv.Close()
-				fmt.Fprintf(cmd.ErrOrStderr(), "profiles at http://%s/debug/pprof/\n", ln.Addr())
-			}
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
@@ -114,7 +104,27 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.Flags().Int64Var(&cacheMemory, "cache-memory", 0, "the engine's run cache budget in bytes (default: the engine's, 256 MiB)")
 	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 128 MiB)")
-	cmd.Flags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
+	cmd.PersistentFlags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
+	// --pprof serves the profiles of whichever benchmark runs, until it ends.
+	var profiles *http.Server
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if pprof == "" {
+			return nil
+		}
+		ln, err := net.Listen("tcp", pprof)
+		if err != nil {
+			return &usageError{fmt.Errorf("--pprof %q: %v", pprof, err)}
+		}
+		profiles = &http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+		go profiles.Serve(ln)
+		fmt.Fprintf(cmd.ErrOrStderr(), "profiles at http://%s/debug/pprof/\n", ln.Addr())
+		return nil
+	}
+	cmd.PersistentPostRun = func(*cobra.Command, []string) {
+		if profiles != nil {
+			profiles.Close()
+		}
+	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand())
 	return cmd

@@ -352,7 +352,7 @@ func writeClosedRuns(ctx context.Context, st store.Store, tmpl closedRun, ns str
 	prefix := uuid.NewString()[:8]
 	byShard := make([][]store.RunKey, shards)
 	for i := range n {
-		k := store.RunKey{Namespace: ns, WorkflowID: fmt.Sprintf("purge-%s-%07d", prefix, i), RunID: uuid.NewString()}
+		k := store.RunKey{Namespace: ns, WorkflowID: fmt.Sprintf("purge-%s-%07d", prefix, i), RunID: uuid.Must(uuid.NewV7()).String()} // as the engine makes them
 		s := engine.ShardOf(ns, k.WorkflowID, shards)
 		byShard[s] = append(byShard[s], k)
 	}

@@ -209,23 +209,25 @@ func (s *Store) commitOps(b *store.Batch, states []codec.EncodedExecution, now t
 		}
 	}
 	// The history blocks of every run in one statement.
-	if len(history) > 0 {
+	for rows, args := range rowChunks(8, history) {
 		add("append history", `INSERT INTO history
-			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, len(history)/8)+`
+			(shard_id, namespace, workflow_id, run_id, first_event_id, last_event_id, txn_id, data) VALUES `+placeholders(8, rows)+`
 			ON CONFLICT (shard_id, namespace, workflow_id, run_id, first_event_id)
-			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, nil, history...)
+			DO UPDATE SET last_event_id = excluded.last_event_id, txn_id = excluded.txn_id, data = excluded.data`, nil, args...)
 	}
 	if len(b.Tasks) > 0 {
-		args := make([]any, 0, 10*len(b.Tasks))
+		tasks := make([]any, 0, 10*len(b.Tasks))
 		for _, t := range b.Tasks {
-			args = append(args, shardID, t.Category, t.Partition, store.UnixMilli(t.Key.FireTime), t.Key.TaskID, t.Type,
+			tasks = append(tasks, shardID, t.Category, t.Partition, store.UnixMilli(t.Key.FireTime), t.Key.TaskID, t.Type,
 				t.Run.Namespace, t.Run.WorkflowID, t.Run.RunID, nonNil(t.Data))
 		}
-		add("insert tasks", `INSERT INTO tasks
-			(shard_id, category, partition, fire_time, task_id, type, namespace, workflow_id, run_id, data) VALUES `+placeholders(10, len(b.Tasks))+`
-			ON CONFLICT (shard_id, category, partition, fire_time, task_id)
-			DO UPDATE SET type = excluded.type, namespace = excluded.namespace, workflow_id = excluded.workflow_id,
-			run_id = excluded.run_id, data = excluded.data`, nil, args...)
+		for rows, args := range rowChunks(10, tasks) {
+			add("insert tasks", `INSERT INTO tasks
+				(shard_id, category, partition, fire_time, task_id, type, namespace, workflow_id, run_id, data) VALUES `+placeholders(10, rows)+`
+				ON CONFLICT (shard_id, category, partition, fire_time, task_id)
+				DO UPDATE SET type = excluded.type, namespace = excluded.namespace, workflow_id = excluded.workflow_id,
+				run_id = excluded.run_id, data = excluded.data`, nil, args...)
+		}
 	}
 	for _, r := range b.Requests {
 		key := r.Key()

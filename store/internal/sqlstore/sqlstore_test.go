@@ -37,3 +37,27 @@ DROP TABLE z;`
 		}
 	}
 }
+
+func TestRowChunks(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 37, 128, 129, 300, 1000} {
+		args := make([]any, 2*n)
+		for i := range args {
+			args[i] = i
+		}
+		next := 0
+		for rows, chunk := range rowChunks(2, args) {
+			if rows <= 0 || rows > maxRowChunk || rows&(rows-1) != 0 || len(chunk) != 2*rows {
+				t.Fatalf("n=%d: a chunk of %d rows with %d arguments", n, rows, len(chunk))
+			}
+			for _, a := range chunk {
+				if a != next {
+					t.Fatalf("n=%d: argument %v where %d was due", n, a, next)
+				}
+				next++
+			}
+		}
+		if next != 2*n {
+			t.Fatalf("n=%d: %d arguments yielded, want %d", n, next, 2*n)
+		}
+	}
+}
