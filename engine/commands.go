@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
