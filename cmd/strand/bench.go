@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -63,26 +64,16 @@ func newBenchCommand() *cobra.Command {
 				backend = strings.Join(servers, ",")
 			}
 			if len(servers) == 0 || storeURL != "" {
-				if storeURL == "" {
-					dir, err := os.MkdirTemp("", "strand-bench-")
-					if err != nil {
-						return err
-					}
-					defer os.RemoveAll(dir)
-					storeURL = "sqlite://" + filepath.Join(dir, "bench.db")
-					backend = "sqlite (temporary file)"
-				}
-				st, err := openStore(cmd.Context(), storeURL)
+				st, name, closeStore, err := openBenchStore(cmd.Context(), storeURL)
 				if err != nil {
 					return err
 				}
-				defer st.Close()
-				if _, _, err := st.Migrate(cmd.Context()); err != nil {
-					return err
-				}
+				defer closeStore()
 				cfg.Store = st
 				if len(servers) > 0 {
 					backend += " (raw rate: " + storeURL + ")"
+				} else {
+					backend = name
 				}
 			}
 			if !quiet {
@@ -163,14 +154,11 @@ func newBenchVisibilityCommand() *cobra.Command {
 					return &usageError{fmt.Errorf("--page-sizes: %d: want 1 to %d", n, store.MaxPageSize)}
 				}
 			}
-			st, err := openStore(cmd.Context(), storeURL)
+			st, _, closeStore, err := openBenchStore(cmd.Context(), storeURL)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if _, _, err := st.Migrate(cmd.Context()); err != nil {
-				return err
-			}
+			defer closeStore()
 			cfg.Store, cfg.PageSizes = st, pageSizes
 			if !quiet {
 				cfg.Progress = cmd.ErrOrStderr()
@@ -193,4 +181,31 @@ func newBenchVisibilityCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&cfg.Span, "span", bench.VisibilitySpan, "how far start times spread (a short span is a burst)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	return cmd
+}
+
+// openBenchStore opens and migrates the store a benchmark runs on: the one
+// storeURL names, or a new SQLite file in a temporary directory when it is
+// empty. name is how the report names it; closeStore closes it and removes
+// a temporary file.
+func openBenchStore(ctx context.Context, storeURL string) (st store.Store, name string, closeStore func(), err error) {
+	name = storeURL
+	cleanup := func() {}
+	if storeURL == "" {
+		dir, err := os.MkdirTemp("", "strand-bench-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		storeURL, name = "sqlite://"+filepath.Join(dir, "bench.db"), "sqlite (temporary file)"
+	}
+	if st, err = openStore(ctx, storeURL); err != nil {
+		cleanup()
+		return nil, "", nil, err
+	}
+	if _, _, err = st.Migrate(ctx); err != nil {
+		st.Close()
+		cleanup()
+		return nil, "", nil, err
+	}
+	return st, name, func() { st.Close(); cleanup() }, nil
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,24 +33,11 @@ func newBenchPurgeCommand() *cobra.Command {
 			if cfg.Share < 0 || cfg.Share > 1 {
 				return &usageError{fmt.Errorf("--share %v: want a number in (0, 1]", cfg.Share)}
 			}
-			backend := storeURL
-			if storeURL == "" {
-				dir, err := os.MkdirTemp("", "strand-bench-purge-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				storeURL = "sqlite://" + filepath.Join(dir, "bench.db")
-				backend = "sqlite (temporary file)"
-			}
-			st, err := openStore(cmd.Context(), storeURL)
+			st, backend, closeStore, err := openBenchStore(cmd.Context(), storeURL)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if _, _, err := st.Migrate(cmd.Context()); err != nil {
-				return err
-			}
+			defer closeStore()
 			cfg.Store = st
 			if !quiet {
 				cfg.Progress = cmd.ErrOrStderr()
