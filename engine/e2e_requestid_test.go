@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
@@ -104,11 +106,63 @@ func TestRetriedRequests(t *testing.T) {
 		if _, err := sws("s-2"); err != nil {
 			t.Fatal(err)
 		}
+		if err := e.c.Terminate(e.ctx, "sws", "", "test over"); err != nil {
+			t.Fatal(err)
+		}
+		// Read after the close: a signal that arrived while a workflow task
+		// was in flight waits in the run's buffer until the task completes
+		// or the run closes.
 		if n := count(e.history("sws", a.RunID), api.EventSignalReceived); n != 2 {
 			t.Fatalf("%d signals recorded for two signal-with-start request ids sent twice each, want 2", n)
 		}
-		if err := e.c.Terminate(e.ctx, "sws", "", "test over"); err != nil {
-			t.Fatal(err)
+	})
+}
+
+// TestCloseKeepsBufferedInputs: signals acknowledged while a workflow task
+// is in flight are in the history of a run that a terminate or its run
+// timeout then closes, before the closing event.
+func TestCloseKeepsBufferedInputs(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Outcome) })
+		for _, c := range []struct {
+			id      string
+			timeout time.Duration // the run's timeout closes it; else a terminate
+			closing api.EventType
+		}{
+			{id: "buffered-term", closing: api.EventWorkflowTerminated},
+			{id: "buffered-timeout", timeout: time.Second, closing: api.EventWorkflowTimedOut},
+		} {
+			// Queue "held" has no worker: the raw poll below holds its task.
+			r, err := client.Start(e.ctx, e.c, Outcome, "block", client.StartOptions{ID: c.id, Queue: "held", RunTimeout: c.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			task, err := e.eng.PollWorkflowTask(pctx, api.PollRequest{Queue: "held", Identity: "raw"})
+			cancel()
+			if err != nil || task == nil {
+				t.Fatalf("poll: %+v, %v", task, err)
+			}
+			for i := range 2 {
+				if err := e.c.Signal(e.ctx, c.id, "", "go", i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.timeout == 0 {
+				if err := e.c.Terminate(e.ctx, c.id, "", "test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := r.Get(e.ctx); err == nil {
+				t.Fatalf("%s closed without an error", c.id)
+			}
+			evs := e.history(c.id, r.RunID)
+			if n := count(evs, api.EventSignalReceived); n != 2 {
+				t.Fatalf("%s: %d signals in history, want 2: %+v", c.id, n, evs)
+			}
+			if last := evs[len(evs)-1]; last.Type != c.closing {
+				t.Fatalf("%s: history ends with %s, want %s", c.id, last.Type, c.closing)
+			}
 		}
 	})
 }

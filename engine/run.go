@@ -325,6 +325,20 @@ func cloneExecution(x *store.Execution) *store.Execution {
 	return &c
 }
 
+// closeFromOutside closes the run with ev for a reason outside the
+// workflow (a terminate, the run's timeout). Inputs buffered during a
+// workflow task in flight were acknowledged to their callers, so they go
+// into history first, before ev: the history of a closed run holds every
+// input it accepted.
+func (t *txn) closeFromOutside(ev api.Event, status store.RunStatus, failure *api.Failure) error {
+	if err := t.flushBuffered(); err != nil {
+		return err
+	}
+	t.event(ev)
+	t.closeRun(status, store.Payload{}, failure, "")
+	return nil
+}
+
 // closeRun closes the run in t: its outcome, the effects on its parent and
 // children, its visibility record and its retention.
 func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *api.Failure, nextRunID string) {

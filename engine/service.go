@@ -351,8 +351,10 @@ func (e *Engine) terminateOn(ctx context.Context, s *shard, req api.TerminateReq
 			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestTerminate, Namespace: k.Namespace, WorkflowID: k.WorkflowID,
 				RequestID: req.RequestID, RunID: k.RunID, CreatedAt: t.now, ExpiresAt: t.now.Add(requestTTL)})
 		}
-		t.event(api.Event{Type: api.EventWorkflowTerminated, Reason: req.Reason, Identity: req.Identity})
-		t.closeRun(store.StatusTerminated, store.Payload{}, &api.Failure{Kind: api.KindTerminated, Message: req.Reason}, "")
+		if err := t.closeFromOutside(api.Event{Type: api.EventWorkflowTerminated, Reason: req.Reason, Identity: req.Identity},
+			store.StatusTerminated, &api.Failure{Kind: api.KindTerminated, Message: req.Reason}); err != nil {
+			return err
+		}
 		return r.commit(ctx, t)
 	})
 	if errors.Is(err, store.ErrDuplicateRequest) || errors.Is(err, api.ErrRunClosed) && e.applied(ctx, s, store.RequestTerminate, k, req.RequestID) {

@@ -430,8 +430,10 @@ func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 			t.dispatchStep(d.Seq, info, input)
 			return r.commit(ctx, t)
 		case timerRunTimeout:
-			t.event(api.Event{Type: api.EventWorkflowTimedOut, Reason: api.TimeoutRun})
-			t.closeRun(store.StatusTimedOut, store.Payload{}, &api.Failure{Kind: api.KindTimeout, Type: api.TimeoutRun, Message: "run timeout"}, "")
+			if err := t.closeFromOutside(api.Event{Type: api.EventWorkflowTimedOut, Reason: api.TimeoutRun},
+				store.StatusTimedOut, &api.Failure{Kind: api.KindTimeout, Type: api.TimeoutRun, Message: "run timeout"}); err != nil {
+				return err
+			}
 			return r.commit(ctx, t)
 		case timerStartDelay:
 			if x.Task.NotBefore.IsZero() {
