@@ -19,8 +19,9 @@ import (
 
 // TestSmallCachesCompleteManyWaitingRuns opens 5,000 runs that each run a
 // step and wait for a signal, on an engine whose run cache may hold 256 KiB
-// (some tens of runs) and a worker whose cache may hold 1 MiB, so that runs
-// leave both caches and come back mid-wait. A caller then waits for each
+// (some tens of runs) and a worker whose cache may hold 1 MiB of instances
+// and 256 KiB of journals, so that runs leave both caches and come back
+// mid-wait. A caller then waits for each
 // run's result: the callers must pin nothing, so the engine's cache must
 // shrink back to its budget while all 5,000 wait. Then it signals each, and
 // every run must complete with its own result, every caller seeing it.
@@ -41,7 +42,9 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 	}
 	defer eng.Close()
 	var arrived atomic.Int64
-	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, WorkflowPollers: 16})
+	// Journals for some hundreds of runs: runs come back both from their
+	// journals and from history.
+	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, JournalMemory: 256 << 10, WorkflowPollers: 16})
 	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
 		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
 			return 0, err
@@ -146,11 +149,32 @@ func (s *readCounter) GetExecution(ctx context.Context, shardID int32, k store.R
 	return s.Store.GetExecution(ctx, shardID, k)
 }
 
-// TestEvictedRunComesBackOnce: a run that waits for a signal leaves both
-// caches while other runs pass through them; the signal brings it back
-// with exactly one read of its state in the engine and one replay in the
-// worker, and it completes as if it had never left.
+// historyCounter is a service that counts the history reads of one run.
+type historyCounter struct {
+	api.Service
+	workflowID string
+	reads      atomic.Int64
+}
+
+func (s *historyCounter) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
+	if req.WorkflowID == s.workflowID {
+		s.reads.Add(1)
+	}
+	return s.Service.GetHistory(ctx, req)
+}
+
+// TestEvictedRunComesBackOnce: a run that waits for a signal leaves the
+// engine's cache and the worker's instance cache while other runs pass
+// through them; the signal brings it back with exactly one read of its
+// state in the engine and one replay in the worker, of its journal (no
+// history read) or, when the worker keeps no journals, of its history (one
+// read), and it completes as if it had never left.
 func TestEvictedRunComesBackOnce(t *testing.T) {
+	t.Run("journal", func(t *testing.T) { testEvictedRunComesBackOnce(t, 0, 0) })
+	t.Run("history", func(t *testing.T) { testEvictedRunComesBackOnce(t, -1, 1) })
+}
+
+func testEvictedRunComesBackOnce(t *testing.T, journalMemory int64, historyReads int64) {
 	const waiter = "evicted-waiter"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -160,7 +184,8 @@ func TestEvictedRunComesBackOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 512 << 10, WorkflowPollers: 8})
+	svc := &historyCounter{Service: eng, workflowID: waiter}
+	w := worker.New(svc, worker.Options{Logger: logger(), CacheMemory: 512 << 10, JournalMemory: journalMemory, WorkflowPollers: 8})
 	var invocations sync.Map // workflow id → *atomic.Int64: how often its code started (replays included)
 	started := func(ctx workflow.Context) {
 		v, _ := invocations.LoadOrStore(workflow.GetInfo(ctx).WorkflowID, new(atomic.Int64))
@@ -235,7 +260,7 @@ func TestEvictedRunComesBackOnce(t *testing.T) {
 	if evicted := eng.Stats(); evicted.CacheBytes > 64<<10 {
 		t.Fatalf("the engine caches %d bytes, over its budget", evicted.CacheBytes)
 	}
-	reads := st.reads.Load()
+	reads, histories := st.reads.Load(), svc.reads.Load()
 	if err := c.Signal(ctx, waiter, "", "go", 5); err != nil {
 		t.Fatal(err)
 	}
@@ -251,5 +276,8 @@ func TestEvictedRunComesBackOnce(t *testing.T) {
 	}
 	if got := replays(waiter); got != 2 {
 		t.Errorf("the run's code started %d times in all, want 2 (one replay when it came back to the worker)", got)
+	}
+	if got := svc.reads.Load() - histories; got != historyReads {
+		t.Errorf("the worker read the run's history %d times after the signal, want %d", got, historyReads)
 	}
 }

@@ -8,35 +8,55 @@ import (
 	"github.com/strandhq/strand/store"
 )
 
-// cache keeps the instances of recently advanced runs within a memory
-// budget (and, when set, a count), least recently used first out. A run's
-// entry is locked while a task of the run executes.
+// cache keeps runs between their tasks in two tiers, each least recently
+// used first out:
+//
+//   - live instances (goroutines and state), within a memory budget and,
+//     when set, a count;
+//   - the journals of instances the first tier evicted (sdk.Instance.Journal:
+//     a few hundred bytes each), within a budget of their own. A run that
+//     comes back from this tier costs one replay of its journal and no
+//     history read.
+//
+// A run's entry is locked while a task of the run executes.
 type cache struct {
-	mu      sync.Mutex
-	memory  int64 // budget in bytes
-	size    int   // most entries; 0: no bound but the budget
-	bytes   int64 // the entries' sizes
-	entries map[store.RunKey]*entry
-	lru     *list.List // of *entry, most recent at the front
+	mu       sync.Mutex
+	memory   int64 // live instances' budget in bytes
+	size     int   // most live instances; 0: no bound but the budget
+	journals int64 // journals' budget in bytes; 0: none kept
+	bytes    int64 // the live instances' sizes
+	jbytes   int64 // the journals' sizes
+	entries  map[store.RunKey]*entry
+	live     *list.List // of *entry with an instance, most recent at the front
+	kept     *list.List // of *entry with a journal only, most recent at the front
 }
 
 type entry struct {
-	key   store.RunKey
-	mu    sync.Mutex
-	inst  *sdk.Instance
+	key  store.RunKey
+	mu   sync.Mutex
+	inst *sdk.Instance
+	// journal is an evicted instance's journal and last the event its
+	// last task ended at; set only while inst is nil.
+	journal []byte
+	last    int64
+	users   int
+	// elem is the entry's place in live or kept (nil in neither), and
+	// bytes what it counts there (both guarded by the cache's mu).
 	elem  *list.Element
-	users int
-	// bytes is the instance's footprint when its last task ended (guarded
-	// by the cache's mu).
+	list  *list.List
 	bytes int64
 }
 
-func newCache(memory int64, size int) *cache {
-	return &cache{memory: memory, size: size, entries: map[store.RunKey]*entry{}, lru: list.New()}
+// journalOverhead is what an entry of the journal tier holds beside its
+// journal's bytes (the entry, its list element and its map slot).
+const journalOverhead = 320
+
+func newCache(memory int64, size int, journals int64) *cache {
+	return &cache{memory: memory, size: size, journals: max(journals, 0), entries: map[store.RunKey]*entry{}, live: list.New(), kept: list.New()}
 }
 
-func (c *cache) over() bool {
-	return c.bytes > c.memory || c.size > 0 && c.lru.Len() > c.size
+func (c *cache) liveOver() bool {
+	return c.bytes > c.memory || c.size > 0 && c.live.Len() > c.size
 }
 
 func (e *entry) drop() {
@@ -44,6 +64,7 @@ func (e *entry) drop() {
 		e.inst.Close()
 		e.inst = nil
 	}
+	e.journal = nil
 }
 
 // lock returns the run's entry, locked.
@@ -53,9 +74,9 @@ func (c *cache) lock(k store.RunKey) *entry {
 	if e == nil {
 		e = &entry{key: k}
 		c.entries[k] = e
-		e.elem = c.lru.PushFront(e)
-	} else {
-		c.lru.MoveToFront(e.elem)
+		c.place(e, c.live, 0)
+	} else if e.elem != nil {
+		e.list.MoveToFront(e.elem)
 	}
 	e.users++
 	c.mu.Unlock()
@@ -63,27 +84,95 @@ func (c *cache) lock(k store.RunKey) *entry {
 	return e
 }
 
-// unlock releases the entry and evicts the least recently used entries
-// while the cache is over its budget.
+// unlock releases the entry, moves it to the tier its state belongs in,
+// and evicts the least recently used entries while a tier is over its
+// budget.
 func (c *cache) unlock(e *entry) {
-	empty := e.inst == nil
 	var size int64
-	if !empty {
+	switch {
+	case e.inst != nil:
 		size = e.inst.Footprint()
+	case e.journal != nil:
+		size = int64(len(e.journal)) + journalOverhead
 	}
+	inst, journal := e.inst != nil, e.journal != nil
 	e.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.users--
 	if c.entries[e.key] == e {
-		c.bytes += size - e.bytes
-		e.bytes = size
+		switch {
+		case inst:
+			c.place(e, c.live, size)
+		case journal:
+			c.place(e, c.kept, size)
+		case e.users == 0:
+			c.remove(e)
+		default:
+			c.place(e, nil, 0) // empty while others wait for it
+		}
 	}
-	if empty && e.users == 0 {
-		c.remove(e)
+	c.evict()
+}
+
+// place puts e at the front of l (nil: in no list) counting size.
+func (c *cache) place(e *entry, l *list.List, size int64) {
+	if e.list != l || e.elem == nil {
+		c.unplace(e)
+		if l != nil {
+			e.elem, e.list = l.PushFront(e), l
+		}
+	} else {
+		l.MoveToFront(e.elem)
 	}
-	// Entries in use are passed over: their tasks are running.
-	for el := c.lru.Back(); el != nil && c.over(); {
+	c.count(e, -e.bytes)
+	e.bytes = size
+	c.count(e, size)
+}
+
+func (c *cache) count(e *entry, n int64) {
+	switch e.list {
+	case c.live:
+		c.bytes += n
+	case c.kept:
+		c.jbytes += n
+	}
+}
+
+func (c *cache) unplace(e *entry) {
+	if e.elem == nil {
+		return
+	}
+	c.count(e, -e.bytes)
+	e.list.Remove(e.elem)
+	e.elem, e.list, e.bytes = nil, nil, 0
+}
+
+// evict moves the least recently used idle instances to the journal tier
+// (or out, when they keep no journal) and drops the least recently used
+// journals, while the tiers are over their budgets. Entries in use are
+// passed over: their tasks are running.
+func (c *cache) evict() {
+	for el := c.live.Back(); el != nil && c.liveOver(); {
+		old := el.Value.(*entry)
+		el = el.Prev()
+		if old.users > 0 {
+			continue
+		}
+		var journal []byte
+		if c.journals > 0 && !old.inst.Closed() {
+			journal, _ = old.inst.Journal()
+		}
+		last := old.inst.LastEventID
+		old.drop()
+		if journal == nil {
+			c.remove(old)
+			continue
+		}
+		old.journal, old.last = journal, last
+		c.place(old, c.kept, int64(len(journal))+journalOverhead)
+	}
+	for el := c.kept.Back(); el != nil && c.jbytes > c.journals; {
 		old := el.Value.(*entry)
 		el = el.Prev()
 		if old.users > 0 {
@@ -97,9 +186,7 @@ func (c *cache) unlock(e *entry) {
 func (c *cache) remove(e *entry) {
 	if c.entries[e.key] == e {
 		delete(c.entries, e.key)
-		c.lru.Remove(e.elem)
-		c.bytes -= e.bytes
-		e.bytes = 0
+		c.unplace(e)
 	}
 }
 
@@ -112,6 +199,7 @@ func (c *cache) clear() {
 		}
 	}
 	c.entries = map[store.RunKey]*entry{}
-	c.lru.Init()
-	c.bytes = 0
+	c.live.Init()
+	c.kept.Init()
+	c.bytes, c.jbytes = 0, 0
 }

@@ -24,6 +24,9 @@ import (
 // instances of a small workflow.
 const DefaultCacheMemory = 128 << 20
 
+// DefaultJournalMemory is Options.JournalMemory's default.
+const DefaultJournalMemory = 64 << 20
+
 // Options configure a worker.
 type Options struct {
 	// Namespace and Queue are where the worker polls; defaults "default".
@@ -44,6 +47,12 @@ type Options struct {
 	// CacheSize, when positive, also bounds how many runs the worker keeps
 	// cached.
 	CacheSize int
+	// JournalMemory is how many bytes of journals the worker keeps for
+	// runs whose instances CacheMemory evicted (default 64 MiB, some
+	// 100,000 runs of a small workflow; negative: none). A journal is what
+	// the instance consumed, a few hundred bytes without pointers: the run
+	// comes back with one replay of it and no history read.
+	JournalMemory int64
 	Logger    *slog.Logger
 }
 
@@ -96,13 +105,16 @@ func New(svc api.Service, opts Options) *Worker {
 	if opts.CacheMemory <= 0 {
 		opts.CacheMemory = DefaultCacheMemory
 	}
+	if opts.JournalMemory == 0 {
+		opts.JournalMemory = DefaultJournalMemory
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	return &Worker{
 		svc: svc, opts: opts, log: opts.Logger.With("queue", opts.Queue, "worker", opts.Identity),
 		workflows: map[string]sdk.WorkflowFunc{}, steps: map[string]stepFunc{},
-		cache: newCache(opts.CacheMemory, opts.CacheSize),
+		cache: newCache(opts.CacheMemory, opts.CacheSize, opts.JournalMemory),
 	}
 }
 
@@ -396,6 +408,7 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 			w.log.Warn("fail workflow task", "run", t.Run.String(), "err", ferr)
 		}
 	}
+	w.resume(e, t)
 	if e.inst == nil || e.inst.LastEventID != t.PrevEventID {
 		e.drop()
 		inst, err := w.rebuild(ctx, t.Run, t.WorkflowType, t.PrevEventID)
@@ -442,6 +455,7 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 }
 
 func (w *Worker) answerQuery(ctx context.Context, e *entry, t *api.WorkflowTask) {
+	w.resume(e, t)
 	inst := e.inst
 	if inst == nil || inst.LastEventID != t.PrevEventID {
 		var err error
@@ -460,6 +474,28 @@ func (w *Worker) answerQuery(ctx context.Context, e *entry, t *api.WorkflowTask)
 	if err := w.svc.AnswerQuery(ctx, ans); err != nil && ctx.Err() == nil {
 		w.log.Warn("answer query", "run", t.Run.String(), "err", err)
 	}
+}
+
+// resume brings back an entry the cache keeps a journal of, when the
+// journal ends where task t starts; the journal is spent either way.
+func (w *Worker) resume(e *entry, t *api.WorkflowTask) {
+	if e.inst != nil || e.journal == nil {
+		return
+	}
+	journal := e.journal
+	e.journal = nil
+	fn := w.workflows[t.WorkflowType]
+	if fn == nil || e.last != t.PrevEventID {
+		return
+	}
+	inst, err := sdk.Resume(sdk.Info{Namespace: t.Run.Namespace, WorkflowID: t.Run.WorkflowID, RunID: t.Run.RunID, WorkflowType: t.WorkflowType}, fn, w.log, journal)
+	if err != nil {
+		// Rebuilt from history instead.
+		w.log.Warn("resume workflow from its journal", "run", t.Run.String(), "err", err)
+		return
+	}
+	inst.LastEventID = e.last
+	e.inst = inst
 }
 
 // errReadHistory marks a replay that could not read the run's history:

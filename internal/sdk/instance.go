@@ -57,6 +57,12 @@ type Instance struct {
 	// recorded holds side-effect values from history, by seq.
 	recorded map[int64][]byte
 
+	// journal, open, journalBytes and journalOff: see journal.go.
+	journal      []journalTask
+	open         []api.Event
+	journalBytes int
+	journalOff   bool
+
 	started bool
 	closed  bool // the workflow function returned
 	// LastEventID is the last history event this instance has processed.
@@ -115,6 +121,7 @@ func (inst *Instance) Execute(events []api.Event, now time.Time) ([]api.Command,
 // Commands issued while inputs were delivered (the cancel hooks of pending
 // calls) are part of this run's output.
 func (inst *Instance) run(now time.Time) ([]api.Command, error) {
+	inst.journalRan(now)
 	inst.now = now
 	if p := inst.sched.runUntilBlocked(); p != nil {
 		return nil, &api.PanicError{Message: fmt.Sprint(p.Value), Stack: p.Stack}
@@ -192,6 +199,7 @@ func describe(e *api.Event) string {
 
 // deliver applies one input event.
 func (inst *Instance) deliver(e api.Event) error {
+	inst.journalDelivered(e)
 	inst.LastEventID = e.ID
 	switch e.Type {
 	case api.EventWorkflowStarted:
@@ -313,11 +321,11 @@ func (e *ContinueAsNewError) Error() string { return "continue as new: " + e.Wor
 const coroutineStack = 8 << 10
 
 // Footprint estimates the bytes the instance holds in memory: its live
-// coroutines' goroutines, its pending calls, its recorded values and the
-// values waiting in its channels. It is an estimate for a cache's budget,
+// coroutines' goroutines, its pending calls, its recorded values, the
+// values waiting in its channels and its journal. It is an estimate for a cache's budget,
 // not an exact count.
 func (inst *Instance) Footprint() int64 {
-	n := int64(4 << 10)
+	n := int64(4<<10) + int64(inst.journalBytes)
 	for _, c := range inst.sched.coroutines {
 		if !c.finished {
 			n += coroutineStack
