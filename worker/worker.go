@@ -53,7 +53,7 @@ type Options struct {
 	// the instance consumed, a few hundred bytes without pointers: the run
 	// comes back with one replay of it and no history read.
 	JournalMemory int64
-	Logger    *slog.Logger
+	Logger        *slog.Logger
 }
 
 // Worker executes the workflows and steps registered on it.
