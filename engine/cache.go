@@ -23,6 +23,69 @@ import (
 // when it is loaded again. A run with a workflow task in flight, a started
 // step, a held attempt or a retry timer stays.
 
+// The current index: the shard knows which cached run is its workflow's
+// current run, so that a call naming a workflow id alone (a signal, a
+// caller waiting for the result) reads nothing from the store when that
+// run is cached. The shard's owner is the only writer of its current rows,
+// so the index is kept exact from what the owner does:
+//   - a run loaded open is current (a workflow id has one open run at most,
+//     and it is the current one);
+//   - a committed write that creates, replaces or updates the current row
+//     makes its run current, or, for a run written beside (continue-as-new's
+//     next run), clears the entry: the store answers for it;
+//   - a write that failed clears the entries it touched, and a run that
+//     leaves the cache takes its entry along.
+
+// workflowKey names a workflow id of a namespace.
+type workflowKey struct{ ns, id string }
+
+func workflowOf(k store.RunKey) workflowKey { return workflowKey{k.Namespace, k.WorkflowID} }
+
+// cachedCurrent returns the workflow's current run id if that run is
+// cached, else "".
+func (s *shard) cachedCurrent(w workflowKey) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.current[w]; r != nil {
+		return r.key.RunID
+	}
+	return ""
+}
+
+// setCurrent records r as its workflow's current run while r is cached.
+func (s *shard) setCurrent(r *run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs[r.key] == r {
+		s.current[workflowOf(r.key)] = r
+	}
+}
+
+// currentWritten updates the index after a commit of writes (err nil) or
+// its failure.
+func (s *shard) currentWritten(r *run, writes []store.RunWrite, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range writes {
+		if w.Current == store.CurrentNone {
+			continue
+		}
+		wk := workflowOf(w.Execution.RunKey)
+		if err == nil && w.Execution.RunKey == r.key && s.runs[r.key] == r {
+			s.current[wk] = r
+		} else {
+			delete(s.current, wk)
+		}
+	}
+}
+
+// uncacheLocked drops r's current entry as r leaves the cache. s.mu is held.
+func (s *shard) uncacheLocked(r *run) {
+	if w := workflowOf(r.key); s.current[w] == r {
+		delete(s.current, w)
+	}
+}
+
 // runOverhead is what a cached run costs before its state: the run, its
 // maps, its semaphore and its entry in the shard's map.
 const runOverhead = 1024
@@ -107,6 +170,7 @@ func (s *shard) evictLocked() {
 			continue
 		}
 		delete(s.runs, r.key)
+		s.uncacheLocked(r)
 		s.charge(-r.charged)
 		r.charged = 0
 		s.e.metrics.evicted.Inc()
@@ -127,6 +191,7 @@ func (s *shard) forgetLocked(k store.RunKey) {
 		s.lru.remove(r)
 	}
 	delete(s.runs, k)
+	s.uncacheLocked(r)
 	s.charge(-r.charged)
 	r.charged = 0
 }

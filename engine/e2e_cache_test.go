@@ -257,6 +257,17 @@ func testEvictedRunComesBackOnce(t *testing.T, journalMemory int64, historyReads
 			t.Fatalf("%d of %d filler runs ran their step", filled.Load(), fillers)
 		}
 	}
+	// And settle: their workflow tasks after the step done, nothing more
+	// is committed (what still passed through the cache after the signal
+	// could evict the run between its transitions).
+	for last, since, deadline := eng.Stats().Commits, time.Now(), time.Now().Add(time.Minute); time.Since(since) < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if n := eng.Stats().Commits; n != last {
+			last, since = n, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the engine keeps committing a minute after the filler runs ran their steps")
+		}
+	}
 	if evicted := eng.Stats(); evicted.CacheBytes > 64<<10 {
 		t.Fatalf("the engine caches %d bytes, over its budget", evicted.CacheBytes)
 	}
@@ -280,4 +291,72 @@ func testEvictedRunComesBackOnce(t *testing.T, journalMemory int64, historyReads
 	if got := svc.reads.Load() - histories; got != historyReads {
 		t.Errorf("the worker read the run's history %d times after the signal, want %d", got, historyReads)
 	}
+}
+
+// currentCounter is a real store that counts the reads of current rows.
+type currentCounter struct {
+	store.Store
+	reads atomic.Int64
+}
+
+func (s *currentCounter) GetCurrentExecution(ctx context.Context, shardID int32, ns, workflowID string) (store.CurrentExecution, error) {
+	s.reads.Add(1)
+	return s.Store.GetCurrentExecution(ctx, shardID, ns, workflowID)
+}
+
+// Relay waits for a "go" signal: 0 ends it with n, another value v
+// continues it as new with n+v.
+func Relay(ctx workflow.Context, n int) (int, error) {
+	v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
+	if v == 0 {
+		return n, nil
+	}
+	return 0, workflow.NewContinueAsNewError(ctx, Relay, n+v)
+}
+
+// TestCurrentRunFromCache: a call naming a workflow id alone finds the
+// current run in the engine's cache, with no store read, when that run is
+// cached, and always the right run: after a continue-as-new and after a
+// new start of the same workflow id.
+func TestCurrentRunFromCache(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		counted := &currentCounter{Store: st}
+		e := newEnv(t, counted, func(w *worker.Worker) { worker.RegisterWorkflow(w, Relay) })
+		signal := func(v int, wantReads int64) {
+			t.Helper()
+			before := counted.reads.Load()
+			if err := e.c.Signal(e.ctx, "relay", "", "go", v); err != nil {
+				t.Fatal(err)
+			}
+			if got := counted.reads.Load() - before; wantReads >= 0 && got != wantReads {
+				t.Fatalf("signal by workflow id read %d current rows, want %d", got, wantReads)
+			}
+		}
+		first, err := client.Start(e.ctx, e.c, Relay, 0, client.StartOptions{ID: "relay"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signal(2, 0) // the run this shard created is cached
+		res, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: "relay", RunID: first.RunID}})
+		if err != nil || res.Status != store.StatusContinuedAsNew {
+			t.Fatalf("first run: %+v, %v", res, err)
+		}
+		// The next run, written beside the first's close, is found in the
+		// store or the cache: either way it is the one signaled.
+		signal(0, -1)
+		if got, err := client.GetRun[int](e.c, "relay", "").Get(e.ctx); err != nil || got != 2 {
+			t.Fatalf("continued run: %d, %v; want 2", got, err)
+		}
+		again, err := client.Start(e.ctx, e.c, Relay, 10, client.StartOptions{ID: "relay"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signal(0, 0)
+		if got, err := client.GetRun[int](e.c, "relay", "").Get(e.ctx); err != nil || got != 10 {
+			t.Fatalf("new run: %d, %v; want 10", got, err)
+		}
+		if d, err := e.c.Describe(e.ctx, "relay", ""); err != nil || d.RunID != again.RunID {
+			t.Fatalf("current run %+v, %v; want %s", d, err, again.RunID)
+		}
+	})
 }

@@ -82,6 +82,9 @@ func (r *run) load(ctx context.Context) error {
 			return fmt.Errorf("engine: load run %s: %w", r.key, err)
 		default:
 			r.exec = exec
+			if exec.State != store.StateClosed {
+				r.s.setCurrent(r)
+			}
 		}
 		r.loaded = true
 		r.inputs, r.inputsLoaded = nil, false
@@ -272,7 +275,9 @@ func (r *run) commit(ctx context.Context, t *txn) error {
 		return err
 	}
 	t.part.runs = append([]store.RunWrite{w}, t.extra...)
-	if err := r.s.commit(ctx, &t.part); err != nil {
+	err = r.s.commit(ctx, &t.part)
+	r.s.currentWritten(r, t.part.runs, err)
+	if err != nil {
 		if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrOutcomeUnknown) || errors.Is(err, api.ErrUnavailable) {
 			r.invalidate()
 			// Whatever the store holds now is offered again.

@@ -39,10 +39,12 @@ type shard struct {
 	// runs is the run cache (cache.go): lru its unpinned runs, parked the
 	// queued tasks' keys of runs it let go of, cacheBytes what it holds
 	// (cacheGone: no longer counted in the engine's total, the shard has
-	// stopped) and waiters the callers waiting for runs.
+	// stopped), current which cached runs are their workflows' current
+	// runs, and waiters the callers waiting for runs.
 	runs        map[store.RunKey]*run
 	lru         runList
 	parked      map[store.RunKey]parkedTasks
+	current     map[workflowKey]*run
 	cacheBytes  int64
 	cacheGone   bool
 	waiters     map[store.RunKey][]chan struct{}
@@ -79,6 +81,7 @@ func newShard(e *Engine, id int32) *shard {
 		e: e, id: id, log: e.log.With("shard", id),
 		runs:      map[store.RunKey]*run{},
 		parked:    map[store.RunKey]parkedTasks{},
+		current:   map[workflowKey]*run{},
 		waiters:   map[store.RunKey][]chan struct{}{},
 		commitCh:  make(chan *part, 4096),
 		timerWake: make(chan struct{}, 1),
@@ -759,8 +762,12 @@ func (s *shard) withRun(ctx context.Context, k store.RunKey, f func(r *run) erro
 	return f(r)
 }
 
-// currentRunID resolves an empty run id to the workflow's current run.
+// currentRunID resolves an empty run id to the workflow's current run:
+// from the cache when the current run is cached, else from the store.
 func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey, error) {
+	if ref.RunID == "" {
+		ref.RunID = s.cachedCurrent(workflowKey{nsOrDefault(ref.Namespace), ref.WorkflowID})
+	}
 	return s.e.currentRunID(ctx, s.id, ref)
 }
 

@@ -50,7 +50,7 @@ func newBenchCommand() *cobra.Command {
 				return &usageError{fmt.Errorf("--cache-memory and --worker-cache-memory must not be negative")}
 			}
 			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards, CacheMemory: cacheMemory, WorkerCacheMemory: workerCache}
-			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory))
+			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory) + worker.DefaultJournalMemory)
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
