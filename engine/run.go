@@ -52,7 +52,9 @@ type run struct {
 }
 
 func newRun(s *shard, k store.RunKey) *run {
-	return &run{s: s, key: k, sem: make(chan struct{}, 1), steps: map[int64]*stepRun{}, stepTasks: map[int64]store.TaskKey{}, held: map[int64]*stepItem{}}
+	// The step maps are made when first written: most cached runs are
+	// idle, and an empty map costs hundreds of bytes.
+	return &run{s: s, key: k, sem: make(chan struct{}, 1)}
 }
 
 func (r *run) lock(ctx context.Context) error {
@@ -296,7 +298,11 @@ func (r *run) commit(ctx context.Context, t *txn) error {
 	for i < len(r.inputs) && r.inputs[i].ID <= r.exec.Task.LastEventID {
 		i++
 	}
-	r.inputs = r.inputs[i:]
+	if i == len(r.inputs) {
+		r.inputs = nil // not the emptied array: an idle run holds no events
+	} else {
+		r.inputs = r.inputs[i:]
+	}
 	for _, f := range t.after {
 		f()
 	}

@@ -83,6 +83,9 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
 		r.s.ackTransfer(old)
 	}
+	if r.stepTasks == nil {
+		r.stepTasks = map[int64]store.TaskKey{}
+	}
 	r.stepTasks[d.Seq] = key
 	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
 		return
@@ -93,6 +96,9 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if !redelivered || delay <= 0 {
 		r.s.e.match.offer(q, d.Priority, it)
 		return
+	}
+	if r.held == nil {
+		r.held = map[int64]*stepItem{}
 	}
 	r.held[d.Seq] = it
 	r.s.afterFunc(delay, func(ctx context.Context) {
@@ -122,6 +128,16 @@ func (r *run) forgetStep(seq int64) {
 	if k, ok := r.stepTasks[seq]; ok {
 		r.s.ackTransfer(k)
 		delete(r.stepTasks, seq)
+	}
+	// Emptied maps are let go of: a map does not shrink.
+	if len(r.held) == 0 {
+		r.held = nil
+	}
+	if len(r.steps) == 0 {
+		r.steps = nil
+	}
+	if len(r.stepTasks) == 0 {
+		r.stepTasks = nil
 	}
 }
 
@@ -225,6 +241,9 @@ func (r *run) startAttempt(it *stepItem, info store.StepInfo, nonce int64, ident
 	}
 	sr.ckpt = s.afterFunc(s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
 	delete(r.held, seq)
+	if r.steps == nil {
+		r.steps = map[int64]*stepRun{}
+	}
 	r.steps[seq] = sr
 	return sr
 }
