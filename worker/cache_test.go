@@ -70,7 +70,9 @@ func TestCacheTiers(t *testing.T) {
 	// Room for two instances and three journals.
 	c := newCache(2*size+size/2, 0, 3*(int64(len(journal))+journalOverhead)+journalOverhead/2)
 	defer c.clear()
-	key := func(i int) store.RunKey { return store.RunKey{Namespace: "ns", WorkflowID: fmt.Sprint(i), RunID: fmt.Sprint(i)} }
+	key := func(i int) store.RunKey {
+		return store.RunKey{Namespace: "ns", WorkflowID: fmt.Sprint(i), RunID: fmt.Sprint(i)}
+	}
 	for i := range 8 {
 		e := c.lock(key(i))
 		e.inst = started(t, fmt.Sprint(i))
