@@ -319,16 +319,25 @@ func (r *run) afterTasks(tasks []*store.Task) {
 	}
 }
 
+// cloneMap clones m; an empty map clones to nil, which costs nothing in
+// the many idle runs a cache holds (the writers make the map they need).
+func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
 func cloneExecution(x *store.Execution) *store.Execution {
 	c := *x
-	c.Steps = maps.Clone(x.Steps)
-	c.Timers = maps.Clone(x.Timers)
-	c.Children = maps.Clone(x.Children)
-	c.CancelRequests = maps.Clone(x.CancelRequests)
-	c.Signals = maps.Clone(x.Signals)
+	c.Steps = cloneMap(x.Steps)
+	c.Timers = cloneMap(x.Timers)
+	c.Children = cloneMap(x.Children)
+	c.CancelRequests = cloneMap(x.CancelRequests)
+	c.Signals = cloneMap(x.Signals)
 	c.SignalRequestedIDs = slices.Clone(x.SignalRequestedIDs)
 	c.BufferedEvents = slices.Clone(x.BufferedEvents)
-	c.Variables = maps.Clone(x.Variables)
+	c.Variables = cloneMap(x.Variables)
 	if x.Outcome != nil {
 		o := *x.Outcome
 		c.Outcome = &o

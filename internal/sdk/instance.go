@@ -322,8 +322,8 @@ const coroutineStack = 8 << 10
 
 // Footprint estimates the bytes the instance holds in memory: its live
 // coroutines' goroutines, its pending calls, its recorded values, the
-// values waiting in its channels and its journal. It is an estimate for a cache's budget,
-// not an exact count.
+// values waiting in its channels and its journal. It is an estimate for a
+// cache's budget, not an exact count.
 func (inst *Instance) Footprint() int64 {
 	n := int64(4<<10) + int64(inst.journalBytes)
 	for _, c := range inst.sched.coroutines {
