@@ -56,7 +56,18 @@ func (inst *Instance) journalDelivered(e api.Event) {
 		inst.journal, inst.open, inst.journalBytes = nil, nil, 0
 		return
 	}
-	inst.open = append(inst.open, e)
+	inst.open = append(inst.open, journaled(e))
+}
+
+// journaled is e with only what deliver reads of it: who caused it, its
+// attempt, its time and the start's other attributes (memo, search
+// attributes, request id) change nothing in a replay.
+func journaled(e api.Event) api.Event {
+	e.Identity, e.Attempt, e.Time = "", 0, time.Time{}
+	if s := e.Start; s != nil {
+		e.Start = &api.StartAttrs{Queue: s.Queue, ContinuedFrom: s.ContinuedFrom, Parent: s.Parent}
+	}
+	return e
 }
 
 // journalRan records a run of the workflow at now.

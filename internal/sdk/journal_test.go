@@ -100,3 +100,34 @@ func TestJournalBound(t *testing.T) {
 		t.Fatalf("footprint %d counts a journal it does not keep", inst.Footprint())
 	}
 }
+
+// TestJournalKeepsWhatReplayReads: a journal leaves out what replay does
+// not read (the start's request id and memo, identities), and the resumed
+// instance still knows its queue.
+func TestJournalKeepsWhatReplayReads(t *testing.T) {
+	inst := NewInstance(Info{RunID: "r"}, race, nil)
+	defer inst.Close()
+	start := started(1)
+	start.Identity = "caller-identity"
+	start.Start = &api.StartAttrs{Queue: "orders", RequestID: "request-id-123", Memo: map[string][]byte{"note": []byte("memo-value")}}
+	if _, err := inst.Execute([]api.Event{start}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := inst.Journal()
+	if !ok {
+		t.Fatal("no journal")
+	}
+	for _, left := range []string{"request-id-123", `"note"`, "caller-identity"} {
+		if strings.Contains(string(data), left) {
+			t.Errorf("journal holds %q: %s", left, data)
+		}
+	}
+	resumed, err := Resume(Info{RunID: "r"}, race, nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	if q := resumed.Info().Queue; q != "orders" {
+		t.Errorf("resumed instance's queue %q, want orders", q)
+	}
+}
