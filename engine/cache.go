@@ -64,6 +64,9 @@ func (s *shard) setCurrent(r *run) {
 // currentWritten updates the index after a commit of writes (err nil) or
 // its failure.
 func (s *shard) currentWritten(r *run, writes []store.RunWrite, err error) {
+	if !slices.ContainsFunc(writes, func(w store.RunWrite) bool { return w.Current != store.CurrentNone }) {
+		return // most commits (a step's, a signal's) leave the current row alone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range writes {

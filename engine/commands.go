@@ -133,10 +133,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
 				Heartbeat: o.Heartbeat, Retry: o.Retry,
 			}
-			if x.Steps == nil {
-				x.Steps = map[int64]store.StepInfo{}
-			}
-			x.Steps[c.Seq] = info
+			put(&x.Steps, c.Seq, info)
 			t.dispatchStep(c.Seq, info, pl)
 			if o.ScheduleToClose > 0 {
 				t.timer(timerStepTimeout, t.now.Add(o.ScheduleToClose), &taskData{Seq: c.Seq, Kind: api.TimeoutScheduleToClose})
@@ -151,11 +148,8 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 		case api.CommandStartTimer:
 			fire := store.Time(t.now.Add(c.Timer))
 			t.event(api.Event{Type: api.EventTimerStarted, Seq: c.Seq, Timer: &api.TimerAttrs{Duration: c.Timer, FireTime: fire}})
-			if x.Timers == nil {
-				x.Timers = map[string]store.TimerInfo{}
-			}
 			id := strconv.FormatInt(c.Seq, 10)
-			x.Timers[id] = store.TimerInfo{TimerID: id, StartedEventID: t.lastEventID(), FireTime: fire}
+			put(&x.Timers, id, store.TimerInfo{TimerID: id, StartedEventID: t.lastEventID(), FireTime: fire})
 			t.timer(timerUser, fire, &taskData{Seq: c.Seq})
 		case api.CommandCancelTimer:
 			t.event(api.Event{Type: api.EventTimerCanceled, Seq: c.Seq})
@@ -173,12 +167,9 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				return err
 			}
 			t.event(api.Event{Type: api.EventChildInitiated, Seq: c.Seq, Name: c.Name, Payload: pl, Child: &api.ChildAttrs{Options: o}})
-			if x.Children == nil {
-				x.Children = map[int64]store.ChildInfo{}
-			}
 			reqID := fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)
-			x.Children[c.Seq] = store.ChildInfo{InitiatedEventID: t.lastEventID(), Namespace: o.Namespace, WorkflowID: o.WorkflowID,
-				Type: c.Name, ParentClosePolicy: int8(o.ParentClose), CreateRequestID: reqID}
+			put(&x.Children, c.Seq, store.ChildInfo{InitiatedEventID: t.lastEventID(), Namespace: o.Namespace, WorkflowID: o.WorkflowID,
+				Type: c.Name, ParentClosePolicy: int8(o.ParentClose), CreateRequestID: reqID})
 			t.transfer(transferStartChild, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Child: &o, RequestID: reqID})
 		case api.CommandSignalExternal, api.CommandCancelExternal:
 			target := store.RunKey{Namespace: c.Target.Namespace, WorkflowID: c.Target.WorkflowID, RunID: c.Target.RunID}
@@ -192,17 +183,11 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 					return err
 				}
 				t.event(api.Event{Type: api.EventSignalExternal, Seq: c.Seq, Name: c.Name, Payload: pl, Target: c.Target})
-				if x.Signals == nil {
-					x.Signals = map[int64]store.SignalInfo{}
-				}
-				x.Signals[c.Seq] = store.SignalInfo{InitiatedEventID: t.lastEventID(), Target: target, Name: c.Name, Input: pl, RequestID: reqID}
+				put(&x.Signals, c.Seq, store.SignalInfo{InitiatedEventID: t.lastEventID(), Target: target, Name: c.Name, Input: pl, RequestID: reqID})
 				t.transfer(transferSignal, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Target: &target, RequestID: reqID})
 			} else {
 				t.event(api.Event{Type: api.EventCancelExternal, Seq: c.Seq, Name: c.Name, Target: c.Target})
-				if x.CancelRequests == nil {
-					x.CancelRequests = map[int64]store.RequestCancelInfo{}
-				}
-				x.CancelRequests[c.Seq] = store.RequestCancelInfo{InitiatedEventID: t.lastEventID(), Target: target, RequestID: reqID}
+				put(&x.CancelRequests, c.Seq, store.RequestCancelInfo{InitiatedEventID: t.lastEventID(), Target: target, RequestID: reqID})
 				t.transfer(transferCancel, r.key, &taskData{Seq: c.Seq, Target: &target, RequestID: reqID})
 			}
 		case api.CommandSideEffect:

@@ -319,6 +319,15 @@ func (r *run) afterTasks(tasks []*store.Task) {
 	}
 }
 
+// put sets m[k] = v, making m first when it is nil: maps that most runs
+// leave empty are made only when written.
+func put[M ~map[K]V, K comparable, V any](m *M, k K, v V) {
+	if *m == nil {
+		*m = M{}
+	}
+	(*m)[k] = v
+}
+
 // cloneMap clones m; an empty map clones to nil, which costs nothing in
 // the many idle runs a cache holds (the writers make the map they need).
 func cloneMap[M ~map[K]V, K comparable, V any](m M) M {

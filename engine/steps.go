@@ -83,10 +83,7 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
 		r.s.ackTransfer(old)
 	}
-	if r.stepTasks == nil {
-		r.stepTasks = map[int64]store.TaskKey{}
-	}
-	r.stepTasks[d.Seq] = key
+	put(&r.stepTasks, d.Seq, key)
 	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
 		return
 	}
@@ -97,10 +94,7 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 		r.s.e.match.offer(q, d.Priority, it)
 		return
 	}
-	if r.held == nil {
-		r.held = map[int64]*stepItem{}
-	}
-	r.held[d.Seq] = it
+	put(&r.held, d.Seq, it)
 	r.s.afterFunc(delay, func(ctx context.Context) {
 		r.s.onRun(ctx, it.run, func(r *run) {
 			if r.held[it.seq] != it {
@@ -241,10 +235,7 @@ func (r *run) startAttempt(it *stepItem, info store.StepInfo, nonce int64, ident
 	}
 	sr.ckpt = s.afterFunc(s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointStep(ctx, seq, nonce) })
 	delete(r.held, seq)
-	if r.steps == nil {
-		r.steps = map[int64]*stepRun{}
-	}
-	r.steps[seq] = sr
+	put(&r.steps, seq, sr)
 	return sr
 }
 

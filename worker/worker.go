@@ -48,7 +48,7 @@ type Options struct {
 	// cached.
 	CacheSize int
 	// JournalMemory is how many bytes of journals the worker keeps for
-	// runs whose instances CacheMemory evicted (default 64 MiB, some
+	// runs whose instances CacheMemory evicted (default 64 MiB, about
 	// 100,000 runs of a small workflow; negative: none). A journal is what
 	// the instance consumed, a few hundred bytes without pointers: the run
 	// comes back with one replay of it and no history read.
@@ -476,6 +476,11 @@ func (w *Worker) answerQuery(ctx context.Context, e *entry, t *api.WorkflowTask)
 	}
 }
 
+// runInfo describes a run of workflow type typ to its instance.
+func runInfo(run store.RunKey, typ string) sdk.Info {
+	return sdk.Info{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID, WorkflowType: typ}
+}
+
 // resume brings back an entry the cache keeps a journal of, when the
 // journal ends where task t starts; the journal is spent either way.
 func (w *Worker) resume(e *entry, t *api.WorkflowTask) {
@@ -488,7 +493,7 @@ func (w *Worker) resume(e *entry, t *api.WorkflowTask) {
 	if fn == nil || e.last != t.PrevEventID {
 		return
 	}
-	inst, err := sdk.Resume(sdk.Info{Namespace: t.Run.Namespace, WorkflowID: t.Run.WorkflowID, RunID: t.Run.RunID, WorkflowType: t.WorkflowType}, fn, w.log, journal)
+	inst, err := sdk.Resume(runInfo(t.Run, t.WorkflowType), fn, w.log, journal)
 	if err != nil {
 		// Rebuilt from history instead.
 		w.log.Warn("resume workflow from its journal", "run", t.Run.String(), "err", err)
@@ -509,7 +514,7 @@ func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo
 	if fn == nil {
 		return nil, &api.ApplicationError{Type: "WorkflowNotRegistered", Message: fmt.Sprintf("workflow %q is not registered on worker %s", typ, w.opts.Identity)}
 	}
-	inst := sdk.NewInstance(sdk.Info{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID, WorkflowType: typ}, fn, w.log)
+	inst := sdk.NewInstance(runInfo(run, typ), fn, w.log)
 	var history []api.Event
 	var token []byte
 	// As long as the engine waits for the task's answer.
