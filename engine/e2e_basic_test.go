@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/strandhq/strand/api"
@@ -33,13 +34,21 @@ func TestSequentialSteps(t *testing.T) {
 			worker.RegisterWorkflow(w, Sum3)
 			worker.RegisterStep(w, Add)
 		})
-		var runs []client.Run[int]
-		for i := range 20 {
-			r, err := client.Start(e.ctx, e.c, Sum3, i, client.StartOptions{ID: fmt.Sprintf("sum-%d", i)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs = append(runs, r)
+		// Started together, so that their starts (at least) share commits.
+		runs := make([]client.Run[int], 20)
+		var wg sync.WaitGroup
+		for i := range runs {
+			wg.Go(func() {
+				r, err := client.Start(e.ctx, e.c, Sum3, i, client.StartOptions{ID: fmt.Sprintf("sum-%d", i)})
+				if err != nil {
+					t.Error(err)
+				}
+				runs[i] = r
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
 		}
 		for i, r := range runs {
 			got, err := r.Get(e.ctx)
@@ -58,7 +67,7 @@ func TestSequentialSteps(t *testing.T) {
 				t.Fatalf("run %d: %d completions", i, n)
 			}
 		}
-		// Twenty runs advancing together share commits.
+		// Twenty runs started and advancing together share commits.
 		if st := e.eng.Stats(); st.CommitParts <= st.Commits {
 			t.Fatalf("%d transitions in %d commits: no group commit", st.CommitParts, st.Commits)
 		}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/worker"
@@ -63,4 +65,55 @@ func TestWorkerStopCancelsStepsItNoLongerWaitsFor(t *testing.T) {
 		t.Fatalf("Stop with no step running: %v", err)
 	}
 	e.w = nil
+}
+
+// A poller hands each workflow task to a goroutine of its own and polls
+// again: with one poller, two runs' workflow tasks are in hand at once
+// (each waits, inside a side effect, for the other's to begin).
+func TestOnePollerHandlesWorkflowTasksConcurrently(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var begun sync.WaitGroup
+	begun.Add(2)
+	met := make(chan struct{})
+	go func() {
+		begun.Wait()
+		close(met)
+	}()
+	meet := func(ctx workflow.Context, _ int) (bool, error) {
+		return workflow.SideEffect(ctx, func() bool {
+			begun.Done()
+			select {
+			case <-met:
+				return true
+			case <-time.After(time.Minute):
+				return false
+			}
+		}), nil
+	}
+	w := worker.New(eng, worker.Options{Logger: logger(), WorkflowPollers: 1, MaxConcurrentWorkflowTasks: 2})
+	worker.RegisterWorkflowNamed(w, "meet", meet)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	c := client.New(eng, client.Options{})
+	var runs []client.Run[bool]
+	for i := range 2 {
+		r, err := client.StartByName[bool](ctx, c, "meet", i, client.StartOptions{ID: fmt.Sprint("meet-", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	for i, r := range runs {
+		if met, err := r.Get(ctx); err != nil || !met {
+			t.Fatalf("run %d: %v, %v; want true: both workflow tasks in hand at once", i, met, err)
+		}
+	}
 }

@@ -24,6 +24,8 @@ func (s *shard) processNew(r *run, task store.Task) {
 	case transferWorkflowTask:
 		r.wtTask = task.Key
 		r.dispatchWT()
+	case transferVisibility:
+		s.vis.add(task.Run, task.Key, visibilityRecord(r.key, r.exec))
 	case transferStep:
 		d, err := decodeTaskData(task.Data)
 		if err != nil {
@@ -58,7 +60,7 @@ func (s *shard) dispatch(task store.Task, recovered bool) {
 		return
 	}
 	if task.Type == transferVisibility {
-		s.vis.add(task.Run, task.Key)
+		s.vis.add(task.Run, task.Key, nil)
 		return
 	}
 	s.work.push(func(ctx context.Context) {
@@ -472,25 +474,44 @@ func (s *shard) deleteRun(ctx context.Context, k store.RunKey) error {
 // ---- visibility ----
 
 // visibilityQueue coalesces a run's visibility updates: a worker writes the
-// run's latest state once for every update queued meanwhile.
+// run's latest record once for every update queued meanwhile.
 type visibilityQueue struct {
 	mu      sync.Mutex
-	pending map[store.RunKey][]store.TaskKey
+	pending map[store.RunKey]*visibilityUpdate
 	order   []store.RunKey
 	signal  chan struct{}
 }
 
+// visibilityUpdate is a run's queued update: the tasks it acknowledges
+// and, when the commit that queued it was at hand, the run's record as of
+// that commit, so that writing it needs no read of the run (which may have
+// left the cache by then).
+type visibilityUpdate struct {
+	keys   []store.TaskKey
+	record *store.VisibilityRecord // nil: read the run when writing
+}
+
 func (q *visibilityQueue) init() {
-	q.pending = map[store.RunKey][]store.TaskKey{}
+	q.pending = map[store.RunKey]*visibilityUpdate{}
 	q.signal = make(chan struct{}, 1)
 }
 
-func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey) {
+// add queues task key for run k with the run's record, or nil when the
+// record is to be read from the run when written.
+func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey, record *store.VisibilityRecord) {
 	q.mu.Lock()
-	if _, ok := q.pending[k]; !ok {
+	u := q.pending[k]
+	if u == nil {
+		u = &visibilityUpdate{}
+		q.pending[k] = u
 		q.order = append(q.order, k)
+		u.record = record
+	} else if record == nil || u.record != nil && record.Version >= u.record.Version {
+		// A later commit's record, or none: what is written is never
+		// older than what was queued.
+		u.record = record
 	}
-	q.pending[k] = append(q.pending[k], key)
+	u.keys = append(u.keys, key)
 	q.mu.Unlock()
 	select {
 	case q.signal <- struct{}{}:
@@ -498,15 +519,15 @@ func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey) {
 	}
 }
 
-// take removes up to n runs with their task keys.
-func (q *visibilityQueue) take(n int) map[store.RunKey][]store.TaskKey {
+// take removes up to n runs with their updates.
+func (q *visibilityQueue) take(n int) map[store.RunKey]*visibilityUpdate {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.order) == 0 {
 		return nil
 	}
 	n = min(n, len(q.order))
-	out := make(map[store.RunKey][]store.TaskKey, n)
+	out := make(map[store.RunKey]*visibilityUpdate, n)
 	for _, k := range q.order[:n] {
 		out[k] = q.pending[k]
 		delete(q.pending, k)
@@ -529,8 +550,9 @@ const visibilityBatch = 500
 const visibilityDelay = time.Second
 
 // visibilityLoop writes visibility records in batches. It waits
-// visibilityDelay after the first update so that updates close together (a
-// short run's start and close) share a write.
+// visibilityDelay after the first update, and after each write that
+// drained the queue, so that updates close together (a short run's start
+// and close) share a write and a busy shard's updates go in full batches.
 func (s *shard) visibilityLoop(ctx context.Context) {
 	for {
 		batch := s.vis.take(visibilityBatch)
@@ -552,9 +574,9 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 				return
 			}
 			s.log.Warn("write visibility; retrying", "runs", len(batch), "err", err)
-			for k, keys := range batch {
-				for _, key := range keys {
-					s.vis.add(k, key)
+			for k, u := range batch {
+				for _, key := range u.keys {
+					s.vis.add(k, key, u.record)
 				}
 			}
 			select {
@@ -564,22 +586,37 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			}
 			continue
 		}
-		for _, keys := range batch {
-			for _, key := range keys {
+		for _, u := range batch {
+			for _, key := range u.keys {
 				s.ackTransfer(key)
+			}
+		}
+		if len(batch) < visibilityBatch {
+			// Drained: let the next updates gather, so that a steady
+			// stream of them is written in full batches, not in a
+			// transaction per commit of the shard.
+			select {
+			case <-time.After(visibilityDelay):
+			case <-ctx.Done():
+				return
 			}
 		}
 	}
 }
 
-func (s *shard) writeVisibility(ctx context.Context, batch map[store.RunKey][]store.TaskKey) error {
+func (s *shard) writeVisibility(ctx context.Context, batch map[store.RunKey]*visibilityUpdate) error {
 	recs := make([]store.VisibilityRecord, 0, len(batch))
-	for k := range batch {
+	for k, u := range batch {
+		// A record queued with its commit is written as it is, unless its
+		// run closed so long ago that retention may have purged the run
+		// meanwhile (the write lagged, a failing store): then the run is
+		// read, so that a purged run's record does not come back.
+		if r := u.record; r != nil && (r.CloseTime.IsZero() || time.Since(r.CloseTime) < store.MinRetention/2) {
+			recs = append(recs, *r)
+			continue
+		}
 		err := s.withRun(ctx, k, func(r *run) error {
-			x := r.exec
-			recs = append(recs, store.VisibilityRecord{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, Type: x.Info.Type,
-				Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, BusinessKey: x.Info.BusinessKey,
-				Attributes: x.Info.SearchAttributes, Version: x.DBVersion})
+			recs = append(recs, *visibilityRecord(k, r.exec))
 			return nil
 		})
 		if err != nil && !errors.Is(err, api.ErrNotFound) {
@@ -590,4 +627,11 @@ func (s *shard) writeVisibility(ctx context.Context, batch map[store.RunKey][]st
 		return nil
 	}
 	return s.e.store.UpsertVisibility(ctx, recs...)
+}
+
+// visibilityRecord is run k's visibility record in state x.
+func visibilityRecord(k store.RunKey, x *store.Execution) *store.VisibilityRecord {
+	return &store.VisibilityRecord{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, Type: x.Info.Type,
+		Status: x.Status, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, BusinessKey: x.Info.BusinessKey,
+		Attributes: x.Info.SearchAttributes, Version: x.DBVersion}
 }

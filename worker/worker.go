@@ -35,10 +35,14 @@ type Options struct {
 	// Identity names the worker in history; default host:pid.
 	Identity string
 	// WorkflowPollers and StepPollers are the concurrent polls (default 2
-	// and 4); MaxConcurrentSteps bounds running steps (default 200).
-	WorkflowPollers    int
-	StepPollers        int
-	MaxConcurrentSteps int
+	// and 4). A poller hands each task it gets to a goroutine of its own
+	// and polls again: MaxConcurrentWorkflowTasks bounds the workflow
+	// tasks in hand at once (default 200), MaxConcurrentSteps the running
+	// steps (default 200).
+	WorkflowPollers            int
+	StepPollers                int
+	MaxConcurrentWorkflowTasks int
+	MaxConcurrentSteps         int
 	// CacheMemory is how many bytes of workflow instances the worker keeps
 	// in memory between tasks (default 128 MiB; each instance's goroutines
 	// and state, estimated); the least recently used go beyond it, and a
@@ -98,6 +102,9 @@ func New(svc api.Service, opts Options) *Worker {
 	}
 	if opts.StepPollers <= 0 {
 		opts.StepPollers = 4
+	}
+	if opts.MaxConcurrentWorkflowTasks <= 0 {
+		opts.MaxConcurrentWorkflowTasks = 200
 	}
 	if opts.MaxConcurrentSteps <= 0 {
 		opts.MaxConcurrentSteps = 200
@@ -168,8 +175,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	w.stepsCtx, w.cancelSteps = context.WithCancelCause(context.WithoutCancel(ctx))
 	if len(w.workflows) > 0 {
+		sem := make(chan struct{}, w.opts.MaxConcurrentWorkflowTasks)
 		for range w.opts.WorkflowPollers {
-			w.wg.Go(func() { w.pollWorkflows(ctx) })
+			w.wg.Go(func() { w.pollWorkflows(ctx, sem) })
 		}
 	}
 	if len(w.steps) > 0 {
@@ -215,25 +223,12 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 }
 
-func (w *Worker) pollWorkflows(ctx context.Context) {
-	backoff := newBackoff()
-	for ctx.Err() == nil {
-		t, err := w.svc.PollWorkflowTask(ctx, api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Warn("poll workflow task", "err", err)
-				backoff.wait(ctx)
-			}
-			continue
-		}
-		backoff.reset()
-		if t != nil {
-			w.handleWorkflowTask(ctx, t)
-		}
-	}
-}
-
-func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
+// poll is one poller: it takes a slot of sem, polls with it, and hands a
+// task it got to handle in a goroutine of wg that frees the slot when
+// done, so that the tasks in hand, not the polls, bound the work at once.
+// It returns when ctx ends.
+func poll[T any](ctx context.Context, w *Worker, kind string, sem chan struct{}, wg *sync.WaitGroup,
+	fetch func(context.Context) (*T, error), handle func(*T)) {
 	backoff := newBackoff()
 	for {
 		select {
@@ -241,24 +236,38 @@ func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
 		case <-ctx.Done():
 			return
 		}
-		t, err := w.svc.PollStepTask(ctx, api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity})
+		t, err := fetch(ctx)
 		if err != nil || t == nil {
 			<-sem
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
-				w.log.Warn("poll step task", "err", err)
+				w.log.Warn("poll "+kind, "err", err)
 				backoff.wait(ctx)
 			}
 			continue
 		}
 		backoff.reset()
-		w.stepsWG.Go(func() {
+		wg.Go(func() {
 			defer func() { <-sem }()
-			w.runStep(t)
+			handle(t)
 		})
 	}
+}
+
+func (w *Worker) pollWorkflows(ctx context.Context, sem chan struct{}) {
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	poll(ctx, w, "workflow task", sem, &w.wg, func(ctx context.Context) (*api.WorkflowTask, error) {
+		return w.svc.PollWorkflowTask(ctx, req)
+	}, func(t *api.WorkflowTask) { w.handleWorkflowTask(ctx, t) })
+}
+
+func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	poll(ctx, w, "step task", sem, &w.stepsWG, func(ctx context.Context) (*api.StepTask, error) {
+		return w.svc.PollStepTask(ctx, req)
+	}, w.runStep)
 }
 
 // runStep runs one attempt of a step and reports its outcome. Stop

@@ -213,7 +213,7 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	var arrived atomic.Int64 // the waiting shape's runs that ran their first step
 	for _, svc := range svcs {
 		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", CacheMemory: cfg.WorkerCacheMemory,
-			WorkflowPollers: max(64/len(svcs), 8), StepPollers: max(16/len(svcs), 4)})
+			WorkflowPollers: 8, StepPollers: max(16/len(svcs), 4)})
 		worker.RegisterWorkflowNamed(w, "sequential", sequential)
 		worker.RegisterWorkflowNamed(w, "single", single)
 		worker.RegisterWorkflowNamed(w, "sleep", sleep)

@@ -176,7 +176,7 @@ func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, d
 		return err
 	}
 	defer eng.Close()
-	w := worker.New(eng, worker.Options{Logger: cfg.Logger, Queue: "bench", WorkflowPollers: 64, StepPollers: 16})
+	w := worker.New(eng, worker.Options{Logger: cfg.Logger, Queue: "bench", WorkflowPollers: 8, StepPollers: 16})
 	worker.RegisterWorkflowNamed(w, "sequential", sequential)
 	worker.RegisterStepNamed(w, "noop", noop)
 	if err := w.Start(ctx); err != nil {

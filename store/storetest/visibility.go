@@ -192,6 +192,17 @@ func testVisibilityVersions(t *testing.T, s *suite) {
 	if n := len(s.list(f, 0)); n != 0 {
 		t.Fatalf("dropped attribute still searchable")
 	}
+	// A newer one that changes the indexed columns too (business key,
+	// type) is found by them, and no longer by the old ones; counts agree
+	// (s.list checks them).
+	moved := newer
+	moved.Version, moved.BusinessKey, moved.Type, moved.Status = 7, "customer-moved", "moved", store.StatusCompleted
+	s.must(s.st.UpsertVisibility(s.ctx, moved))
+	equal(t, "by new business key", s.list(store.RunFilter{Namespace: "default", BusinessKey: "customer-moved"}, 0), []store.VisibilityRecord{moved})
+	equal(t, "by new type", s.list(store.RunFilter{Namespace: "default", Type: "moved"}, 0), []store.VisibilityRecord{moved})
+	if n := len(s.list(store.RunFilter{Namespace: "default", BusinessKey: r.BusinessKey}, 0)); n != 0 {
+		t.Fatalf("old business key still finds the run")
+	}
 }
 
 // matchesFilter is a filter's meaning, written apart from every backend.

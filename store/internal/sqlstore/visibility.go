@@ -30,16 +30,29 @@ func (s *Store) UpsertVisibility(ctx context.Context, records ...store.Visibilit
 	}
 	var ops []Op
 	for _, r := range records {
-		start := store.UnixMilli(r.StartTime)
+		start, attrs := store.UnixMilli(r.StartTime), codec.Marshal(r.Attributes)
+		// Most updates of a stored record change its status, close time
+		// and attributes only: the narrow update sets just those, so the
+		// indexes of the columns it leaves alone are not rewritten. The
+		// upsert then writes a new record, or one whose other columns
+		// changed; it leaves alone a record the update wrote.
+		ops = append(ops, Op{What: "update visibility " + r.Namespace + "/" + r.RunID, Query: s.q(`UPDATE visibility
+			SET status = ?, close_time = ?, attributes = ?, version = ?
+			WHERE namespace = ? AND run_id = ? AND version <= ?
+			AND workflow_id = ? AND type = ? AND start_time = ? AND business_key = ?`),
+			Args: []any{r.Status, store.UnixMilli(r.CloseTime), attrs, r.Version, r.Namespace, r.RunID, r.Version,
+				r.WorkflowID, r.Type, start, r.BusinessKey}})
 		ops = append(ops, Op{What: "upsert visibility " + r.Namespace + "/" + r.RunID, Query: s.q(`INSERT INTO visibility
 			(namespace, run_id, workflow_id, type, status, start_time, close_time, business_key, attributes, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, run_id) DO UPDATE SET
 			workflow_id = excluded.workflow_id, type = excluded.type, status = excluded.status, start_time = excluded.start_time,
 			close_time = excluded.close_time, business_key = excluded.business_key, attributes = excluded.attributes,
 			version = excluded.version
-			WHERE visibility.version <= excluded.version`),
+			WHERE visibility.version <= excluded.version AND (visibility.workflow_id <> excluded.workflow_id
+			OR visibility.type <> excluded.type OR visibility.start_time <> excluded.start_time
+			OR visibility.business_key <> excluded.business_key)`),
 			Args: []any{r.Namespace, r.RunID, r.WorkflowID, r.Type, r.Status, start, store.UnixMilli(r.CloseTime),
-				r.BusinessKey, codec.Marshal(r.Attributes), r.Version}})
+				r.BusinessKey, attrs, r.Version}})
 		current := ` EXISTS (SELECT 1 FROM visibility WHERE namespace = ? AND run_id = ? AND version = ?)`
 		names := make([]string, 0, len(r.Attributes))
 		for k := range r.Attributes {
