@@ -18,7 +18,9 @@ import (
 //     comes back from this tier costs one replay of its journal and no
 //     history read.
 //
-// A run's entry is locked while a task of the run executes.
+// A run's entry is locked while a task of the run executes. The cache's
+// mu is never held while waiting for an entry's (lock takes them in turn),
+// so unlock may take the cache's while it holds the entry's.
 type cache struct {
 	mu       sync.Mutex
 	memory   int64 // live instances' budget in bytes
@@ -96,8 +98,12 @@ func (c *cache) unlock(e *entry) {
 		size = int64(len(e.journal)) + journalOverhead
 	}
 	inst, journal := e.inst != nil, e.journal != nil
-	e.mu.Unlock()
+	// The cache's lock before the entry's goes: the run's next task, which
+	// may lock the entry as soon as it is free, places it after this
+	// placement, never before (when it came first, an entry it had emptied
+	// went back to the live tier by what this one saw).
 	c.mu.Lock()
+	e.mu.Unlock()
 	defer c.mu.Unlock()
 	e.users--
 	if c.entries[e.key] == e {

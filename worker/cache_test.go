@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,4 +116,40 @@ func TestCacheTiers(t *testing.T) {
 		t.Errorf("run 6, the least recently used live one, did not leave its journal: %+v", e)
 	}
 	c.mu.Unlock()
+}
+
+// TestCacheHandOver: a run's next task may lock its entry while the last
+// task's unlock is still placing it. Two handlers take turns on each of a
+// few runs, one leaving an instance, the other dropping it (as a closed
+// run does), while other runs push the cache over its budget. Each
+// entry's final place must be what its last holder left (an entry in the
+// live tier without an instance crashed the eviction).
+func TestCacheHandOver(t *testing.T) {
+	c := newCache(64<<10, 0, 1<<20)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				k := store.RunKey{Namespace: "ns", WorkflowID: fmt.Sprint("run-", i%8), RunID: fmt.Sprint("run-", i%8)}
+				if g >= 2 {
+					// Fillers: other runs that evict.
+					k.WorkflowID = fmt.Sprint("fill-", g, "-", i)
+					k.RunID = k.WorkflowID
+				}
+				e := c.lock(k)
+				switch {
+				case g == 0 || g >= 2:
+					if e.inst == nil {
+						e.drop()
+						e.inst = started(t, k.RunID)
+					}
+				default:
+					e.drop()
+				}
+				c.unlock(e)
+			}
+		})
+	}
+	wg.Wait()
+	c.check(t)
 }
