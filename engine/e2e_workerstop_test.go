@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,16 +78,13 @@ func TestOnePollerHandlesWorkflowTasksConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	var begun sync.WaitGroup
-	begun.Add(2)
+	var begun atomic.Int32
 	met := make(chan struct{})
-	go func() {
-		begun.Wait()
-		close(met)
-	}()
 	meet := func(ctx workflow.Context, _ int) (bool, error) {
 		return workflow.SideEffect(ctx, func() bool {
-			begun.Done()
+			if begun.Add(1) == 2 {
+				close(met)
+			}
 			select {
 			case <-met:
 				return true

@@ -562,9 +562,7 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			}
-			select {
-			case <-time.After(visibilityDelay):
-			case <-ctx.Done():
+			if !sleep(ctx, visibilityDelay) {
 				return
 			}
 			continue
@@ -579,9 +577,7 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 					s.vis.add(k, key, u.record)
 				}
 			}
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
+			if !sleep(ctx, time.Second) {
 				return
 			}
 			continue
@@ -591,15 +587,11 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 				s.ackTransfer(key)
 			}
 		}
-		if len(batch) < visibilityBatch {
-			// Drained: let the next updates gather, so that a steady
-			// stream of them is written in full batches, not in a
-			// transaction per commit of the shard.
-			select {
-			case <-time.After(visibilityDelay):
-			case <-ctx.Done():
-				return
-			}
+		// Drained: let the next updates gather, so that a steady stream of
+		// them is written in full batches, not in a transaction per commit
+		// of the shard.
+		if len(batch) < visibilityBatch && !sleep(ctx, visibilityDelay) {
+			return
 		}
 	}
 }

@@ -152,4 +152,5 @@ func TestCacheHandOver(t *testing.T) {
 	}
 	wg.Wait()
 	c.check(t)
+	c.clear() // closes the instances still cached
 }

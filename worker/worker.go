@@ -227,7 +227,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 // task it got to handle in a goroutine of wg that frees the slot when
 // done, so that the tasks in hand, not the polls, bound the work at once.
 // It returns when ctx ends.
-func poll[T any](ctx context.Context, w *Worker, kind string, sem chan struct{}, wg *sync.WaitGroup,
+func poll[T any](ctx context.Context, log *slog.Logger, kind string, sem chan struct{}, wg *sync.WaitGroup,
 	fetch func(context.Context) (*T, error), handle func(*T)) {
 	backoff := newBackoff()
 	for {
@@ -243,7 +243,7 @@ func poll[T any](ctx context.Context, w *Worker, kind string, sem chan struct{},
 				return
 			}
 			if err != nil {
-				w.log.Warn("poll "+kind, "err", err)
+				log.Warn("poll "+kind, "err", err)
 				backoff.wait(ctx)
 			}
 			continue
@@ -258,14 +258,14 @@ func poll[T any](ctx context.Context, w *Worker, kind string, sem chan struct{},
 
 func (w *Worker) pollWorkflows(ctx context.Context, sem chan struct{}) {
 	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
-	poll(ctx, w, "workflow task", sem, &w.wg, func(ctx context.Context) (*api.WorkflowTask, error) {
+	poll(ctx, w.log, "workflow task", sem, &w.wg, func(ctx context.Context) (*api.WorkflowTask, error) {
 		return w.svc.PollWorkflowTask(ctx, req)
 	}, func(t *api.WorkflowTask) { w.handleWorkflowTask(ctx, t) })
 }
 
 func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
 	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
-	poll(ctx, w, "step task", sem, &w.stepsWG, func(ctx context.Context) (*api.StepTask, error) {
+	poll(ctx, w.log, "step task", sem, &w.stepsWG, func(ctx context.Context) (*api.StepTask, error) {
 		return w.svc.PollStepTask(ctx, req)
 	}, w.runStep)
 }
