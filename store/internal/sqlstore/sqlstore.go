@@ -72,6 +72,13 @@ type Dialect struct {
 	// so it deletes the rowids the join selects instead (a row-value IN
 	// list would scan the whole shard).
 	RowIDs bool
+	// InProcess says statements run in this process (SQLite): they wait on
+	// no network, and a lock wait ends at the busy timeout. Write
+	// statements and one-row reads then run under a context that cannot be
+	// cancelled, and a transaction checks for cancellation between its
+	// statements: modernc.org/sqlite starts a goroutine per statement to
+	// watch a context that can be, tens of thousands a second under load.
+	InProcess bool
 }
 
 // Store is the SQL implementation of store.Store.
@@ -92,6 +99,9 @@ type Store struct {
 	// visWrites counts visibility records written since the count deltas
 	// were last folded (Dialect.CompactCounts).
 	visWrites atomic.Int64
+	// vis is the store whose database holds the visibility records: s
+	// itself, or another (WithVisibility).
+	vis *Store
 }
 
 // maxStatements bounds the statement cache; multi-row inserts make one text
@@ -105,14 +115,34 @@ const maxStatements = 256
 // transaction ends (see inTx): preparing on the pool while tx holds its only
 // connection, as it does on SQLite, would wait forever.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	ctx, err := s.stmtContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if st := s.stmt(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	return tx.ExecContext(ctx, s.q(query), args...)
 }
 
+// stmtContext is the context a statement of a write transaction runs
+// under: ctx, or, for a dialect whose statements run in process, ctx
+// without its cancellation once it is checked (see Dialect.InProcess).
+func (s *Store) stmtContext(ctx context.Context) (context.Context, error) {
+	if !s.d.InProcess {
+		return ctx, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // queryRow is exec for a query of one row.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if s.d.InProcess {
+		ctx = context.WithoutCancel(ctx) // a cancelled ctx fails the transaction's next exec
+	}
 	if st := s.stmt(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -204,6 +234,9 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 
 // queryReadRow is query for a read of one row.
 func (s *Store) queryReadRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if s.d.InProcess {
+		ctx = context.WithoutCancel(ctx) // one row by its key: it does not run long
+	}
 	query = s.q(query)
 	if st := s.readStmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -219,8 +252,19 @@ func New(d Dialect, write, read *sql.DB, limits store.Limits, closer func() erro
 	if limits == (store.Limits{}) {
 		limits = store.DefaultLimits()
 	}
-	return &Store{d: d, write: write, read: read, limits: limits, closer: closer,
+	s := &Store{d: d, write: write, read: read, limits: limits, closer: closer,
 		stmts: map[string]*sql.Stmt{}, unprepared: map[string]struct{}{}, readStmts: map[string]*sql.Stmt{}}
+	s.vis = s
+	return s
+}
+
+// WithVisibility keeps the visibility records (store.VisibilityStore) in
+// vis's database rather than s's, and returns s. A database with one writer
+// at a time (SQLite) then writes the records beside the commits of runs,
+// not between them. Migrate and Close take vis along.
+func (s *Store) WithVisibility(vis *Store) *Store {
+	s.vis = vis
+	return s
 }
 
 // Limits implements store.Store.
@@ -242,7 +286,11 @@ func (s *Store) Close() error {
 	}
 	s.stmts, s.readStmts = nil, nil
 	s.mu.Unlock()
-	return s.closer()
+	err := s.closer()
+	if s.vis != s {
+		err = errors.Join(err, s.vis.Close())
+	}
+	return err
 }
 
 // q rewrites ? placeholders for the dialect.
@@ -315,6 +363,18 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 // MigrateTo is Migrate up to version upTo only, for tests of upgrades
 // from an older schema.
 func (s *Store) MigrateTo(ctx context.Context, upTo int) (from, to int, err error) {
+	if s.vis != s {
+		if _, _, err := s.vis.MigrateTo(ctx, upTo); err != nil {
+			return 0, 0, fmt.Errorf("visibility database: %w", err)
+		}
+	}
+	defer func() {
+		// Records written before they had a database of their own move there
+		// once both schemas are current.
+		if err == nil && s.vis != s && upTo == math.MaxInt {
+			_, err = s.moveVisibility(ctx)
+		}
+	}()
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return 0, 0, err

@@ -23,6 +23,10 @@ import (
 // The counters of visibility and visibility_attributes are kept by the
 // schema's triggers inside the same transaction.
 func (s *Store) UpsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
+	return s.vis.upsertVisibility(ctx, records...)
+}
+
+func (s *Store) upsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
 	for _, r := range records {
 		if err := r.Validate(); err != nil {
 			return err
@@ -119,6 +123,10 @@ func (s *Store) visibilityWritten(ctx context.Context, n int) {
 // attributes of up to deleteChunk runs go in one statement per table, and
 // all of them in one transaction.
 func (s *Store) DeleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
+	return s.vis.deleteVisibility(ctx, namespace, runIDs...)
+}
+
+func (s *Store) deleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
 	if namespace == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
 	}
@@ -165,6 +173,10 @@ func scanVisibility(sc interface{ Scan(...any) error }) (store.VisibilityRecord,
 
 // GetVisibility implements store.VisibilityStore.
 func (s *Store) GetVisibility(ctx context.Context, namespace, runID string) (store.VisibilityRecord, error) {
+	return s.vis.getVisibility(ctx, namespace, runID)
+}
+
+func (s *Store) getVisibility(ctx context.Context, namespace, runID string) (store.VisibilityRecord, error) {
 	if namespace == "" || runID == "" {
 		return store.VisibilityRecord{}, store.InvalidArgument("run", "namespace and run id must be set")
 	}
@@ -368,13 +380,18 @@ type runCursor struct {
 // merged: each is a range of the status's index (with the type's, if
 // set), where one query would scan the start-time index for them.
 func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.RunPage, error) {
-	var page store.RunPage
 	if err := req.Validate(); err != nil {
-		return page, err
+		return store.RunPage{}, err
 	}
 	if _, err := s.GetNamespace(ctx, req.Namespace); err != nil {
-		return page, err
+		return store.RunPage{}, err
 	}
+	return s.vis.listRuns(ctx, req)
+}
+
+// listRuns is ListRuns in s's database, of a request checked already.
+func (s *Store) listRuns(ctx context.Context, req store.ListRunsRequest) (store.RunPage, error) {
+	var page store.RunPage
 	var c *runCursor
 	if len(req.PageToken) > 0 {
 		c = new(runCursor)
@@ -446,6 +463,11 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 	if _, err := s.GetNamespace(ctx, f.Namespace); err != nil {
 		return 0, err
 	}
+	return s.vis.countRuns(ctx, f)
+}
+
+// countRuns is CountRuns in s's database, of a filter checked already.
+func (s *Store) countRuns(ctx context.Context, f store.RunFilter) (int64, error) {
 	query, args := s.countQuery(f)
 	var n int64
 	if err := s.read.QueryRowContext(ctx, s.q(query), args...).Scan(&n); err != nil {
@@ -533,4 +555,49 @@ func prefixed(prefix, columns string) string {
 		parts[i] = prefix + p
 	}
 	return strings.Join(parts, ", ")
+}
+
+// moveBatch is how many records moveVisibility moves per transaction.
+const moveBatch = 500
+
+// moveVisibility moves the visibility records kept in s's own database
+// into s.vis's, for a database written before its records had a database
+// of their own (WithVisibility). Each batch is written there, then deleted
+// here, so a move cut short is taken up by the next Migrate, and writing a
+// record twice leaves it as it was.
+func (s *Store) moveVisibility(ctx context.Context) (moved int, err error) {
+	for {
+		rows, err := s.write.QueryContext(ctx, s.q(`SELECT `+visibilityColumns+` FROM visibility LIMIT ?`), moveBatch)
+		if err != nil {
+			return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+		}
+		var recs []store.VisibilityRecord
+		for rows.Next() {
+			r, err := scanVisibility(rows)
+			if err != nil {
+				rows.Close()
+				return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+			}
+			recs = append(recs, r)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+		}
+		if len(recs) == 0 {
+			return moved, nil
+		}
+		if err := s.vis.upsertVisibility(ctx, recs...); err != nil {
+			return moved, err
+		}
+		byNamespace := map[string][]string{}
+		for _, r := range recs {
+			byNamespace[r.Namespace] = append(byNamespace[r.Namespace], r.RunID)
+		}
+		for ns, ids := range byNamespace {
+			if err := s.deleteVisibility(ctx, ns, ids...); err != nil {
+				return moved, err
+			}
+		}
+		moved += len(recs)
+	}
 }
