@@ -88,6 +88,9 @@ type Open struct {
 	// it has held so far (Linux; 0 elsewhere).
 	HeapInuse, RSS, PeakRSS uint64
 	Goroutines              int
+	// EndPeakRSS is PeakRSS once every run has completed: the most resident
+	// memory held over the whole shape, the signals' burst included.
+	EndPeakRSS uint64
 }
 
 // WorkflowsPerSec is the rate of completed workflows.
@@ -372,6 +375,7 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 		return res, fmt.Errorf("complete: %w", err)
 	}
 	res.Elapsed = time.Since(start)
+	_, open.EndPeakRSS = rss()
 	after := stats()
 	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
 	// A run's latency is from its signal to when its result was seen, 64
@@ -510,9 +514,9 @@ func Print(w io.Writer, backend string, rep Report) {
 	}
 	for _, r := range rep.Results {
 		if o := r.Open; o != nil {
-			fmt.Fprintf(w, "%s: %d runs open after %s (%.0f started/s): heap %.0f MiB, RSS %.0f MiB (peak %.0f MiB), %d goroutines; the row above is their completions after a signal each\n",
+			fmt.Fprintf(w, "%s: %d runs open after %s (%.0f started/s): heap %.0f MiB, RSS %.0f MiB (peak %.0f MiB), %d goroutines; the row above is their completions after a signal each (peak RSS by their end %.0f MiB)\n",
 				r.Shape, r.Workflows, o.Started.Round(time.Millisecond), float64(r.Workflows)/o.Started.Seconds(),
-				float64(o.HeapInuse)/(1<<20), float64(o.RSS)/(1<<20), float64(o.PeakRSS)/(1<<20), o.Goroutines)
+				float64(o.HeapInuse)/(1<<20), float64(o.RSS)/(1<<20), float64(o.PeakRSS)/(1<<20), o.Goroutines, float64(o.EndPeakRSS)/(1<<20))
 		}
 	}
 }
