@@ -211,7 +211,7 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 		sr := r.startAttempt(it, info, e.nonce.Add(1), identity, now)
 		deadline := attemptDeadline(info, now)
 		st = &api.StepTask{
-			Token: encodeToken(stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
+			Token: encodeToken(&stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
 			Run:   r.key, WorkflowType: x.Info.Type, Seq: it.seq, Name: info.Name, Input: input, Attempt: it.attempt,
 			IdempotencyKey: info.IdempotencyKey, ScheduledTime: info.ScheduledTime, StartedTime: store.Time(now),
 			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details, Redelivered: it.redelivered,

@@ -34,27 +34,6 @@ type wtToken struct {
 	Query string       `json:"q,omitempty"`
 }
 
-func encodeToken(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-func decodeToken(b []byte, v any) error {
-	if len(b) == 0 {
-		return api.InvalidArgument("token", "empty")
-	}
-	// A token is opaque: one the engine did not hand out names no task.
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
-	}
-	if t, ok := v.(interface{ run() store.RunKey }); ok {
-		if err := t.run().Validate("token.run"); err != nil {
-			return fmt.Errorf("%w: malformed token: %v", api.ErrTaskNotFound, err)
-		}
-	}
-	return nil
-}
-
 func (t *wtToken) run() store.RunKey { return t.Run }
 
 // wtOffer is a pending workflow task waiting in a queue; the worker that
@@ -153,7 +132,7 @@ func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.Wo
 		docs = tx.part.docs
 	}
 	f.task = &api.WorkflowTask{
-		Token: encodeToken(wtToken{Run: r.key, Nonce: f.nonce}), Run: r.key, WorkflowType: x.Info.Type,
+		Token: encodeToken(&wtToken{Run: r.key, Nonce: f.nonce}), Run: r.key, WorkflowType: x.Info.Type,
 		PrevEventID: x.Task.LastEventID, Events: inlineDocs(events, docs), Time: time.Now().UTC(),
 	}
 	r.flight = f
@@ -679,7 +658,7 @@ func (e *Engine) queryOn(ctx context.Context, s *shard, req api.QueryRequest) ([
 			return false, nil
 		}
 		p.task = &api.WorkflowTask{
-			Token: encodeToken(wtToken{Run: k, Query: p.id}), Run: k, WorkflowType: x.Info.Type,
+			Token: encodeToken(&wtToken{Run: k, Query: p.id}), Run: k, WorkflowType: x.Info.Type,
 			PrevEventID: x.Task.LastEventID, Query: &req, Time: time.Now().UTC(),
 		}
 		e.queryMu.Lock()
