@@ -26,6 +26,7 @@ func (s *Store) UpsertVisibility(ctx context.Context, records ...store.Visibilit
 	return s.vis.upsertVisibility(ctx, records...)
 }
 
+// upsertVisibility is UpsertVisibility in s's database.
 func (s *Store) upsertVisibility(ctx context.Context, records ...store.VisibilityRecord) error {
 	for _, r := range records {
 		if err := r.Validate(); err != nil {
@@ -126,6 +127,7 @@ func (s *Store) DeleteVisibility(ctx context.Context, namespace string, runIDs .
 	return s.vis.deleteVisibility(ctx, namespace, runIDs...)
 }
 
+// deleteVisibility is DeleteVisibility in s's database.
 func (s *Store) deleteVisibility(ctx context.Context, namespace string, runIDs ...string) error {
 	if namespace == "" {
 		return store.InvalidArgument("run", "namespace and run id must be set")
@@ -176,6 +178,7 @@ func (s *Store) GetVisibility(ctx context.Context, namespace, runID string) (sto
 	return s.vis.getVisibility(ctx, namespace, runID)
 }
 
+// getVisibility is GetVisibility in s's database.
 func (s *Store) getVisibility(ctx context.Context, namespace, runID string) (store.VisibilityRecord, error) {
 	if namespace == "" || runID == "" {
 		return store.VisibilityRecord{}, store.InvalidArgument("run", "namespace and run id must be set")
