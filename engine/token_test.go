@@ -66,28 +66,28 @@ func FuzzDecodeToken(f *testing.F) {
 	run := store.RunKey{Namespace: "default", WorkflowID: "wf", RunID: "r1"}
 	f.Add(encodeToken(&stepToken{Run: run, Seq: 4, Attempt: 1, Nonce: 5}))
 	f.Add(encodeToken(&wtToken{Run: run, Nonce: 3, Query: "q"}))
-	f.Add([]byte(`{"run":{"namespace":"default","workflow_id":"wf","run_id":"r1"},"seq":1}`))
+	f.Add([]byte(`{"run":{"ns":"default","wf":"wf","run":"r1"},"seq":1,"attempt":2,"n":3}`)) // from before
+	f.Add([]byte(`{"run":{"ns":"default","wf":"wf","run":"r1"},"n":3,"q":"q"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, tok := range []token{&stepToken{}, &wtToken{}} {
-			err := decodeToken(b, tok)
-			if err != nil {
-				if !errors.Is(err, api.ErrTaskNotFound) && !errors.Is(err, api.ErrInvalidArgument) {
-					t.Fatalf("%q: %v", b, err)
-				}
-				continue
-			}
-			again := tok
-			switch v := tok.(type) {
-			case *stepToken:
-				c := *v
-				again = &c
-			case *wtToken:
-				c := *v
-				again = &c
-			}
-			if err := decodeToken(encodeToken(tok), again); err != nil {
-				t.Fatalf("%q decoded to %+v, which does not encode back: %v", b, tok, err)
-			}
-		}
+		fuzzToken[stepToken](t, b)
+		fuzzToken[wtToken](t, b)
 	})
+}
+
+// fuzzToken decodes b as a token of type T, and then its encoding again.
+func fuzzToken[T stepToken | wtToken, P interface {
+	*T
+	token
+}](t *testing.T, b []byte) {
+	var tok T
+	if err := decodeToken(b, P(&tok)); err != nil {
+		if !errors.Is(err, api.ErrTaskNotFound) && !errors.Is(err, api.ErrInvalidArgument) {
+			t.Fatalf("%q: %v", b, err)
+		}
+		return
+	}
+	var again T
+	if err := decodeToken(encodeToken(P(&tok)), P(&again)); err != nil || again != tok {
+		t.Fatalf("%q decoded to %+v, which encodes to %+v, %v", b, tok, again, err)
+	}
 }

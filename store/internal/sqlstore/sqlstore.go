@@ -357,7 +357,13 @@ func (s *Store) dialectSQL(ddl string) string {
 
 // Migrate implements store.Store.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
-	return s.MigrateTo(ctx, math.MaxInt)
+	from, to, err = s.MigrateTo(ctx, math.MaxInt)
+	if err == nil && s.vis != s {
+		// Records written before they had a database of their own move
+		// there once both schemas are current.
+		err = s.moveVisibility(ctx)
+	}
+	return from, to, err
 }
 
 // MigrateTo is Migrate up to version upTo only, for tests of upgrades
@@ -368,13 +374,6 @@ func (s *Store) MigrateTo(ctx context.Context, upTo int) (from, to int, err erro
 			return 0, 0, fmt.Errorf("visibility database: %w", err)
 		}
 	}
-	defer func() {
-		// Records written before they had a database of their own move there
-		// once both schemas are current.
-		if err == nil && s.vis != s && upTo == math.MaxInt {
-			_, err = s.moveVisibility(ctx)
-		}
-	}()
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return 0, 0, err

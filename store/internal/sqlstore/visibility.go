@@ -568,29 +568,29 @@ const moveBatch = 500
 // of their own (WithVisibility). Each batch is written there, then deleted
 // here, so a move cut short is taken up by the next Migrate, and writing a
 // record twice leaves it as it was.
-func (s *Store) moveVisibility(ctx context.Context) (moved int, err error) {
+func (s *Store) moveVisibility(ctx context.Context) error {
 	for {
 		rows, err := s.write.QueryContext(ctx, s.q(`SELECT `+visibilityColumns+` FROM visibility LIMIT ?`), moveBatch)
 		if err != nil {
-			return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+			return fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
 		}
 		var recs []store.VisibilityRecord
 		for rows.Next() {
 			r, err := scanVisibility(rows)
 			if err != nil {
 				rows.Close()
-				return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+				return fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
 			}
 			recs = append(recs, r)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return moved, fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
+			return fmt.Errorf("%s: read visibility to move: %w", s.d.Name, err)
 		}
 		if len(recs) == 0 {
-			return moved, nil
+			return nil
 		}
 		if err := s.vis.upsertVisibility(ctx, recs...); err != nil {
-			return moved, err
+			return err
 		}
 		byNamespace := map[string][]string{}
 		for _, r := range recs {
@@ -598,9 +598,8 @@ func (s *Store) moveVisibility(ctx context.Context) (moved int, err error) {
 		}
 		for ns, ids := range byNamespace {
 			if err := s.deleteVisibility(ctx, ns, ids...); err != nil {
-				return moved, err
+				return err
 			}
 		}
-		moved += len(recs)
 	}
 }
