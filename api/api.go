@@ -92,7 +92,7 @@ type StartRequest struct {
 	Namespace    string `json:"namespace,omitempty" max:"63"`
 	WorkflowID   string `json:"workflow_id" max:"250" required:"true" id:"true"`
 	WorkflowType string `json:"workflow_type" max:"250" required:"true" text:"true"`
-	Input        []byte `json:"input,omitempty" max:"16777216"`
+	Input        Value  `json:"input,omitempty" max:"16777216"`
 	Queue        string `json:"queue,omitempty" max:"1000"`
 	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	// RequestID makes a retried start idempotent: the same id returns the
@@ -101,7 +101,7 @@ type StartRequest struct {
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
 	StartDelay  time.Duration     `json:"start_delay,omitempty"`
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
-	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
+	Memo        map[string]Value  `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
 	BusinessKey string            `json:"business_key,omitempty" max:"250" text:"true"`
 	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 	Identity    string            `json:"identity,omitempty" max:"256"`
@@ -125,7 +125,7 @@ type RunRef struct {
 type SignalRequest struct {
 	RunRef
 	Name      string `json:"name" max:"1000" required:"true"`
-	Input     []byte `json:"input,omitempty" max:"16777216"`
+	Input     Value  `json:"input,omitempty" max:"16777216"`
 	RequestID string `json:"request_id,omitempty" max:"250" id:"true"`
 	Identity  string `json:"identity,omitempty" max:"256"`
 }
@@ -134,7 +134,7 @@ type SignalRequest struct {
 type SignalWithStartRequest struct {
 	Start       StartRequest `json:"start" required:"true"`
 	SignalName  string       `json:"signal_name" max:"1000" required:"true"`
-	SignalInput []byte       `json:"signal_input,omitempty" max:"16777216"`
+	SignalInput Value        `json:"signal_input,omitempty" max:"16777216"`
 }
 
 // CancelRequest asks a run to cancel; the workflow decides how to wind down.
@@ -160,7 +160,7 @@ type TerminateRequest struct {
 type QueryRequest struct {
 	RunRef
 	Name  string `json:"name" max:"1000" required:"true"`
-	Input []byte `json:"input,omitempty" max:"16777216"`
+	Input Value  `json:"input,omitempty" max:"16777216"`
 }
 
 // ResultRequest waits for a run's result.
@@ -173,7 +173,7 @@ type ResultRequest struct {
 type Result struct {
 	RunID  string          `json:"run_id"`
 	Status store.RunStatus `json:"status"`
-	Output []byte          `json:"output,omitempty"`
+	Output Value           `json:"output,omitempty"`
 	// Failure is set for every status but completed and continued-as-new.
 	Failure *Failure `json:"failure,omitempty"`
 	// NextRunID is set for continued-as-new.
@@ -196,7 +196,7 @@ type Description struct {
 	NextEventID  int64             `json:"next_event_id"`
 	BusinessKey  string            `json:"business_key,omitempty"`
 	Attributes   map[string]string `json:"attributes,omitempty"`
-	Memo         map[string][]byte `json:"memo,omitempty"`
+	Memo         map[string]Value  `json:"memo,omitempty"`
 	Parent       *store.RunKey     `json:"parent,omitempty"`
 	Steps        []PendingStep     `json:"pending_steps,omitempty"`
 	Timers       []PendingTimer    `json:"pending_timers,omitempty"`
@@ -351,7 +351,7 @@ type Command struct {
 	// Name is the step name, the child's workflow type, the signal name, or
 	// the workflow type to continue as.
 	Name    string        `json:"name,omitempty" max:"1000" text:"true"`
-	Payload []byte        `json:"payload,omitempty" max:"16777216"`
+	Payload Value         `json:"payload,omitempty" max:"16777216"`
 	Failure *Failure      `json:"failure,omitempty"`
 	Step    *StepOptions  `json:"step,omitempty"`
 	Timer   time.Duration `json:"timer,omitempty"`
@@ -397,7 +397,7 @@ type ChildOptions struct {
 	RunTimeout  time.Duration     `json:"run_timeout,omitempty"`
 	ParentClose ParentClosePolicy `json:"parent_close,omitempty"`
 	IDReuse     IDReusePolicy     `json:"id_reuse_policy,omitempty"`
-	Memo        map[string][]byte `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
+	Memo        map[string]Value  `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216"`
 	BusinessKey string            `json:"business_key,omitempty" max:"250" text:"true"`
 	Attributes  map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 }
@@ -429,7 +429,7 @@ type FailWorkflowTaskRequest struct {
 // QueryAnswer answers a query task.
 type QueryAnswer struct {
 	Token   []byte   `json:"token" max:"16384" token:"true" required:"true"`
-	Result  []byte   `json:"result,omitempty" max:"16777216"`
+	Result  Value    `json:"result,omitempty" max:"16777216"`
 	Failure *Failure `json:"failure,omitempty"`
 }
 
@@ -440,7 +440,7 @@ type StepTask struct {
 	WorkflowType string       `json:"workflow_type"`
 	Seq          int64        `json:"seq"`
 	Name         string       `json:"name"`
-	Input        []byte       `json:"input,omitempty"`
+	Input        Value        `json:"input,omitempty"`
 	Attempt      int32        `json:"attempt"`
 	// IdempotencyKey is the same for every attempt of the step.
 	IdempotencyKey   string        `json:"idempotency_key"`
@@ -448,7 +448,7 @@ type StepTask struct {
 	StartedTime      time.Time     `json:"started_time"`
 	Deadline         time.Time     `json:"deadline,omitzero"`
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
-	HeartbeatDetails []byte        `json:"heartbeat_details,omitempty"`
+	HeartbeatDetails Value         `json:"heartbeat_details,omitempty"`
 	// Redelivered says this attempt may have run before: it was in flight
 	// when its shard changed hands (a crash, a restart, a failover), and is
 	// offered again under the same Attempt and token rules.
@@ -458,7 +458,7 @@ type StepTask struct {
 // CompleteStepRequest returns a step's result.
 type CompleteStepRequest struct {
 	Token    []byte `json:"token" max:"16384" token:"true" required:"true"`
-	Result   []byte `json:"result,omitempty" max:"16777216"`
+	Result   Value  `json:"result,omitempty" max:"16777216"`
 	Identity string `json:"identity,omitempty" max:"256"`
 }
 
@@ -472,7 +472,7 @@ type FailStepRequest struct {
 // HeartbeatRequest records a running step's progress.
 type HeartbeatRequest struct {
 	Token   []byte `json:"token" max:"16384" token:"true" required:"true"`
-	Details []byte `json:"details,omitempty" max:"16777216"`
+	Details Value  `json:"details,omitempty" max:"16777216"`
 }
 
 // HeartbeatResponse answers a heartbeat; a step told to stop gets

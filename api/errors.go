@@ -102,7 +102,7 @@ type Failure struct {
 	Attempt    int32    `json:"attempt,omitempty"`
 	WorkflowID string   `json:"workflow_id,omitempty" max:"1000"`
 	RunID      string   `json:"run_id,omitempty" max:"1000"`
-	Details    []byte   `json:"details,omitempty" max:"16777216"`
+	Details    Value    `json:"details,omitempty" max:"16777216"`
 	Cause      *Failure `json:"cause,omitempty"`
 }
 

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -79,8 +78,8 @@ type Event struct {
 	Name    string `json:"name,omitempty"`
 	Attempt int32  `json:"attempt,omitempty"`
 	// Payload is the input, result, signal value or side-effect value.
-	Payload store.Payload `json:"payload,omitzero"`
-	Failure *Failure      `json:"failure,omitempty"`
+	Payload Payload  `json:"payload,omitzero"`
+	Failure *Failure `json:"failure,omitempty"`
 	// Reason says why (terminate, cancel, timeout kind, task failure cause).
 	Reason string `json:"reason,omitempty"`
 	// Identity is the worker or caller that caused the event.
@@ -137,7 +136,7 @@ type StartAttrs struct {
 	ParentSeq     int64             `json:"parent_seq,omitempty"`
 	ContinuedFrom string            `json:"continued_from,omitempty"`
 	BusinessKey   string            `json:"business_key,omitempty"`
-	Memo          map[string][]byte `json:"memo,omitempty"`
+	Memo          map[string]Value  `json:"memo,omitempty"`
 	Attributes    map[string]string `json:"attributes,omitempty"`
 	RequestID     string            `json:"request_id,omitempty"`
 	Attempt       int32             `json:"attempt,omitempty"`
@@ -216,7 +215,7 @@ func abbreviate(p []byte, n int) string {
 
 // EncodeEvents is the stored form of one history block.
 func EncodeEvents(events []Event) ([]byte, error) {
-	b, err := json.Marshal(events)
+	b, err := MarshalStored(events)
 	if err != nil {
 		return nil, fmt.Errorf("api: encode events: %w", err)
 	}
@@ -227,7 +226,7 @@ func EncodeEvents(events []Event) ([]byte, error) {
 // first..last without a gap.
 func DecodeEvents(data []byte, first, last int64) ([]Event, error) {
 	var events []Event
-	if err := json.Unmarshal(data, &events); err != nil {
+	if err := UnmarshalStored(data, &events); err != nil {
 		return nil, fmt.Errorf("%w: history block %d-%d: %v", ErrCorruptHistory, first, last, err)
 	}
 	if int64(len(events)) != last-first+1 {

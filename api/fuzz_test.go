@@ -13,6 +13,9 @@ func FuzzDecodeEvents(f *testing.F) {
 	f.Add([]byte(`[{"id":1,"type":"WorkflowStarted"}]`), int64(1), int64(1))
 	f.Add([]byte(`[{"id":2}]`), int64(1), int64(1))
 	f.Add([]byte(`{`), int64(0), int64(-1))
+	// Written before version 2: payloads in base64.
+	f.Add([]byte(`[{"id":1,"type":"WorkflowStarted","payload":{"d":"eyJpZCI6N30="},"start":{"memo":{"n":"MQ=="}}}]`), int64(1), int64(1))
+	f.Add([]byte(`v2[{"id":1,"type":"SignalReceived","payload":{"$base64":"/w=="}}]`), int64(1), int64(1))
 	f.Fuzz(func(t *testing.T, data []byte, first, last int64) {
 		evs, err := DecodeEvents(data, first, last)
 		if err != nil {

@@ -7,6 +7,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,11 +68,13 @@ type StartOptions struct {
 	// call, which lets the service retry the call after a transient failure
 	// (package remote does) but not a caller that calls again: to retry
 	// after an error yourself, set an id and send it each time.
-	RequestID   string
-	IDReuse     IDReusePolicy
-	StartDelay  time.Duration
-	RunTimeout  time.Duration
-	Memo        map[string][]byte
+	RequestID  string
+	IDReuse    IDReusePolicy
+	StartDelay time.Duration
+	RunTimeout time.Duration
+	// Memo holds values shown with the run (describe, the console), each
+	// encoded as JSON.
+	Memo        map[string]any
 	BusinessKey string
 	Attributes  map[string]string
 }
@@ -81,6 +84,17 @@ func (c *Client) startRequest(typ string, in any, o StartOptions) (api.StartRequ
 	if err != nil {
 		return api.StartRequest{}, err
 	}
+	var memo map[string]api.Value
+	for k, v := range o.Memo {
+		b, err := sdk.Encode(v)
+		if err != nil {
+			return api.StartRequest{}, fmt.Errorf("memo %q: %w", k, err)
+		}
+		if memo == nil {
+			memo = make(map[string]api.Value, len(o.Memo))
+		}
+		memo[k] = b
+	}
 	if o.ID == "" {
 		o.ID = uuid.NewString()
 	}
@@ -89,7 +103,7 @@ func (c *Client) startRequest(typ string, in any, o StartOptions) (api.StartRequ
 	}
 	return api.StartRequest{
 		Namespace: c.opts.Namespace, WorkflowID: o.ID, WorkflowType: typ, Input: input, Queue: o.Queue, Priority: o.Priority,
-		RequestID: o.RequestID, IDReuse: o.IDReuse, StartDelay: o.StartDelay, RunTimeout: o.RunTimeout, Memo: o.Memo,
+		RequestID: o.RequestID, IDReuse: o.IDReuse, StartDelay: o.StartDelay, RunTimeout: o.RunTimeout, Memo: memo,
 		BusinessKey: o.BusinessKey, Attributes: o.Attributes, Identity: c.opts.Identity,
 	}, nil
 }

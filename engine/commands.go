@@ -126,7 +126,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			if err != nil {
 				return err
 			}
-			t.event(api.Event{Type: api.EventStepScheduled, Seq: c.Seq, Name: c.Name, Payload: pl, Step: &o})
+			t.event(api.Event{Type: api.EventStepScheduled, Seq: c.Seq, Name: c.Name, Payload: api.Payload(pl), Step: &o})
 			info := store.StepInfo{
 				ScheduledEventID: t.lastEventID(), Name: c.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
 				IdempotencyKey: fmt.Sprintf("%s/%d", r.key.RunID, c.Seq), ScheduledTime: t.now,
@@ -166,7 +166,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			if err != nil {
 				return err
 			}
-			t.event(api.Event{Type: api.EventChildInitiated, Seq: c.Seq, Name: c.Name, Payload: pl, Child: &api.ChildAttrs{Options: o}})
+			t.event(api.Event{Type: api.EventChildInitiated, Seq: c.Seq, Name: c.Name, Payload: api.Payload(pl), Child: &api.ChildAttrs{Options: o}})
 			reqID := fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)
 			put(&x.Children, c.Seq, store.ChildInfo{InitiatedEventID: t.lastEventID(), Namespace: o.Namespace, WorkflowID: o.WorkflowID,
 				Type: c.Name, ParentClosePolicy: int8(o.ParentClose), CreateRequestID: reqID})
@@ -182,7 +182,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				if err != nil {
 					return err
 				}
-				t.event(api.Event{Type: api.EventSignalExternal, Seq: c.Seq, Name: c.Name, Payload: pl, Target: c.Target})
+				t.event(api.Event{Type: api.EventSignalExternal, Seq: c.Seq, Name: c.Name, Payload: api.Payload(pl), Target: c.Target})
 				put(&x.Signals, c.Seq, store.SignalInfo{InitiatedEventID: t.lastEventID(), Target: target, Name: c.Name, Input: pl, RequestID: reqID})
 				t.transfer(transferSignal, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Target: &target, RequestID: reqID})
 			} else {
@@ -195,13 +195,13 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			if err != nil {
 				return err
 			}
-			t.event(api.Event{Type: api.EventSideEffect, Seq: c.Seq, Payload: pl})
+			t.event(api.Event{Type: api.EventSideEffect, Seq: c.Seq, Payload: api.Payload(pl)})
 		case api.CommandComplete:
 			pl, err := t.payload(r.key, c.Payload)
 			if err != nil {
 				return err
 			}
-			t.event(api.Event{Type: api.EventWorkflowCompleted, Payload: pl})
+			t.event(api.Event{Type: api.EventWorkflowCompleted, Payload: api.Payload(pl)})
 			t.closeRun(store.StatusCompleted, pl, nil, "")
 		case api.CommandFail:
 			t.event(api.Event{Type: api.EventWorkflowFailed, Failure: c.Failure})
@@ -263,7 +263,7 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 	if err != nil {
 		return err
 	}
-	t.event(api.Event{Type: api.EventWorkflowContinuedAsNew, Name: spec.Req.WorkflowType, Payload: pl, Target: &api.Target{WorkflowID: next.WorkflowID, RunID: next.RunID}})
+	t.event(api.Event{Type: api.EventWorkflowContinuedAsNew, Name: spec.Req.WorkflowType, Payload: api.Payload(pl), Target: &api.Target{WorkflowID: next.WorkflowID, RunID: next.RunID}})
 	t.closeRun(store.StatusContinuedAsNew, store.Payload{}, nil, next.RunID)
 	w, err := nt.write()
 	if err != nil {
@@ -299,7 +299,7 @@ func (t *txn) initRun(spec *startSpec) error {
 		Info: store.RunInfo{
 			Type: q.WorkflowType, Queue: queueOrDefault(q.Queue), Priority: q.Priority, BusinessKey: q.BusinessKey,
 			Parent: spec.Parent, ParentInitiated: spec.ParentSeq, Root: spec.Root, CreateRequestID: q.RequestID,
-			StartTime: t.now, RunTimeout: q.RunTimeout, ContinuedFrom: spec.ContinuedFrom, Memo: q.Memo, SearchAttributes: q.Attributes,
+			StartTime: t.now, RunTimeout: q.RunTimeout, ContinuedFrom: spec.ContinuedFrom, Memo: convertMemo[[]byte](q.Memo), SearchAttributes: q.Attributes,
 		},
 	}
 	t.exec, t.expected = x, 0
@@ -308,7 +308,7 @@ func (t *txn) initRun(spec *startSpec) error {
 	if err != nil {
 		return err
 	}
-	t.event(api.Event{Type: api.EventWorkflowStarted, Name: q.WorkflowType, Payload: pl, Identity: q.Identity, Start: &api.StartAttrs{
+	t.event(api.Event{Type: api.EventWorkflowStarted, Name: q.WorkflowType, Payload: api.Payload(pl), Identity: q.Identity, Start: &api.StartAttrs{
 		Queue: x.Info.Queue, Priority: q.Priority, RunTimeout: q.RunTimeout, Parent: spec.Parent, ParentSeq: spec.ParentSeq,
 		ContinuedFrom: spec.ContinuedFrom, BusinessKey: q.BusinessKey, Memo: q.Memo, Attributes: q.Attributes, RequestID: q.RequestID,
 	}})
@@ -317,7 +317,7 @@ func (t *txn) initRun(spec *startSpec) error {
 		if err != nil {
 			return err
 		}
-		t.event(api.Event{Type: api.EventSignalReceived, Name: sig.Name, Payload: spl, Identity: sig.Identity})
+		t.event(api.Event{Type: api.EventSignalReceived, Name: sig.Name, Payload: api.Payload(spl), Identity: sig.Identity})
 		if sig.RequestID != "" {
 			// A signal-with-start retried after it started the run signals it no more.
 			t.part.requests = append(t.part.requests, store.Request{Kind: store.RequestSignal, Namespace: k.Namespace, WorkflowID: k.WorkflowID,

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -218,7 +217,7 @@ func (t *txn) event(e api.Event) {
 	if e.Type.IsInput() {
 		t.inputs++
 		if t.buffer {
-			b, _ := json.Marshal(e)
+			b, _ := api.MarshalStored(e)
 			t.exec.BufferedEvents = append(t.exec.BufferedEvents, b)
 			return
 		}
@@ -337,6 +336,19 @@ func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
 	return maps.Clone(m)
 }
 
+// convertMemo converts a memo between the API's values and the run
+// state's bytes: the same bytes under two types.
+func convertMemo[To, From ~[]byte](m map[string]From) map[string]To {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]To, len(m))
+	for k, v := range m {
+		out[k] = To(v)
+	}
+	return out
+}
+
 func cloneExecution(x *store.Execution) *store.Execution {
 	c := *x
 	c.Steps = cloneMap(x.Steps)
@@ -376,7 +388,7 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 	x.Info.CloseTime = t.now
 	x.Outcome = &store.Outcome{Output: output, NextRunID: nextRunID}
 	if failure != nil {
-		x.Outcome.Failure, _ = json.Marshal(failure)
+		x.Outcome.Failure, _ = api.MarshalStored(failure)
 	}
 	x.Task.Pending = false
 	if t.current == store.CurrentNone && nextRunID == "" {
@@ -431,7 +443,7 @@ func (e *Engine) result(ctx context.Context, shardID int32, x *store.Execution) 
 	res.Output = out
 	if len(x.Outcome.Failure) > 0 {
 		res.Failure = &api.Failure{}
-		if err := json.Unmarshal(x.Outcome.Failure, res.Failure); err != nil {
+		if err := api.UnmarshalStored(x.Outcome.Failure, res.Failure); err != nil {
 			return res, fmt.Errorf("engine: decode failure of %s: %w", x.RunKey, err)
 		}
 	}

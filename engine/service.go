@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -251,7 +250,7 @@ func (e *Engine) signalOn(ctx context.Context, s *shard, req api.SignalRequest) 
 		if err != nil {
 			return err
 		}
-		t.event(api.Event{Type: api.EventSignalReceived, Name: req.Name, Payload: pl, Identity: req.Identity})
+		t.event(api.Event{Type: api.EventSignalReceived, Name: req.Name, Payload: api.Payload(pl), Identity: req.Identity})
 		return nil
 	})
 }
@@ -399,7 +398,7 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 		x := r.exec
 		d = api.Description{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, WorkflowType: x.Info.Type,
 			Status: x.Status, Queue: x.Info.Queue, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, NextEventID: x.NextEventID,
-			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: x.Info.Memo, Parent: x.Info.Parent}
+			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: convertMemo[api.Value](x.Info.Memo), Parent: x.Info.Parent}
 		for seq, st := range x.Steps {
 			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure}
 			if sr := r.steps[seq]; sr != nil {
@@ -421,7 +420,7 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 		sort.Slice(d.Children, func(i, j int) bool { return d.Children[i].Seq < d.Children[j].Seq })
 		if x.Task.Attempt > 0 && len(x.Task.FailedCause) > 0 {
 			d.WorkflowTaskFailure = &api.Failure{}
-			if err := json.Unmarshal(x.Task.FailedCause, d.WorkflowTaskFailure); err != nil {
+			if err := api.UnmarshalStored(x.Task.FailedCause, d.WorkflowTaskFailure); err != nil {
 				d.WorkflowTaskFailure = &api.Failure{Kind: api.KindApplication, Message: string(x.Task.FailedCause)}
 			}
 		}

@@ -301,7 +301,7 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 		if err != nil {
 			return nil, err
 		}
-		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: pl, Identity: req.Identity})
+		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: api.Payload(pl), Identity: req.Identity})
 		delete(t.exec.Steps, tok.Seq)
 		t.onCommit(func() { r.forgetStep(tok.Seq) })
 		return r.deliver(ctx, t)
@@ -491,7 +491,7 @@ func (r *run) stepInput(ctx context.Context, info store.StepInfo) (store.Payload
 		}
 		for _, ev := range evs {
 			if ev.ID == info.ScheduledEventID {
-				return ev.Payload, nil
+				return store.Payload(ev.Payload), nil
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"container/heap"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -52,7 +51,7 @@ type taskData struct {
 }
 
 func encodeTaskData(d *taskData) []byte {
-	b, err := json.Marshal(d)
+	b, err := api.MarshalStored(d)
 	if err != nil {
 		panic(fmt.Sprintf("engine: encode task data: %v", err))
 	}
@@ -64,7 +63,7 @@ func decodeTaskData(b []byte) (*taskData, error) {
 	if len(b) == 0 {
 		return &d, nil
 	}
-	if err := json.Unmarshal(b, &d); err != nil {
+	if err := api.UnmarshalStored(b, &d); err != nil {
 		return nil, fmt.Errorf("engine: decode task data: %w", err)
 	}
 	return &d, nil

@@ -271,16 +271,18 @@ func (e *Engine) notifyParentOn(ctx context.Context, s *shard, child store.RunKe
 			t.event(api.Event{Type: api.EventChildStarted, Seq: d.Seq, Name: c.Type,
 				Child: &api.ChildAttrs{Options: api.ChildOptions{Namespace: c.Namespace, WorkflowID: c.WorkflowID}, RunID: child.RunID}})
 		}
-		ev := api.Event{Type: api.EventChildClosed, Seq: d.Seq, Name: c.Type, Payload: store.Payload{},
+		ev := api.Event{Type: api.EventChildClosed, Seq: d.Seq, Name: c.Type,
 			Child: &api.ChildAttrs{Options: api.ChildOptions{Namespace: c.Namespace, WorkflowID: c.WorkflowID}, RunID: child.RunID, Status: d.Status.String()}}
 		if d.Status == store.StatusCompleted {
 			data, err := e.resolve(ctx, e.shardID(child.Namespace, child.WorkflowID), child, d.Input)
 			if err != nil {
 				return false, err
 			}
-			if ev.Payload, err = t.payload(r.key, data); err != nil {
+			pl, err := t.payload(r.key, data)
+			if err != nil {
 				return false, err
 			}
+			ev.Payload = api.Payload(pl)
 		} else {
 			cause := d.Failure
 			if cause == nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -169,7 +168,7 @@ func inlineDocs(events []api.Event, docs []store.Document) []api.Event {
 		if ev.Payload.Doc != nil {
 			for _, d := range docs {
 				if d.ID == ev.Payload.Doc.ID {
-					ev.Payload = store.Payload{Data: d.Data}
+					ev.Payload = api.Payload{Data: d.Data}
 				}
 			}
 		}
@@ -188,11 +187,11 @@ func (e *Engine) resolveEvents(ctx context.Context, shardID int32, run store.Run
 		if out == nil {
 			out = append([]api.Event(nil), events...)
 		}
-		data, err := e.resolve(ctx, shardID, run, ev.Payload)
+		data, err := e.resolve(ctx, shardID, run, store.Payload(ev.Payload))
 		if err != nil {
 			return nil, err
 		}
-		out[i].Payload = store.Payload{Data: data}
+		out[i].Payload = api.Payload{Data: data}
 	}
 	if out == nil {
 		return events, nil
@@ -326,7 +325,7 @@ func (t *txn) flushBuffered() error {
 	t.buffer = false
 	for _, b := range buffered {
 		var e api.Event
-		if err := json.Unmarshal(b, &e); err != nil {
+		if err := api.UnmarshalStored(b, &e); err != nil {
 			return fmt.Errorf("engine: decode buffered event of %s: %w", t.r.key, err)
 		}
 		t.event(e)
@@ -543,7 +542,7 @@ func (e *Engine) failWTOn(ctx context.Context, s *shard, tok wtToken, req api.Fa
 			t.event(api.Event{Type: api.EventWorkflowTaskFailed, Failure: req.Failure, Identity: req.Identity, Reason: req.Failure.Kind})
 		}
 		t.exec.Task.Attempt++
-		t.exec.Task.FailedCause, _ = json.Marshal(req.Failure)
+		t.exec.Task.FailedCause, _ = api.MarshalStored(req.Failure)
 		attempt := t.exec.Task.Attempt
 		if err := r.commit(ctx, t); err != nil {
 			return err

@@ -256,7 +256,27 @@ var (
 	durationType = reflect.TypeFor[time.Duration]()
 	statusType   = reflect.TypeFor[store.RunStatus]()
 	rawType      = reflect.TypeFor[json.RawMessage]()
+	valueType    = reflect.TypeFor[api.Value]()
+	payloadType  = reflect.TypeFor[api.Payload]()
 )
+
+// base64Pattern is what Go's standard base64 decodes (padded, without line
+// breaks).
+const base64Pattern = `^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`
+
+// valueSchema is an api.Value's: any JSON value but an explicit form that
+// does not decode ($base64 with other than base64, $document where a value
+// goes).
+func valueSchema() map[string]any {
+	return map[string]any{
+		"description": `any JSON value; bytes that are not JSON as {"$base64": "..."}, and a JSON object whose only key is $base64, $json or $document wrapped as {"$json": value}`,
+		"not": map[string]any{"anyOf": []any{
+			map[string]any{"type": "object", "required": []any{"$base64"}, "maxProperties": 1,
+				"properties": map[string]any{"$base64": map[string]any{"not": map[string]any{"type": "string", "pattern": base64Pattern}}}},
+			map[string]any{"type": "object", "required": []any{"$document"}, "maxProperties": 1},
+		}},
+	}
+}
 
 // enums are the types whose values are a fixed list.
 var enums = map[reflect.Type][]any{
@@ -304,6 +324,10 @@ func (g *schemas) of(t reflect.Type, d direction) map[string]any {
 		return map[string]any{"type": "integer", "format": "int64", "minimum": 0, "maximum": int64(math.MaxInt64), "description": "nanoseconds"}
 	case rawType:
 		return map[string]any{}
+	case valueType:
+		return valueSchema()
+	case payloadType:
+		return map[string]any{"description": `the payload's JSON value (as a Value's), or {"$document": {"id": ..., "size": ...}} for a payload stored as a document of the run`}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -366,6 +390,9 @@ func (g *schemas) of(t reflect.Type, d direction) map[string]any {
 // empty one); other null elements are refused.
 func (g *schemas) element(t reflect.Type, d direction) map[string]any {
 	s := g.of(t, d)
+	if t == valueType {
+		return s // admits null already
+	}
 	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
 		return orNull(s) // a null value in a map of bytes is kept, and shown
 	}
@@ -427,7 +454,7 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	}
 	constraints := map[string]any{}
 	kind := f.Type.Kind()
-	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8
+	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 && f.Type != valueType
 	if f.Tag.Get("id") == "true" {
 		constraints["maxLength"], constraints["pattern"] = store.MaxIDChars, noNUL
 	}
@@ -477,7 +504,7 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 			elem = clone(elem)
 			if f.Type.Elem().Kind() == reflect.String {
 				elem["maxLength"] = n
-			} else if f.Type.Elem().Kind() == reflect.Slice && f.Type.Elem().Elem().Kind() == reflect.Uint8 {
+			} else if f.Type.Elem().Kind() == reflect.Slice && f.Type.Elem().Elem().Kind() == reflect.Uint8 && f.Type.Elem() != valueType {
 				elem["maxLength"] = 4 * ((n + 2) / 3)
 			}
 			constraints[key] = elem

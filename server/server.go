@@ -33,16 +33,17 @@ import (
 // Options configure a handler.
 type Options struct {
 	// MaxBody bounds a request body (default 64 MiB: the store's 16 MiB
-	// payload limit, base64-encoded, with room for the rest). A body whose
-	// Content-Length is above it is refused (413) before it is read; one
-	// without a Content-Length is read up to it, never further.
+	// payload limit, base64-encoded if it is not JSON, with room for the
+	// rest). A body whose Content-Length is above it is refused (413)
+	// before it is read; one without a Content-Length is read up to it,
+	// never further.
 	MaxBody int64
 	// BodyMemory bounds the request-body bytes the server holds at once,
 	// from reading them until the request is answered (default 128 MiB,
 	// at least MaxBody). A body waits up to BodyWait (default 5s) for room,
 	// then is answered 503 unavailable with Retry-After: 1. Decoding adds
-	// at most 3/4 of a body's bytes (its base64 payloads), so bodies take
-	// at most about twice BodyMemory of the heap.
+	// at most a body's bytes again (its payloads, copied out of it), so
+	// bodies take at most about twice BodyMemory of the heap.
 	BodyMemory int64
 	BodyWait   time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
@@ -460,7 +461,7 @@ type NamespaceList struct {
 
 // QueryResult is a query's answer.
 type QueryResult struct {
-	Result []byte `json:"result,omitempty"`
+	Result api.Value `json:"result,omitempty"`
 }
 
 // Count is a count of runs.

@@ -20,7 +20,7 @@ func waitForGo(ctx sdk.Context, _ []byte) ([]byte, error) {
 func started(t *testing.T, id string) *sdk.Instance {
 	t.Helper()
 	inst := sdk.NewInstance(sdk.Info{WorkflowID: id, RunID: id}, waitForGo, nil)
-	if _, err := inst.Execute([]api.Event{{ID: 1, Type: api.EventWorkflowStarted, Payload: store.Payload{Data: []byte("null")}}}, time.Now()); err != nil {
+	if _, err := inst.Execute([]api.Event{{ID: 1, Type: api.EventWorkflowStarted, Payload: api.Payload{Data: []byte("null")}}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	inst.LastEventID = 3

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
-	"github.com/strandhq/strand/store"
 )
 
 // race waits for a timer or a "go" signal, whichever comes first, then
@@ -28,7 +27,7 @@ func race(ctx Context, _ []byte) ([]byte, error) {
 }
 
 func started(id int64) api.Event {
-	return api.Event{ID: id, Type: api.EventWorkflowStarted, Payload: store.Payload{Data: []byte("null")}}
+	return api.Event{ID: id, Type: api.EventWorkflowStarted, Payload: api.Payload{Data: []byte("null")}}
 }
 
 func types(cmds []api.Command) string {
@@ -45,7 +44,7 @@ func TestExecuteAndReplay(t *testing.T) {
 	defer inst.Close()
 	// The signal arrives with the start: the selector takes it, the timer
 	// is canceled.
-	sig := api.Event{ID: 2, Type: api.EventSignalReceived, Name: "go", Payload: store.Payload{Data: []byte(`"now"`)}}
+	sig := api.Event{ID: 2, Type: api.EventSignalReceived, Name: "go", Payload: api.Payload{Data: []byte(`"now"`)}}
 	cmds, err := inst.Execute([]api.Event{started(1), sig}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +67,7 @@ func TestExecuteAndReplay(t *testing.T) {
 		t.Fatalf("last event %d", replayed.LastEventID)
 	}
 	// The step completes: the workflow completes.
-	cmds, err = replayed.Execute([]api.Event{{ID: 6, Type: api.EventStepCompleted, Seq: 2, Payload: store.Payload{Data: []byte(`"ok"`)}}}, now)
+	cmds, err = replayed.Execute([]api.Event{{ID: 6, Type: api.EventStepCompleted, Seq: 2, Payload: api.Payload{Data: []byte(`"ok"`)}}}, now)
 	if err != nil || types(cmds) != "CompleteWorkflow" || string(cmds[0].Payload) != `"ok"` {
 		t.Fatalf("commands %s %v", types(cmds), err)
 	}
@@ -99,7 +98,7 @@ func TestSideEffectsAreRecordedOnce(t *testing.T) {
 		t.Fatalf("%s %v", types(cmds), err)
 	}
 	history := []api.Event{started(1), {ID: 2, Type: api.EventWorkflowTaskCompleted},
-		{ID: 3, Type: api.EventSideEffect, Seq: 1, Payload: store.Payload{Data: []byte("7")}},
+		{ID: 3, Type: api.EventSideEffect, Seq: 1, Payload: api.Payload{Data: []byte("7")}},
 		{ID: 4, Type: api.EventWorkflowCompleted}}
 	again := NewInstance(Info{RunID: "r"}, wf, nil)
 	defer again.Close()

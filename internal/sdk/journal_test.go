@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
-	"github.com/strandhq/strand/store"
 )
 
 // TestResumeFromJournal: an instance resumed from another's journal is in
@@ -29,7 +28,7 @@ func TestResumeFromJournal(t *testing.T) {
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sig := func(id int64) api.Event {
-		return api.Event{ID: id, Type: api.EventSignalReceived, Name: "go", Payload: store.Payload{Data: []byte(`"now"`)}}
+		return api.Event{ID: id, Type: api.EventSignalReceived, Name: "go", Payload: api.Payload{Data: []byte(`"now"`)}}
 	}
 	live := NewInstance(Info{RunID: "r"}, wf, nil)
 	defer live.Close()
@@ -63,7 +62,7 @@ func TestResumeFromJournal(t *testing.T) {
 
 	// From history: the replayed instance's journal resumes as well.
 	history := []api.Event{started(1), {ID: 2, Type: api.EventWorkflowTaskCompleted, Time: t0},
-		{ID: 3, Type: api.EventSideEffect, Seq: 1, Payload: store.Payload{Data: []byte("41")}}, sig(4)}
+		{ID: 3, Type: api.EventSideEffect, Seq: 1, Payload: api.Payload{Data: []byte("41")}}, sig(4)}
 	replayed := NewInstance(Info{RunID: "r"}, wf, nil)
 	defer replayed.Close()
 	if err := replayed.Replay(history); err != nil {
@@ -89,7 +88,7 @@ func TestResumeFromJournal(t *testing.T) {
 func TestJournalBound(t *testing.T) {
 	inst := NewInstance(Info{RunID: "r"}, race, nil)
 	defer inst.Close()
-	big := api.Event{ID: 2, Type: api.EventSignalReceived, Name: "other", Payload: store.Payload{Data: []byte(`"` + strings.Repeat("x", maxJournal) + `"`)}}
+	big := api.Event{ID: 2, Type: api.EventSignalReceived, Name: "other", Payload: api.Payload{Data: []byte(`"` + strings.Repeat("x", maxJournal) + `"`)}}
 	if _, err := inst.Execute([]api.Event{started(1), big}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestJournalKeepsWhatReplayReads(t *testing.T) {
 	defer inst.Close()
 	start := started(1)
 	start.Identity = "caller-identity"
-	start.Start = &api.StartAttrs{Queue: "orders", RequestID: "request-id-123", Memo: map[string][]byte{"note": []byte("memo-value")}}
+	start.Start = &api.StartAttrs{Queue: "orders", RequestID: "request-id-123", Memo: map[string]api.Value{"note": api.Value(`"memo-value"`)}}
 	if _, err := inst.Execute([]api.Event{start}, time.Now()); err != nil {
 		t.Fatal(err)
 	}

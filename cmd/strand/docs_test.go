@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOperationsCurlExample runs the curl example of docs/operations.md as
+// written, with real curl against a real server (on a free port: the
+// example's address is replaced) and the test worker.
+func TestOperationsCurlExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	script := fencedBlock(t, filepath.Join("..", "..", "docs", "operations.md"), "### Calling the API with curl")
+	bin := binaries(t, "strand", "testworker")
+	addr := freePort(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr)
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", "http://"+addr)
+
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8233", "http://"+addr)
+	out, err := exec.Command("bash", "-euo", "pipefail", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	t.Logf("the example printed:\n%s", out)
+	for _, want := range []string{`"started":true`, `"status":"completed","output":"laptop approved by ADA"`} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the example printed no %s:\n%s", want, out)
+		}
+	}
+	hist, err := exec.Command("curl", "-sS", "http://"+addr+"/api/v1/namespaces/default/workflows/po-7/history").CombinedOutput()
+	if err != nil {
+		t.Fatalf("history: %v %s", err, hist)
+	}
+	for _, want := range []string{`"payload":"laptop"`, `"memo":{"cost":{"eur":1200}}`, `"payload":"ada"`} {
+		if !strings.Contains(string(hist), want) {
+			t.Fatalf("the history has no %s:\n%s", want, hist)
+		}
+	}
+}
+
+// fencedBlock returns the first fenced code block after heading in the
+// Markdown file path.
+func fencedBlock(t *testing.T, path, heading string) string {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no heading %q", path, heading)
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	if !ok {
+		t.Fatalf("%s: no code block under %q", path, heading)
+	}
+	block, _, ok = strings.Cut(block, "```")
+	if !ok {
+		t.Fatalf("%s: the code block under %q does not end", path, heading)
+	}
+	return block
+}
