@@ -38,6 +38,9 @@ type Options struct {
 	// before it is read; one without a Content-Length is read up to it,
 	// never further.
 	MaxBody int64
+	// Console, when set, serves the GET and HEAD requests outside /api/
+	// that no other route takes (the web console, package console).
+	Console http.Handler
 	// BodyMemory bounds the request-body bytes the server holds at once,
 	// from reading them until the request is answered (default 128 MiB,
 	// at least MaxBody). A body waits up to BodyWait (default 5s) for room,
@@ -147,6 +150,10 @@ func New(svc api.Service, opts Options) http.Handler {
 		patterns = append(patterns, r.Method+" "+r.Path)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if opts.Console != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !isAPIPath(r.URL.Path) {
+			opts.Console.ServeHTTP(w, r)
+			return
+		}
 		if allow := allowed(patterns, r.URL.EscapedPath()); allow != nil {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeJSON(w, http.StatusMethodNotAllowed, Error{Code: CodeMethodNotAllowed,
@@ -458,6 +465,10 @@ type DefinitionList struct {
 type NamespaceList struct {
 	Namespaces []api.Namespace `json:"namespaces"`
 }
+
+// isAPIPath reports a path of the API (under /api/), which the console
+// never answers.
+func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
 
 // QueryResult is a query's answer.
 type QueryResult struct {

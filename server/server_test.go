@@ -298,3 +298,42 @@ func TestPayloadLimits(t *testing.T) {
 		t.Fatalf("a refused start left a run: %v", err)
 	}
 }
+
+// TestConsoleRoutes: the console takes the GET and HEAD requests outside
+// /api/ that no route takes; the API's paths, and other methods, keep the
+// API's JSON answers.
+func TestConsoleRoutes(t *testing.T) {
+	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	console := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "console "+r.URL.Path) })
+	srv := httptest.NewServer(server.New(eng, server.Options{Console: console}))
+	defer srv.Close()
+	for _, c := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/", 200, "console /"},
+		{"GET", "/namespaces/default/runs", 200, "console /namespaces/default/runs"},
+		{"GET", "/healthz", 200, `"ok"`},
+		{"GET", "/api/v1/nope", 404, `"not_found"`},
+		{"GET", "/api", 404, `"not_found"`},
+		{"GET", "/api/v1/namespaces", 200, `"namespaces"`},
+		{"POST", "/namespaces/default/runs", 404, `"not_found"`},
+		{"POST", "/healthz", 405, `"method_not_allowed"`},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(body), c.body) {
+			t.Errorf("%s %s: %d %s, want %d with %s", c.method, c.path, resp.StatusCode, body, c.status, c.body)
+		}
+	}
+}

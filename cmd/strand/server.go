@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
@@ -28,8 +29,10 @@ func newServerCommand() *cobra.Command {
 		drain    time.Duration
 		idle     time.Duration
 		config   string
-		sopts    server.Options
-		eopts    engine.Options
+		// withConsole serves the web console beside the API.
+		withConsole bool
+		sopts       server.Options
+		eopts       engine.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -93,7 +96,7 @@ func newServerCommand() *cobra.Command {
 			defer drainNow()
 			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
-				PollRate: sopts.PollRate, Draining: draining}),
+				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole)}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -127,6 +130,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&sopts.BodyMemory, "body-memory", 128<<20, "request-body bytes held at once across the server; a body that finds no room within 5s gets 503 with Retry-After")
 	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept open")
+	cmd.Flags().BoolVar(&withConsole, "console", true, "serve the web console at / (--console=false: the API alone)")
 	cmd.Flags().StringVar(&eopts.Address, "advertise", "", "the URL other nodes reach this one at (default http://LISTEN)")
 	cmd.Flags().StringVar(&eopts.Identity, "node-id", "", "this node's name in the nodes table (default host:pid)")
 	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")
@@ -135,4 +139,13 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	return cmd
+}
+
+// consoleHandler is the web console's handler, or nil (none) when the
+// server is not to serve it.
+func consoleHandler(serve bool) http.Handler {
+	if !serve {
+		return nil
+	}
+	return console.Handler()
 }

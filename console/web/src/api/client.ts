@@ -1,0 +1,80 @@
+// The HTTP side of the API client: one request function, and the error it
+// throws when the server refuses a call.
+
+/** The JSON body of every error response of the API. */
+export interface ErrorBody {
+  code: string
+  message: string
+  field?: string
+  workflow_id?: string
+  run_id?: string
+}
+
+/** A call the server answered with an error status, carrying its body. */
+export class ApiError extends Error {
+  readonly status: number
+  readonly body: ErrorBody
+
+  constructor(status: number, body: ErrorBody) {
+    super(body.message)
+    this.name = 'ApiError'
+    this.status = status
+    this.body = body
+  }
+
+  /** The stable error code ("not_found", "run_closed", ...). */
+  get code(): string {
+    return this.body.code
+  }
+}
+
+/** The API's base path; the console is served by the same server. */
+const prefix = '/api/v1'
+
+/** Escapes each value for use as one path segment. */
+export function path(strings: TemplateStringsArray, ...values: string[]): string {
+  return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i] ?? '') : ''), '')
+}
+
+interface RequestOptions {
+  body?: unknown
+  query?: Record<string, string | undefined>
+  signal?: AbortSignal
+}
+
+/**
+ * Calls the API and decodes its JSON answer (undefined for 204). Any other
+ * status throws an ApiError with the server's error body, or one made up from
+ * the status when the body is not the API's.
+ */
+export async function request<T>(method: string, route: string, opts: RequestOptions = {}): Promise<T> {
+  let url = prefix + route
+  if (opts.query) {
+    const q = new URLSearchParams()
+    for (const [k, v] of Object.entries(opts.query)) {
+      if (v !== undefined && v !== '') q.set(k, v)
+    }
+    const s = q.toString()
+    if (s) url += '?' + s
+  }
+  const init: RequestInit = { method, headers: { Accept: 'application/json' }, signal: opts.signal ?? null }
+  if (opts.body !== undefined) {
+    init.headers = { ...init.headers, 'Content-Type': 'application/json' }
+    init.body = JSON.stringify(opts.body)
+  }
+  const res = await fetch(url, init)
+  if (res.status === 204) return undefined as T
+  const text = await res.text()
+  if (!res.ok) throw new ApiError(res.status, errorBody(res, text))
+  return (text ? JSON.parse(text) : undefined) as T
+}
+
+function errorBody(res: Response, text: string): ErrorBody {
+  try {
+    const body = JSON.parse(text) as Partial<ErrorBody>
+    if (typeof body.code === 'string' && typeof body.message === 'string') return body as ErrorBody
+  } catch {
+    // Not the API's JSON (a proxy's page, say): report the status below.
+  }
+  return { code: `http_${res.status}`, message: text.trim() || `${res.status} ${res.statusText}` }
+}

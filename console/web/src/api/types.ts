@@ -1,0 +1,261 @@
+// The API's request and response bodies, by their JSON names (package api
+// and package store of the Go module). Times are RFC 3339 strings; durations
+// are integers of nanoseconds.
+
+/** A run's status: running, or how it closed. */
+export type RunStatus =
+  'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'continued_as_new' | 'timed_out'
+
+/** Every status, in the order the console lists them. */
+export const runStatuses: readonly RunStatus[] = [
+  'running',
+  'completed',
+  'failed',
+  'canceled',
+  'terminated',
+  'continued_as_new',
+  'timed_out',
+]
+
+/**
+ * A payload (workflow input, result, signal value, query args and answer,
+ * memo value, event payload) is any JSON value as it is, except for three
+ * wrapped forms that payload.ts decodes: {"$base64": "..."} for bytes that
+ * are not JSON, {"$document": {id, size}} for a payload stored apart, and
+ * {"$json": value} for a value that would look like one of them.
+ */
+export type Payload = unknown
+
+/** Nanoseconds. */
+export type Duration = number
+
+/** A namespace and how long its closed runs are kept. */
+export interface Namespace {
+  name: string
+  description?: string
+  retention?: Duration
+  data?: Record<string, string>
+  version?: number
+  created_at?: string
+  updated_at?: string
+}
+
+/** GET /namespaces. */
+export interface NamespaceList {
+  namespaces: Namespace[]
+}
+
+/** A run's key as the store writes it. */
+export interface RunKey {
+  ns: string
+  wf: string
+  run: string
+}
+
+/** A failure: of a step, a child, the workflow or a query. */
+export interface Failure {
+  kind: string
+  type?: string
+  message: string
+  non_retryable?: boolean
+  step?: string
+  seq?: number
+  attempt?: number
+  workflow_id?: string
+  run_id?: string
+  details?: Payload
+  cause?: Failure
+}
+
+/** The filter of workflow-search and workflow-count. */
+export interface ListRequest {
+  workflow_id?: string
+  workflow_type?: string
+  statuses?: RunStatus[]
+  started_after?: string
+  started_before?: string
+  business_key?: string
+  attributes?: Record<string, string>
+  page_size?: number
+  page_token?: string
+}
+
+/** What listing shows of a run. */
+export interface VisibilityRecord {
+  namespace: string
+  workflow_id: string
+  run_id: string
+  workflow_type: string
+  status: RunStatus
+  start_time: string
+  close_time?: string
+  business_key?: string
+  attributes?: Record<string, string>
+  version: number
+}
+
+/** A page of runs. */
+export interface ListResponse {
+  runs: VisibilityRecord[] | null
+  next_page_token?: string
+}
+
+/** A count of runs. */
+export interface Count {
+  count: number
+}
+
+/** A step that has not closed. */
+export interface PendingStep {
+  seq: number
+  name: string
+  state: string
+  attempt: number
+  scheduled_time: string
+  started_time?: string
+  last_heartbeat?: string
+  last_failure?: string
+}
+
+/** A timer that has not fired. */
+export interface PendingTimer {
+  seq: number
+  fire_time: string
+}
+
+/** A child workflow that has not closed. */
+export interface PendingChild {
+  seq: number
+  workflow_id: string
+  run_id?: string
+  workflow_type: string
+}
+
+/** What describe shows of a run. */
+export interface Description {
+  namespace: string
+  workflow_id: string
+  run_id: string
+  workflow_type: string
+  status: RunStatus
+  queue: string
+  start_time: string
+  close_time?: string
+  next_event_id: number
+  business_key?: string
+  attributes?: Record<string, string>
+  memo?: Record<string, Payload>
+  parent?: RunKey
+  pending_steps?: PendingStep[]
+  pending_timers?: PendingTimer[]
+  pending_children?: PendingChild[]
+  workflow_task_failure?: Failure
+}
+
+/** A step's queue, timeouts and retry policy. */
+export interface StepOptions {
+  queue?: string
+  priority?: number
+  schedule_to_start?: Duration
+  start_to_close?: Duration
+  schedule_to_close?: Duration
+  heartbeat?: Duration
+  retry?: {
+    initial_interval?: Duration
+    backoff_coefficient?: number
+    maximum_interval?: Duration
+    maximum_attempts?: number
+    non_retryable_types?: string[]
+  }
+}
+
+/** A child workflow's options (or a continued-as-new run's). */
+export interface ChildOptions {
+  namespace?: string
+  workflow_id?: string
+  queue?: string
+  priority?: number
+  run_timeout?: Duration
+  parent_close?: number
+  id_reuse_policy?: number
+  memo?: Record<string, Payload>
+  business_key?: string
+  attributes?: Record<string, string>
+}
+
+/** What happened in a run. */
+export type EventType =
+  | 'WorkflowStarted'
+  | 'StepCompleted'
+  | 'StepFailed'
+  | 'StepTimedOut'
+  | 'StepCanceled'
+  | 'TimerFired'
+  | 'SignalReceived'
+  | 'CancelRequested'
+  | 'ChildStarted'
+  | 'ChildStartFailed'
+  | 'ChildClosed'
+  | 'ExternalSignaled'
+  | 'ExternalCancelRequested'
+  | 'WorkflowTaskCompleted'
+  | 'StepScheduled'
+  | 'StepCancelScheduled'
+  | 'TimerStarted'
+  | 'TimerCanceled'
+  | 'ChildInitiated'
+  | 'SignalExternalInitiated'
+  | 'CancelExternalInitiated'
+  | 'SideEffectRecorded'
+  | 'WorkflowCompleted'
+  | 'WorkflowFailed'
+  | 'WorkflowCanceled'
+  | 'WorkflowContinuedAsNew'
+  | 'WorkflowTerminated'
+  | 'WorkflowTimedOut'
+  | 'WorkflowTaskFailed'
+  | 'StepAttemptFailed'
+  | 'RunRecovered'
+
+/** One entry of a run's history; each type uses the fields it needs. */
+export interface HistoryEvent {
+  id: number
+  type: EventType
+  time: string
+  seq?: number
+  name?: string
+  attempt?: number
+  payload?: Payload
+  failure?: Failure
+  reason?: string
+  identity?: string
+  step?: StepOptions
+  timer?: { duration: Duration; fire_time: string }
+  child?: { options: ChildOptions; run_id?: string; status?: string }
+  start?: {
+    queue?: string
+    priority?: number
+    run_timeout?: Duration
+    parent?: RunKey
+    parent_seq?: number
+    continued_from?: string
+    business_key?: string
+    memo?: Record<string, Payload>
+    attributes?: Record<string, string>
+    request_id?: string
+    attempt?: number
+  }
+  target?: { namespace?: string; workflow_id: string; run_id?: string }
+  recovery?: { from_node: string; to_node: string; reoffered: number; workflow_task?: boolean; steps?: number[] }
+}
+
+/** A page of events. */
+export interface HistoryPage {
+  events: HistoryEvent[] | null
+  next_page_token?: string
+}
+
+/** A query's answer. */
+export interface QueryResult {
+  result?: Payload
+}

@@ -1,0 +1,101 @@
+import { getRouteApi } from '@tanstack/react-router'
+import { useMemo, useState } from 'react'
+import type { ListRequest } from '../../api/types'
+import { ErrorMessage } from '../../components/ErrorMessage'
+import { RefreshToggle } from '../../components/RefreshToggle'
+import { Filters } from './Filters'
+import { refreshMs, useRunsPage, useStatusCounts } from './queries'
+import { RunsTable } from './RunsTable'
+import { defaultPageSize, toFilter, type RunsSearch } from './search'
+import { StatusChips } from './StatusChips'
+
+const route = getRouteApi('/namespaces/$namespace/runs')
+
+/** The runs of a namespace: counts by status, filters and a paged table. */
+export function RunsPage() {
+  const { namespace } = route.useParams()
+  const search = route.useSearch()
+  const navigate = route.useNavigate()
+  const [live, setLive] = useState(true)
+  const filter = useMemo(() => toFilter(search), [search])
+  const { counts, error: countError } = useStatusCounts(namespace, filter, live)
+  const apply = (next: RunsSearch) => void navigate({ search: next })
+  // A new URL resets the form's draft, and starts the list again at its
+  // first page.
+  const urlKey = JSON.stringify([namespace, search])
+
+  return (
+    <section className="page" aria-labelledby="runs-title">
+      <div className="page-header">
+        <h1 id="runs-title">Runs</h1>
+      </div>
+      <Filters key={`filters ${urlKey}`} search={search} onApply={apply} />
+      <StatusChips namespace={namespace} search={search} counts={counts} error={countError} />
+      <RunsList
+        key={`list ${urlKey}`}
+        namespace={namespace}
+        search={search}
+        filter={filter}
+        live={live}
+        setLive={setLive}
+      />
+    </section>
+  )
+}
+
+interface RunsListProps {
+  namespace: string
+  search: RunsSearch
+  filter: ListRequest
+  live: boolean
+  setLive: (live: boolean) => void
+}
+
+/** The table with its pager: the tokens of the pages before this one are a stack. */
+function RunsList({ namespace, search, filter, live, setLive }: RunsListProps) {
+  const [pages, setPages] = useState<{ before: (string | undefined)[]; token: string | undefined }>({
+    before: [],
+    token: undefined,
+  })
+  const req: ListRequest = { ...filter, page_size: search.size ?? defaultPageSize }
+  if (search.status) req.statuses = [search.status]
+  if (pages.token) req.page_token = pages.token
+  const q = useRunsPage(namespace, req, live)
+  const next = q.data?.next_page_token
+  const runs = q.data?.runs ?? []
+
+  return (
+    <>
+      <div className="toolbar">
+        <div className="pager" role="group" aria-label="Pages">
+          <button
+            type="button"
+            disabled={pages.before.length === 0}
+            onClick={() => setPages({ before: pages.before.slice(0, -1), token: pages.before.at(-1) })}
+          >
+            ← Previous
+          </button>
+          <span className="muted">Page {pages.before.length + 1}</span>
+          <button
+            type="button"
+            disabled={!next || q.isPlaceholderData}
+            onClick={() => setPages({ before: [...pages.before, pages.token], token: next })}
+          >
+            Next →
+          </button>
+        </div>
+        <RefreshToggle
+          live={live}
+          onChange={setLive}
+          every={refreshMs / 1000}
+          updatedAt={q.dataUpdatedAt}
+          fetching={q.isFetching}
+        />
+      </div>
+      <ErrorMessage error={q.error} title="Listing runs failed" />
+      {q.isPending && <p className="muted">Loading runs…</p>}
+      {q.data &&
+        (runs.length > 0 ? <RunsTable runs={runs} now={q.dataUpdatedAt} /> : <p className="empty">No runs match.</p>)}
+    </>
+  )
+}
