@@ -52,6 +52,9 @@ type Service interface {
 	ListWorkflows(ctx context.Context, req ListRequest) (ListResponse, error)
 	CountWorkflows(ctx context.Context, req ListRequest) (int64, error)
 	GetHistory(ctx context.Context, req HistoryRequest) (HistoryPage, error)
+	// GetDocument reads a payload of a run stored apart, which an event
+	// names as {"$document": {"id": ...}}.
+	GetDocument(ctx context.Context, req DocumentRequest) (Value, error)
 
 	// PollWorkflowTask waits for a workflow task (or a query) of a queue;
 	// it returns nil when ctx ends first.
@@ -260,6 +263,13 @@ type HistoryRequest struct {
 	PageToken   []byte `json:"page_token,omitempty" max:"16384" token:"true"`
 	// Resolve replaces document references by the documents' bytes.
 	Resolve bool `json:"resolve,omitempty"`
+}
+
+// DocumentRequest names a document of a run.
+type DocumentRequest struct {
+	RunRef
+	// ID is the document's id (the hex SHA-256 of its bytes).
+	ID string `json:"id" max:"64"`
 }
 
 // HistoryPage is a page of events.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -197,6 +198,35 @@ func clusterInProcess(t *testing.T, st store.Store) {
 	wg.Wait()
 	if t.Failed() {
 		return
+	}
+	// Either node's overview and queues cover both nodes: each counted the
+	// runs of its own shards; the worker polls a alone.
+	for _, node := range []*clusterNode{a, b} {
+		o, err := node.eng.Overview(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parents api.TypeStats
+		for _, ts := range o.Types {
+			if strings.HasSuffix(ts.WorkflowType, "clusterParent") {
+				parents = ts
+			}
+		}
+		if parents.Started != n || parents.Closed != n || parents.Failed != 0 || o.Partial {
+			t.Errorf("overview: parents %+v, partial %v; want %d started and closed", parents, o.Partial, n)
+		}
+		queues, err := node.eng.ListQueues(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queues {
+			if len(q.Pollers) != 1 || q.Pollers[0].Node != "a" || q.SyncMatched+q.Backlogged == 0 {
+				t.Errorf("queue %s %s: pollers %+v, %d matched, %d backlogged", q.Kind, q.Name, q.Pollers, q.SyncMatched, q.Backlogged)
+			}
+		}
+		if len(queues) != 2 {
+			t.Errorf("queues: %+v; want the default workflow and step queues", queues)
+		}
 	}
 
 	// b leaves: it hands its shards back before Close returns (no shard

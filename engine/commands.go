@@ -271,6 +271,7 @@ func (r *run) continueAsNew(ctx context.Context, t *txn, c api.Command) error {
 	}
 	w.Current, w.PrevRunID = store.CurrentReplace, r.key.RunID
 	t.extra = append(t.extra, w)
+	t.after = append(t.after, nt.after...)
 	t.part.tasks = append(t.part.tasks, nt.part.tasks...)
 	t.part.docs = append(t.part.docs, nt.part.docs...)
 	return nil
@@ -308,6 +309,7 @@ func (t *txn) initRun(spec *startSpec) error {
 	if err != nil {
 		return err
 	}
+	t.onCommit(func() { t.r.s.e.stats.started(x.Info.StartTime, k.Namespace, x.Info.Type) })
 	t.event(api.Event{Type: api.EventWorkflowStarted, Name: q.WorkflowType, Payload: api.Payload(pl), Identity: q.Identity, Start: &api.StartAttrs{
 		Queue: x.Info.Queue, Priority: q.Priority, RunTimeout: q.RunTimeout, Parent: spec.Parent, ParentSeq: spec.ParentSeq,
 		ContinuedFrom: spec.ContinuedFrom, BusinessKey: q.BusinessKey, Memo: q.Memo, Attributes: q.Attributes, RequestID: q.RequestID,

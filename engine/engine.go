@@ -192,6 +192,8 @@ type Engine struct {
 	opts   Options
 	log    *slog.Logger
 	match  *matcher
+	// stats count the runs started and closed lately, for the overview.
+	stats *recentStats
 
 	// shards are this node's shards by id (nil: another node's, or none's
 	// yet); the controller (cluster.go) alone adds and removes them.
@@ -230,7 +232,7 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 	opts.setDefaults()
 	e := &Engine{
 		store: st, limits: st.Limits(), opts: opts, log: opts.Logger.With("engine", opts.Identity),
-		match: newMatcher(), namespaces: map[string]cachedNamespace{}, queries: map[string]*pendingQuery{},
+		match: newMatcher(), stats: newRecentStats(), namespaces: map[string]cachedNamespace{}, queries: map[string]*pendingQuery{},
 	}
 	// Tokens carry nonces: starting from the clock keeps a token handed out
 	// by an earlier life of this node from matching one of this life's.

@@ -58,6 +58,11 @@ type taskQueue struct {
 	// lastPoll is when a poll (a worker's or another node's leg) last
 	// began or ended here.
 	lastPoll time.Time
+	// seen are the workers that polled here lately, by identity.
+	seen map[string]*pollerSeen
+	// syncMatched and backlogged count the tasks handed to a waiting
+	// poller and those queued.
+	syncMatched, backlogged int64
 }
 
 // poller is one waiting poll; it takes exactly one item.
@@ -135,10 +140,12 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	q := m.queue(k)
 	if p := q.takePoller(); p != nil {
 		m.syncMatched++
+		q.syncMatched++
 		p.ch <- item
 		return
 	}
 	m.backlogged++
+	q.backlogged++
 	q.backlog[lane].PushBack(item)
 	q.size++
 }
@@ -171,6 +178,7 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 	if q := m.queues[k]; q != nil {
 		if p := q.takePoller(); p != nil {
 			m.syncMatched++
+			q.syncMatched++
 			return p
 		}
 	}
@@ -200,11 +208,15 @@ func (q *taskQueue) takePoller() *poller {
 
 // poll returns the next item of the queue, waiting until one comes or ctx
 // ends (nil). An item that arrives as ctx ends is handed to giveBack. A
-// worker's poll (worker set) calls waiting once it waits.
-func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting func(), giveBack func(any)) any {
+// worker's poll (worker set, by the worker identity) calls waiting once
+// it waits.
+func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, identity string, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
 	q.lastPoll = time.Now()
+	if worker {
+		q.see(identity, q.lastPoll, 0)
+	}
 	if item := q.take(); item != nil {
 		m.mu.Unlock()
 		return item
@@ -213,13 +225,15 @@ func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, waiting fun
 	p.elem = q.pollers.PushBack(p)
 	if worker {
 		q.workers++
+		q.see(identity, q.lastPoll, 1)
 	}
 	defer func() {
 		m.mu.Lock()
+		q.lastPoll = time.Now()
 		if worker {
 			q.workers--
+			q.see(identity, q.lastPoll, -1)
 		}
-		q.lastPoll = time.Now()
 		m.mu.Unlock()
 	}()
 	m.mu.Unlock()
@@ -256,11 +270,11 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 // next waits for the next item of queue k (nil when ctx ends); an item
 // handed over as ctx ended goes back to the front of the queue. While a
 // worker waits, legs bring it other nodes' tasks.
-func (e *Engine) next(ctx context.Context, k queueKey, worker bool) any {
+func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string) any {
 	ctx, cancel := context.WithCancel(ctx) // polls end when the engine closes
 	defer cancel()
 	defer context.AfterFunc(e.ctx, cancel)()
-	return e.match.poll(ctx, k, worker, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+	return e.match.poll(ctx, k, worker, identity, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
 }
 
 // workersWaiting returns how many workers wait on queue k now.

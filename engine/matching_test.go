@@ -16,7 +16,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	ctx := context.Background()
 	var got []int8
 	for range 5 {
-		got = append(got, m.poll(ctx, k, true, nil, nil).(int8))
+		got = append(got, m.poll(ctx, k, true, "w", nil, nil).(int8))
 	}
 	want := []int8{1, 2, 0, 4, 5} // 0 is normal (3)
 	for i := range want {
@@ -26,7 +26,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	}
 	// A task offered while a worker polls goes straight to it.
 	done := make(chan any)
-	go func() { done <- m.poll(ctx, k, true, nil, nil) }()
+	go func() { done <- m.poll(ctx, k, true, "w", nil, nil) }()
 	for m.waitingPollers(k) == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -40,7 +40,7 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	// A poll that ends gives back nothing and leaves no poller behind.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if v := m.poll(cctx, k, true, nil, func(any) { t.Fatal("nothing to give back") }); v != nil {
+	if v := m.poll(cctx, k, true, "w", nil, func(any) { t.Fatal("nothing to give back") }); v != nil {
 		t.Fatalf("got %v", v)
 	}
 	if m.waitingPollers(k) != 0 {
@@ -66,12 +66,12 @@ func TestMatcherPrefersLocalWorkers(t *testing.T) {
 	k := queueKey{ns: "default", name: "q", kind: stepQueue}
 	ctx := context.Background()
 	leg := make(chan any, 2)
-	go func() { leg <- m.poll(ctx, k, false, nil, nil) }()
+	go func() { leg <- m.poll(ctx, k, false, "w", nil, nil) }()
 	for m.waitingPollers(k) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	local := make(chan any, 1)
-	go func() { local <- m.poll(ctx, k, true, nil, nil) }()
+	go func() { local <- m.poll(ctx, k, true, "w", nil, nil) }()
 	for m.waitingPollers(k) < 2 {
 		time.Sleep(time.Millisecond)
 	}
@@ -98,12 +98,12 @@ func TestMatcherQueriesTakeTurns(t *testing.T) {
 	ctx := context.Background()
 	var got []string
 	for range 6 {
-		got = append(got, m.poll(ctx, k, true, nil, nil).(string))
+		got = append(got, m.poll(ctx, k, true, "w", nil, nil).(string))
 	}
 	m.offer(k, 3, "w2")
 	m.offer(k, 3, "w3")
 	for range 2 {
-		got = append(got, m.poll(ctx, k, true, nil, nil).(string))
+		got = append(got, m.poll(ctx, k, true, "w", nil, nil).(string))
 	}
 	want := []string{"q0", "w1", "q1", "w0", "q2", "q3", "w2", "w3"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -119,6 +119,16 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		}
 		err = e.notifyParent(ctx, n.Child, n.Data)
 		out = struct{}{}
+	case opQueues, opOverview:
+		var m monitorCall
+		if err := json.Unmarshal(in, &m); err != nil {
+			return nil, api.InvalidArgument("body", "%v", err)
+		}
+		if op == opQueues {
+			out, err = e.ListQueues(ctx, m.Namespace)
+		} else {
+			out, err = e.Overview(ctx, m.Namespace)
+		}
 	default:
 		return nil, api.InvalidArgument("op", "unknown peering call %q", op)
 	}

@@ -386,6 +386,9 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 	x := t.exec
 	x.State, x.Status = store.StateClosed, status
 	x.Info.CloseTime = t.now
+	t.onCommit(func() {
+		t.r.s.e.stats.closed(x.Info.CloseTime, x.Namespace, x.Info.Type, status, x.Info.CloseTime.Sub(x.Info.StartTime))
+	})
 	x.Outcome = &store.Outcome{Output: output, NextRunID: nextRunID}
 	if failure != nil {
 		x.Outcome.Failure, _ = api.MarshalStored(failure)

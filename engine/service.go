@@ -499,6 +499,33 @@ func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64
 	return e.store.CountRuns(ctx, runFilter(req))
 }
 
+// GetDocument implements api.Service. Documents are read from the store:
+// any node serves them.
+func (e *Engine) GetDocument(ctx context.Context, req api.DocumentRequest) (api.Value, error) {
+	if err := store.CheckLimits(&req); err != nil {
+		return nil, err
+	}
+	if req.WorkflowID == "" {
+		return nil, api.InvalidArgument("workflow_id", "empty")
+	}
+	if req.ID == "" {
+		return nil, api.InvalidArgument("id", "empty")
+	}
+	id := e.shardID(nsOrDefault(req.Namespace), req.WorkflowID)
+	k, err := e.currentRunID(ctx, id, req.RunRef)
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := e.store.GetDocument(ctx, id, k, req.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: document %s of run %s", api.ErrNotFound, req.ID, k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
 // GetHistory implements api.Service.
 func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
 	if err := store.CheckLimits(&req); err != nil {

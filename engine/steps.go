@@ -154,7 +154,7 @@ func (e *Engine) pollStepTask(ctx context.Context, req api.PollRequest, worker b
 	}
 	for {
 		var it *stepItem
-		switch item := e.next(ctx, k, worker).(type) {
+		switch item := e.next(ctx, k, worker, req.Identity).(type) {
 		case nil:
 			return nil, nil
 		case *api.StepTask:

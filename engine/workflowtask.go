@@ -351,7 +351,7 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 		return nil, err
 	}
 	for {
-		switch it := e.next(ctx, k, worker).(type) {
+		switch it := e.next(ctx, k, worker, req.Identity).(type) {
 		case nil:
 			return nil, nil
 		case *api.WorkflowTask:

@@ -265,6 +265,15 @@ func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.H
 	return out, err
 }
 
+// GetDocument implements api.Service.
+func (s *Service) GetDocument(ctx context.Context, req api.DocumentRequest) (api.Value, error) {
+	var out struct {
+		Value api.Value `json:"value"`
+	}
+	_, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/documents/"+url.PathEscape(req.ID)+"?"+url.Values{"run_id": {req.RunID}}.Encode(), nil, &out)
+	return out.Value, err
+}
+
 // PollWorkflowTask implements api.Service.
 func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
 	var out api.WorkflowTask

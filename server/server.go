@@ -314,6 +314,10 @@ func (h *handler) routes() []Route {
 			endpoint{serve: h.result, resp: reflect.TypeFor[api.Result](), noContent: true, query: []param{runID,
 				boolQuery("follow_runs", "follow continue-as-new to the last run"),
 				durationQuery("wait", "how long to wait (default and at most the server's poll wait)")}}},
+		{"GET", run + "/documents/{document_id}", "Read a payload of a run stored as a document (an event's {\"$document\": {\"id\": ...}})", get(h, func(ctx context.Context, r *http.Request) (DocumentValue, error) {
+			v, err := h.svc.GetDocument(ctx, api.DocumentRequest{RunRef: ref(r, r.URL.Query().Get("run_id")), ID: r.PathValue("document_id")})
+			return DocumentValue{Value: v}, err
+		}).with(runID)},
 		{"GET", run + "/history", "Read a run's history in pages", get(h, func(ctx context.Context, r *http.Request) (api.HistoryPage, error) {
 			q := r.URL.Query()
 			req := api.HistoryRequest{RunRef: ref(r, q.Get("run_id"))}
@@ -408,6 +412,22 @@ func (h *handler) routes() []Route {
 			})},
 		)
 	}
+	if mon, ok := h.svc.(api.Monitoring); ok {
+		routes = append(routes,
+			Route{"GET", prefix + "/namespaces/{namespace}/queues", "List a namespace's task queues: backlog, the workers polling them, how tasks met workers (over every live node)",
+				get(h, func(ctx context.Context, r *http.Request) (QueueList, error) {
+					qs, err := mon.ListQueues(ctx, r.PathValue("namespace"))
+					if qs == nil {
+						qs = []api.QueueInfo{}
+					}
+					return QueueList{Queues: qs}, err
+				})},
+			Route{"GET", prefix + "/namespaces/{namespace}/overview", "Runs started and closed per minute over the last hour, and per workflow type (the engine's own counters, over every live node)",
+				get(h, func(ctx context.Context, r *http.Request) (api.Overview, error) {
+					return mon.Overview(ctx, r.PathValue("namespace"))
+				})},
+		)
+	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 			// A forwarded poll is a long poll: it ends when the server drains.
@@ -473,6 +493,16 @@ func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api
 // QueryResult is a query's answer.
 type QueryResult struct {
 	Result api.Value `json:"result,omitempty"`
+}
+
+// DocumentValue is a document's payload.
+type DocumentValue struct {
+	Value api.Value `json:"value"`
+}
+
+// QueueList is a namespace's task queues.
+type QueueList struct {
+	Queues []api.QueueInfo `json:"queues"`
 }
 
 // Count is a count of runs.

@@ -290,6 +290,14 @@ func TestPayloadLimits(t *testing.T) {
 	if err != nil || len(page.Events) == 0 || page.Events[0].Payload.Doc == nil {
 		t.Fatalf("the input is not a document: %+v, %v", page.Events, err)
 	}
+	// The document reads on its own, as the JSON value it holds.
+	doc, err := svc.GetDocument(ctx, api.DocumentRequest{RunRef: api.RunRef{WorkflowID: "big"}, ID: page.Events[0].Payload.Doc.ID})
+	if err != nil || string(doc) != string(input(2<<10)) {
+		t.Fatalf("document: %d bytes, %v", len(doc), err)
+	}
+	if _, err := svc.GetDocument(ctx, api.DocumentRequest{RunRef: api.RunRef{WorkflowID: "big"}, ID: strings.Repeat("0", 64)}); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("a document that does not exist: %v", err)
+	}
 	_, err = svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "huge", WorkflowType: "T", Input: input(5 << 10)})
 	if !errors.Is(err, store.ErrPayloadTooLarge) {
 		t.Fatalf("above the limit: %v", err)
