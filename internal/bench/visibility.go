@@ -2,7 +2,8 @@ package bench
 
 // The visibility benchmark: a store holding many finished runs, and how
 // fast it answers what the CLI and the API ask of it (first pages, the page
-// after a token, counts) under each kind of filter.
+// after a token, counts) under each kind of filter, and what the console's
+// runs page asks of a server over it (runspage.go).
 
 import (
 	"context"
@@ -350,6 +351,11 @@ func RunVisibility(ctx context.Context, cfg VisibilityConfig) (VisibilityReport,
 		}
 		rep.Results = append(rep.Results, res...)
 	}
+	res, err := measureRunsPage(ctx, cfg)
+	if err != nil {
+		return rep, fmt.Errorf("runs page: %w", err)
+	}
+	rep.Results = append(rep.Results, res)
 	return rep, nil
 }
 

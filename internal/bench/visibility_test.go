@@ -134,6 +134,9 @@ func checkReport(t *testing.T, cfg VisibilityConfig, d visDataset, all []store.V
 			}
 		}
 	}
+	if r, ok := got[RunsPageFilter+"/page 50"]; !ok || r.Rows != int64(min(50, len(all))) {
+		t.Errorf("the runs page: %+v; want %d rows", r, min(50, len(all)))
+	}
 	if len(rep.Results) == 0 {
 		t.Fatal("no results")
 	}
