@@ -2,13 +2,25 @@
 
 BENCHTIME ?= 2s
 
-.PHONY: test build bench pg-start pg-stop cassandra-start cassandra-stop
+.PHONY: test build bench pg-start pg-stop cassandra-start cassandra-stop console console-check console-test
 
 test:
 	scripts/test.sh
 
 build:
 	go build -o bin/strand ./cmd/strand
+
+# The web console: rebuild console/dist from console/web (commit both),
+# check that console/dist is what the sources build, run its browser tests.
+console:
+	scripts/console.sh build
+
+console-check:
+	scripts/console.sh check
+
+console-test:
+	scripts/console.sh deps
+	go test -race -count=1 ./cmd/strand -run '^TestConsoleInBrowser$$' -v
 
 # Store benchmarks against SQLite, the private PostgreSQL server and the
 # private Cassandra node, one package at a time (-p 1) so they do not share

@@ -5,14 +5,18 @@
 # (scripts/postgres.sh, installing PostgreSQL if needed) unless
 # STRAND_TEST_POSTGRES is already set, and the private Cassandra node
 # (scripts/cassandra.sh, fetching Apache Cassandra with Maven if needed)
-# unless STRAND_TEST_CASSANDRA is already set; then runs go vet and the Go
+# unless STRAND_TEST_CASSANDRA is already set, and what the console's
+# browser tests need (scripts/console.sh deps: Debian's Chromium, the
+# console's npm packages) and checks that the embedded console build is
+# what its sources give (scripts/console.sh check); then runs go vet and the Go
 # tests with the race detector, and, without extra arguments, a short run of
 # each fuzz target and Schemathesis against a real `strand server`
 # (scripts/schemathesis.sh, installing Schemathesis from PyPI into a venv
 # if needed). Extra arguments go to `go test`, e.g.
 #   scripts/test.sh -run TestConformance -v
-# STRAND_TEST_POSTGRES=skip and STRAND_TEST_CASSANDRA=skip skip those tests
-# (the tests say so in their output); CI sets neither.
+# STRAND_TEST_POSTGRES=skip, STRAND_TEST_CASSANDRA=skip and
+# STRAND_TEST_CHROMIUM=skip skip those tests (the tests say so in their
+# output); CI sets none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +41,14 @@ if [[ -z ${STRAND_TEST_CASSANDRA:-} ]]; then
 fi
 export STRAND_TEST_CASSANDRA
 echo "test.sh: Cassandra for tests: STRAND_TEST_CASSANDRA=$STRAND_TEST_CASSANDRA"
+
+# The console: its browser tests (cmd/strand TestConsoleInBrowser) need
+# Chromium and console/web/node_modules (STRAND_TEST_CHROMIUM=skip skips
+# them), and the embedded console/dist must be what console/web builds.
+echo "test.sh: scripts/console.sh deps"
+scripts/console.sh deps
+echo "test.sh: scripts/console.sh check"
+scripts/console.sh check
 
 echo "test.sh: go vet ./..."
 go vet ./...

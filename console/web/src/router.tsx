@@ -1,10 +1,22 @@
 import { createRouter } from '@tanstack/react-router'
+import { clusterRoute } from './pages/cluster/route'
+import { namespacesRoute } from './pages/namespaces/route'
+import { overviewRoute } from './pages/overview/route'
+import { queuesRoute } from './pages/queues/route'
 import { indexRoute, rootRoute } from './pages/root/route'
 import { runRoute } from './pages/run/route'
 import { runsRoute } from './pages/runs/route'
 
 /** Every page of the console; a new page adds its route here. */
-const routeTree = rootRoute.addChildren([indexRoute, runsRoute, runRoute])
+const routeTree = rootRoute.addChildren([
+  indexRoute,
+  overviewRoute,
+  runsRoute,
+  runRoute,
+  queuesRoute,
+  namespacesRoute,
+  clusterRoute,
+])
 
 /** The console's router: code-based routes, URLs as the server serves them. */
 export const router = createRouter({

@@ -45,6 +45,39 @@ export interface NamespaceList {
   namespaces: Namespace[]
 }
 
+/** A running Strand process, as the nodes table records it. */
+export interface Node {
+  id: string
+  host: string
+  pid: number
+  group?: string
+  /** The URL the other nodes reach it at. */
+  address?: string
+  started_at: string
+  heartbeat_at: string
+  /** When it stops counting as live unless it heartbeats again. */
+  expires_at: string
+}
+
+/** GET /nodes. */
+export interface NodeList {
+  nodes: Node[]
+}
+
+/** A shard as the store records it, and whether the node answering serves it. */
+export interface ShardInfo {
+  id: number
+  /** The owning node's id ('' for none yet). */
+  owner: string
+  range_id: number
+  serving: boolean
+}
+
+/** GET /shards. */
+export interface ShardList {
+  shards: ShardInfo[]
+}
+
 /** A run's key as the store writes it. */
 export interface RunKey {
   ns: string
@@ -258,4 +291,81 @@ export interface HistoryPage {
 /** A query's answer. */
 export interface QueryResult {
   result?: Payload
+}
+
+/** GET .../documents/{id}: a payload stored as a document. */
+export interface DocumentValue {
+  value: Payload
+}
+
+/** A task queue's kind: workflow tasks or step tasks. */
+export type QueueKind = 'workflow' | 'step'
+
+/** A worker polling a queue, seen within the last 5 minutes. */
+export interface PollerInfo {
+  /** What the worker calls itself. */
+  identity: string
+  /** The node the worker polls. */
+  node?: string
+  /** When a poll of the worker last began or ended. */
+  last_seen: string
+  /** Whether a poll of the worker waits now. */
+  polling: boolean
+}
+
+/** A task queue: its backlog, its workers and how its tasks met them. */
+export interface QueueInfo {
+  namespace: string
+  name: string
+  kind: QueueKind
+  /** Tasks waiting for a worker now. */
+  backlog: number
+  /** The latest first. */
+  pollers: PollerInfo[] | null
+  /** Tasks handed straight to a waiting worker. */
+  sync_matched: number
+  /** Tasks that waited in the backlog first. */
+  backlogged: number
+}
+
+/** GET /namespaces/{ns}/queues. */
+export interface QueueList {
+  queues: QueueInfo[] | null
+}
+
+/** The runs started and closed in a minute, by how they closed. */
+export interface MinuteStats {
+  /** The start of the minute. */
+  time: string
+  started: number
+  completed: number
+  failed: number
+  timed_out: number
+  canceled: number
+  terminated: number
+  continued_as_new: number
+}
+
+/** A workflow type's runs over the last hour. */
+export interface TypeStats {
+  workflow_type: string
+  started: number
+  /** Runs closed, and those of them that failed or timed out. */
+  closed: number
+  failed: number
+  /** Over the closed runs, from start to close. */
+  mean_duration: Duration
+  max_duration: Duration
+}
+
+/** GET /namespaces/{ns}/overview: what the engine did in a namespace in the last hour. */
+export interface Overview {
+  namespace: string
+  /** The last 60 minutes, the oldest first. */
+  minutes: MinuteStats[] | null
+  types: TypeStats[] | null
+  /** When the oldest answering node started counting. */
+  since: string
+  /** A node of the cluster did not answer: the counts miss its shards' runs. */
+  partial?: boolean
 }

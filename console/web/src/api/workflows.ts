@@ -2,6 +2,7 @@ import { path, request } from './client'
 import type {
   Count,
   Description,
+  DocumentValue,
   HistoryEvent,
   HistoryPage,
   ListRequest,
@@ -54,6 +55,11 @@ export async function getHistory(run: RunRef, signal?: AbortSignal): Promise<His
     token = page.next_page_token
   } while (token)
   return events
+}
+
+/** GET .../documents/{id}?run_id=: the value of a payload the run stores as a document. */
+export function getDocument(run: RunRef, id: string, signal?: AbortSignal): Promise<DocumentValue> {
+  return request('GET', runPath(run, path`/documents/${id}`), { query: { run_id: run.runId }, signal })
 }
 
 /** POST .../signals: sends the signal name with a JSON value. */

@@ -1,6 +1,8 @@
-import { useState } from 'react'
+import { useId, useState } from 'react'
 import { decodePayload } from '../api/payload'
 import type { Payload } from '../api/types'
+import { useDocument, useDocumentRun } from './documents'
+import { ErrorMessage } from './ErrorMessage'
 
 /** Objects and arrays deeper than this start folded. */
 const openDepth = 2
@@ -116,17 +118,61 @@ export function PayloadView({ payload, empty = 'none' }: { payload: Payload | un
       )
     }
     case 'document':
-      return (
-        <div className="payload-special">
-          <div>
-            <span className="tag">document</span> {formatBytes(p.size)}, stored apart
-          </div>
-          <div className="mono muted wrap" title="document id">
-            {p.id}
-          </div>
-        </div>
-      )
+      return <DocumentPayload id={p.id} size={p.size} />
   }
+}
+
+/**
+ * A payload stored as a document: its size and id and, where the page names
+ * the run (DocumentRun), a button that loads its value and shows it here.
+ */
+function DocumentPayload({ id, size }: { id: string; size: number }) {
+  const run = useDocumentRun()
+  const [shown, setShown] = useState(false)
+  const doc = useDocument(run, id, shown)
+  const valueId = useId()
+  return (
+    <div className="payload-special">
+      <div className="payload-document">
+        <span>
+          <span className="tag">document</span> {formatBytes(size)}, stored apart
+        </span>
+        {run && (
+          <button
+            type="button"
+            className="small"
+            aria-expanded={shown}
+            aria-controls={shown ? valueId : undefined}
+            onClick={() => setShown(!shown)}
+          >
+            {shown ? 'Hide' : doc.data ? 'Show' : 'Load'}
+            <span className="visually-hidden"> the document</span>
+          </button>
+        )}
+      </div>
+      <div className="mono muted wrap" title="document id">
+        {id}
+      </div>
+      {shown && (
+        <div id={valueId} className="document-value">
+          {doc.isFetching && !doc.data && (
+            <p className="muted small" role="status">
+              Reading the document…
+            </p>
+          )}
+          {doc.error && !doc.isFetching && (
+            <div className="document-error">
+              <ErrorMessage error={doc.error} title="Reading the document failed" />
+              <button type="button" className="small" onClick={() => void doc.refetch()}>
+                Try again
+              </button>
+            </div>
+          )}
+          {doc.data && <PayloadView payload={doc.data.value} empty="(no value)" />}
+        </div>
+      )}
+    </div>
+  )
 }
 
 /** The start of the bytes as text, when they are printable UTF-8. */

@@ -31,9 +31,28 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
         <nav aria-label="Main">
           <ul className="nav">
             <li>
+              <Link to="/namespaces/$namespace/overview" params={{ namespace }}>
+                Overview
+              </Link>
+            </li>
+            <li>
               <Link to="/namespaces/$namespace/runs" params={{ namespace }}>
                 Runs
               </Link>
+            </li>
+            <li>
+              <Link to="/namespaces/$namespace/queues" params={{ namespace }}>
+                Queues
+              </Link>
+            </li>
+            <li>
+              {/* Exact: the runs of a namespace are under /namespaces too. */}
+              <Link to="/namespaces" activeOptions={{ exact: true }}>
+                Namespaces
+              </Link>
+            </li>
+            <li>
+              <Link to="/cluster">Cluster</Link>
             </li>
           </ul>
         </nav>

@@ -1,4 +1,5 @@
 import { Link } from '@tanstack/react-router'
+import { defaultNamespace } from '../../api/namespaces'
 
 /** What a URL that names no page shows. */
 export function NotFound() {
@@ -6,7 +7,11 @@ export function NotFound() {
     <section className="page">
       <h1>Page not found</h1>
       <p>
-        Nothing is here. <Link to="/">Go to the runs</Link>.
+        Nothing is here.{' '}
+        <Link to="/namespaces/$namespace/runs" params={{ namespace: defaultNamespace }}>
+          Go to the runs
+        </Link>
+        .
       </p>
     </section>
   )

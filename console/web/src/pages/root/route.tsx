@@ -9,11 +9,11 @@ export const rootRoute = createRootRoute({
   notFoundComponent: NotFound,
 })
 
-/** / leads to the runs of the default namespace. */
+/** / leads to the overview of the default namespace. */
 export const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/',
   beforeLoad: () => {
-    throw redirect({ to: '/namespaces/$namespace/runs', params: { namespace: defaultNamespace } })
+    throw redirect({ to: '/namespaces/$namespace/overview', params: { namespace: defaultNamespace } })
   },
 })

@@ -151,19 +151,19 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
       </dl>
       {e.payload !== undefined && (
         <div className="detail-block">
-          <h4>Payload</h4>
+          <h3>Payload</h3>
           <PayloadView payload={e.payload} />
         </div>
       )}
       {e.failure && (
         <div className="detail-block">
-          <h4>Failure</h4>
+          <h3>Failure</h3>
           <FailureView failure={e.failure} />
         </div>
       )}
       {start && (
         <div className="detail-block">
-          <h4>Start</h4>
+          <h3>Start</h3>
           <JsonView value={withoutMemo(start)} />
           {start.memo &&
             Object.entries(start.memo).map(([k, v]) => (
@@ -176,13 +176,13 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
       )}
       {child && (
         <div className="detail-block">
-          <h4>Child</h4>
+          <h3>Child</h3>
           <JsonView value={child} />
         </div>
       )}
       {Object.keys(rest).length > 0 && (
         <div className="detail-block">
-          <h4>Attributes</h4>
+          <h3>Attributes</h3>
           <JsonView value={rest} />
         </div>
       )}

@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useMemo, useState } from 'react'
 import { ApiError } from '../../api/client'
 import type { RunRef } from '../../api/workflows'
+import { DocumentRun } from '../../components/documents'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { FailureView } from '../../components/FailureView'
 import { RefreshToggle } from '../../components/RefreshToggle'
@@ -32,57 +33,60 @@ export function RunPage() {
   const gantt = useMemo(() => buildGantt(events ?? [], d?.pending_steps ?? [], end), [events, d?.pending_steps, end])
 
   return (
-    <section className="page" aria-labelledby="run-title">
-      <nav aria-label="Breadcrumb" className="breadcrumb">
-        <Link to="/namespaces/$namespace/runs" params={{ namespace }}>
-          Runs
-        </Link>
-        <span aria-hidden="true"> / </span>
-        <span>{workflowId}</span>
-      </nav>
-      <div className="page-header">
-        <h1 id="run-title" className="run-title">
-          {workflowId}
-        </h1>
-        {d && <StatusBadge status={d.status} />}
-        <div className="spacer" />
-        {d?.status === 'running' && (
-          <RefreshToggle
-            live={live}
-            onChange={setLive}
-            every={refreshMs / 1000}
-            updatedAt={desc.dataUpdatedAt}
-            fetching={desc.isFetching || history.isFetching}
-          />
-        )}
-        {d && <Actions run={run} status={d.status} />}
-      </div>
-      {desc.error instanceof ApiError && desc.error.status === 404 && !d ? (
-        <p className="empty">
-          No run <span className="mono">{runId}</span> of <strong>{workflowId}</strong> in namespace {namespace}: it may
-          have been removed after its retention.
-        </p>
-      ) : (
-        <ErrorMessage error={desc.error} title="Describing the run failed" />
-      )}
-      {d?.workflow_task_failure && (
-        <div className="alert" role="alert">
-          <strong>The run is stuck:</strong> its last workflow task failed, and it waits for a worker that can replay
-          it.
-          <FailureView failure={d.workflow_task_failure} />
+    // The payloads shown are the run's: those stored as documents load from it.
+    <DocumentRun value={run}>
+      <section className="page" aria-labelledby="run-title">
+        <nav aria-label="Breadcrumb" className="breadcrumb">
+          <Link to="/namespaces/$namespace/runs" params={{ namespace }}>
+            Runs
+          </Link>
+          <span aria-hidden="true"> / </span>
+          <span>{workflowId}</span>
+        </nav>
+        <div className="page-header">
+          <h1 id="run-title" className="run-title">
+            {workflowId}
+          </h1>
+          {d && <StatusBadge status={d.status} />}
+          <div className="spacer" />
+          {d?.status === 'running' && (
+            <RefreshToggle
+              live={live}
+              onChange={setLive}
+              every={refreshMs / 1000}
+              updatedAt={desc.dataUpdatedAt}
+              fetching={desc.isFetching || history.isFetching}
+            />
+          )}
+          {d && <Actions run={run} status={d.status} />}
         </div>
-      )}
-      {d && <Summary run={d} started={events?.find((e) => e.type === 'WorkflowStarted')} now={desc.dataUpdatedAt} />}
-      <ErrorMessage error={history.error} title="Reading the history failed" />
-      {events && (
-        <>
-          <Outcome events={events} namespace={namespace} />
-          {d && <Pending run={d} />}
-          <Timeline gantt={gantt} />
-          <History events={events} namespace={namespace} />
-        </>
-      )}
-      {(desc.isPending || (d && history.isPending)) && <p className="muted">Loading…</p>}
-    </section>
+        {desc.error instanceof ApiError && desc.error.status === 404 && !d ? (
+          <p className="empty">
+            No run <span className="mono">{runId}</span> of <strong>{workflowId}</strong> in namespace {namespace}: it
+            may have been removed after its retention.
+          </p>
+        ) : (
+          <ErrorMessage error={desc.error} title="Describing the run failed" />
+        )}
+        {d?.workflow_task_failure && (
+          <div className="alert" role="alert">
+            <strong>The run is stuck:</strong> its last workflow task failed, and it waits for a worker that can replay
+            it.
+            <FailureView failure={d.workflow_task_failure} />
+          </div>
+        )}
+        {d && <Summary run={d} started={events?.find((e) => e.type === 'WorkflowStarted')} now={desc.dataUpdatedAt} />}
+        <ErrorMessage error={history.error} title="Reading the history failed" />
+        {events && (
+          <>
+            <Outcome events={events} namespace={namespace} />
+            {d && <Pending run={d} />}
+            <Timeline gantt={gantt} />
+            <History events={events} namespace={namespace} />
+          </>
+        )}
+        {(desc.isPending || (d && history.isPending)) && <p className="muted">Loading…</p>}
+      </section>
+    </DocumentRun>
   )
 }

@@ -1,0 +1,502 @@
+// The console's pages in a real browser, against a real strand server with
+// runs the Go test made (cmd/strand/console_browser_test.go, which starts
+// all this: go test ./cmd/strand -run TestConsoleInBrowser -v).
+//
+// One test per page. Each opens the page, checks what it shows against the
+// runs of the fixture and the API, and audits it in both themes (a
+// full-page screenshot each, axe-core: serious and critical violations
+// fail); an error in the browser's console, or one the page throws, fails
+// it too. A new page adds one test: checkPage({name, path, check}) does
+// the rest (see helpers.mjs). The tests run in order: the signal test,
+// which completes the waiting run, is last.
+
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { api, audit, checkPage, close, fixture, launch, runPath, settle, statusLabel, withPage } from './helpers.mjs'
+
+const ns = fixture.namespace
+const runs = fixture.runs
+const timeout = 90_000
+
+before(launch)
+after(close)
+
+/** Retries an assertion until it holds or ms have passed, then throws its last failure. */
+async function eventually(fn, ms = 15_000) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    try {
+      return await fn()
+    } catch (e) {
+      if (Date.now() > deadline) throw e
+      await new Promise((r) => setTimeout(r, 250))
+    }
+  }
+}
+
+/** The text of a locator, with runs of white space made one space. */
+async function text(locator) {
+  return (await locator.innerText()).replace(/\s+/g, ' ').trim()
+}
+
+// ---- /: leads to the overview of the default namespace --------------------
+
+test('/ leads to the overview of the default namespace', { timeout }, async () => {
+  await withPage('/', async (page) => {
+    await page.waitForURL('**/namespaces/default/overview')
+    assert.equal(await text(page.locator('main h1')), 'Overview')
+  })
+})
+
+// ---- runs page ------------------------------------------------------------
+
+test('runs page lists the runs and counts them by status', { timeout }, async () => {
+  await checkPage({
+    name: 'runs',
+    path: `/namespaces/${ns}/runs`,
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Runs')
+      // Each run of the fixture is a row: its id linking to its page, its
+      // run id, type and status.
+      for (const run of Object.values(runs)) {
+        const link = page.getByRole('link', { name: run.workflow_id, exact: true })
+        await link.waitFor()
+        const row = page.locator('tbody tr').filter({ has: link })
+        const cells = await row.locator('td').allInnerTexts()
+        assert.ok(cells[0].includes(run.run_id), `row of ${run.workflow_id} shows its run id: ${cells[0]}`)
+        assert.equal(cells[1].trim(), run.type, `type of ${run.workflow_id}`)
+        assert.equal(cells[2].trim(), statusLabel(run.status), `status of ${run.workflow_id}`)
+        assert.equal(await link.getAttribute('href'), runPath(run), `link of ${run.workflow_id}`)
+      }
+      // The status chips: each count is the API's, All is their sum, and
+      // they agree with the runs the Go test made.
+      const chips = page.getByRole('navigation', { name: 'Runs by status' }).locator('li a')
+      const shown = await eventually(async () => {
+        const got = await chips.evaluateAll((as) =>
+          as.map((a) => [a.firstChild?.textContent?.trim(), a.querySelector('.chip-count')?.textContent?.trim()]),
+        )
+        assert.ok(
+          got.length > 1 && got.every(([, n]) => n && n !== '…'),
+          `chips still counting: ${JSON.stringify(got)}`,
+        )
+        return Object.fromEntries(got.map(([label, n]) => [label, Number(n.replaceAll(',', ''))]))
+      })
+      let total = 0
+      for (const [label, n] of Object.entries(shown)) {
+        if (label === 'All') continue
+        const status = label.toLowerCase().replaceAll(' ', '_')
+        const { count } = await api('POST', `/namespaces/${ns}/workflow-count`, { statuses: [status] })
+        assert.equal(n, count, `chip ${label}: the page shows ${n}, the API counts ${count}`)
+        assert.equal(n, fixture.counts[status] ?? 0, `chip ${label}: the Go test made ${fixture.counts[status] ?? 0}`)
+        total += n
+      }
+      assert.equal(shown.All, total, 'the All chip is the sum of the others')
+      assert.equal(total, Object.keys(runs).length, 'every run is counted once')
+    },
+  })
+})
+
+test('runs page filters by status', { timeout }, async () => {
+  const t = runs.terminated
+  await checkPage({
+    name: 'runs-terminated',
+    path: `/namespaces/${ns}/runs`,
+    async check(page) {
+      await page
+        .getByRole('navigation', { name: 'Runs by status' })
+        .getByRole('link', { name: /^Terminated/ })
+        .click()
+      await page.waitForURL(/status=terminated/)
+      await eventually(async () => {
+        const ids = await page.locator('tbody tr td:first-child a').allInnerTexts()
+        assert.deepEqual(ids, [t.workflow_id])
+      })
+    },
+  })
+})
+
+// ---- run page -------------------------------------------------------------
+
+/** The JSON value a payload card (Input, Result) shows, by its heading. */
+function card(page, heading) {
+  return page
+    .locator('section.card')
+    .filter({ has: page.getByRole('heading', { level: 2, name: heading, exact: true }) })
+}
+
+/** Checks the summary: the title, status badge and run id. */
+async function checkSummary(page, run, status = run.status) {
+  assert.equal(await text(page.locator('main h1')), run.workflow_id)
+  await eventually(async () =>
+    assert.equal(await text(page.locator('.page-header .badge')), statusLabel(status), 'status badge'),
+  )
+  const summary = card(page, 'Summary')
+  assert.ok((await text(summary)).includes(run.run_id), 'the summary shows the run id')
+  assert.ok((await text(summary)).includes(run.type), 'the summary shows the type')
+}
+
+/** Checks that a payload card shows value as JSON. */
+async function checkJSON(page, heading, value) {
+  const json = card(page, heading).locator('.json')
+  await json.first().waitFor()
+  // A scalar is one line, after the Copy button.
+  const shown = (await json.first().innerText())
+    .replace(/^Copy\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+  assert.equal(shown, JSON.stringify(value), `${heading} shows ${JSON.stringify(value)}`)
+}
+
+/**
+ * Checks the history: the page lists the API's events, in order, with
+ * their types.
+ */
+async function checkHistory(page, run) {
+  const events = await apiHistory(run)
+  const items = page.locator('ol.timeline > li')
+  await eventually(async () => assert.equal(await items.count(), events.length, 'one item per event'))
+  const types = await page.locator('ol.timeline .event-type').allInnerTexts()
+  assert.deepEqual(
+    types,
+    events.map((e) => e.type),
+    'the events in order',
+  )
+  assert.ok(
+    (await text(card(page, 'History'))).includes(`${events.length} events`),
+    'the history says how many events it has',
+  )
+  return events
+}
+
+async function apiHistory(run) {
+  const page = await api(
+    'GET',
+    `/namespaces/${ns}/workflows/${encodeURIComponent(run.workflow_id)}/history?run_id=${run.run_id}`,
+  )
+  return page.events
+}
+
+/**
+ * Checks the Gantt chart: drawn (its canvas has pixels of the color of
+ * completed bars) and its table fallback listing each step.
+ */
+async function checkGantt(page, run) {
+  const timeline = card(page, 'Timeline')
+  const chart = timeline.getByRole('img', { name: /^Timeline of/ })
+  await chart.locator('canvas').first().waitFor()
+  await settle(page)
+  const bars = await eventually(async () => {
+    const n = await chart
+      .locator('canvas')
+      .first()
+      .evaluate((canvas) => {
+        const hex = getComputedStyle(document.documentElement).getPropertyValue('--ok').trim()
+        const want = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16))
+        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height)
+        let hits = 0
+        for (let i = 0; i < data.length; i += 4) {
+          if (data[i + 3] > 200 && want.every((c, j) => Math.abs(data[i + j] - c) <= 12)) hits++
+        }
+        return hits
+      })
+    assert.ok(n > 20, `the chart has ${n} pixels of completed bars`)
+    return n
+  })
+  assert.ok(bars > 0)
+  // The same bars as a table, for those who cannot see the chart.
+  await timeline.getByText('The bars as a table').click()
+  const rows = timeline.locator('details.bars-table tbody tr')
+  await rows.first().waitFor()
+  const labels = await rows.locator('td:first-child').allInnerTexts()
+  for (const step of run.steps) {
+    assert.ok(
+      labels.some((l) => l.startsWith(`${step} #`)),
+      `the bars table lists step ${step}: ${labels.join(', ')}`,
+    )
+  }
+  const completedSteps = await rows.filter({ hasText: 'Completed' }).count()
+  assert.equal(completedSteps, run.steps.length, 'a completed bar per step')
+  if (run.timers) {
+    assert.equal(labels.filter((l) => l.startsWith('timer #')).length, run.timers, 'the timers')
+  }
+}
+
+/** Opens the bars table before each audit, so that axe sees it too. */
+async function openBarsTable(page) {
+  const details = page.locator('details.bars-table')
+  if ((await details.count()) && !(await details.evaluate((d) => d.open))) {
+    await details.locator('summary').click()
+  }
+}
+
+test('run page of a completed run: input, result, Gantt chart and history', { timeout }, async () => {
+  const run = runs.completed
+  await checkPage({
+    name: 'run-completed',
+    path: runPath(run),
+    prepare: openBarsTable,
+    async check(page) {
+      await checkSummary(page, run)
+      await checkJSON(page, 'Input', run.input)
+      await checkJSON(page, 'Result', run.result)
+      await checkGantt(page, run)
+      const events = await checkHistory(page, run)
+      assert.equal(events.at(-1).type, 'WorkflowCompleted')
+      // A closed run takes no signal, cancel or terminate.
+      for (const name of ['Signal…', 'Cancel…', 'Terminate…']) {
+        assert.ok(await page.getByRole('button', { name, exact: true }).isDisabled(), `${name} is disabled`)
+      }
+    },
+  })
+})
+
+test('run page of a run of several steps and a timer', { timeout }, async () => {
+  const run = runs.multistep
+  await checkPage({
+    name: 'run-multistep',
+    path: runPath(run),
+    prepare: openBarsTable,
+    async check(page) {
+      await checkSummary(page, run)
+      await checkJSON(page, 'Input', run.input)
+      await checkJSON(page, 'Result', run.result)
+      await checkGantt(page, run)
+      await checkHistory(page, run)
+    },
+  })
+})
+
+test('run page of a terminated run: the reason', { timeout }, async () => {
+  const run = runs.terminated
+  await checkPage({
+    name: 'run-terminated',
+    path: runPath(run),
+    async check(page) {
+      await checkSummary(page, run)
+      await checkJSON(page, 'Input', run.input)
+      const result = await text(card(page, 'Result'))
+      assert.ok(result.includes(`Terminated: ${run.reason}`), `the result says why: ${result}`)
+      const events = await checkHistory(page, run)
+      assert.equal(events.at(-1).type, 'WorkflowTerminated')
+    },
+  })
+})
+
+test('run page of a missing run says so', { timeout }, async () => {
+  const run = { ...runs.completed, run_id: '00000000-0000-7000-8000-000000000000' }
+  await withPage(
+    runPath(run),
+    async (page) => {
+      await page.getByText(`No run ${run.run_id}`).waitFor()
+    },
+    // The browser logs the API's answer, 404, as an error: expected here.
+    { expectedErrors: [/Failed to load resource: the server responded with a status of 404/] },
+  )
+})
+
+test('a path that names no page: Page not found', { timeout }, async () => {
+  await checkPage({
+    name: 'not-found',
+    path: '/no/such/page',
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Page not found')
+      await page.getByRole('link', { name: 'Go to the runs' }).waitFor()
+    },
+  })
+})
+
+// ---- namespaces page ------------------------------------------------------
+
+test('namespaces page lists the namespaces and creates one', { timeout }, async () => {
+  const made = { name: 'made-in-browser', description: 'made by the browser test', days: 2 }
+  await checkPage({
+    name: 'namespaces',
+    path: '/namespaces',
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Namespaces')
+      // One row per namespace the API lists, each linking to its runs.
+      const { namespaces } = await api('GET', '/namespaces')
+      const rows = page.locator('main tbody tr')
+      await eventually(async () => assert.equal(await rows.count(), namespaces.length, 'a row per namespace'))
+      for (const ns of namespaces) {
+        const link = page.getByRole('link', { name: `${ns.name} runs`, exact: true })
+        assert.equal(await link.getAttribute('href'), `/namespaces/${ns.name}/runs`, `link of ${ns.name}`)
+      }
+      // The one the Go test made, with its description and retention.
+      for (const want of fixture.namespaces) {
+        const row = rows.filter({ has: page.getByRole('link', { name: `${want.name} runs`, exact: true }) })
+        const cells = (await row.locator('td').allInnerTexts()).map((c) => c.trim())
+        assert.equal(cells[1], want.description, `description of ${want.name}`)
+        assert.equal(cells[2], want.retention, `retention of ${want.name}`)
+      }
+
+      // A new one, from the dialog.
+      await page.getByRole('button', { name: 'New namespace…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'New namespace' })
+      await dialog.waitFor()
+      await dialog.getByLabel('Name', { exact: true }).fill(made.name)
+      await dialog.getByLabel('Description (optional)').fill(made.description)
+      await dialog.getByLabel('Keep closed runs for').fill(String(made.days))
+      await dialog.getByLabel('Unit').selectOption('days')
+      await audit(page, 'namespaces-new-dialog')
+      await dialog.getByRole('button', { name: 'Create namespace' }).click()
+      await dialog.waitFor({ state: 'detached' })
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Namespace ${made.name} created.` })
+        .waitFor()
+      const row = rows.filter({ has: page.getByRole('link', { name: `${made.name} runs`, exact: true }) })
+      await row.waitFor()
+      assert.equal((await row.locator('td').nth(2).innerText()).trim(), `${made.days}d`)
+      const got = await api('GET', `/namespaces/${made.name}`)
+      assert.equal(got.description, made.description, 'the API has the new namespace')
+      assert.equal(got.retention, made.days * 24 * 3600 * 1e9, 'with its retention')
+    },
+  })
+})
+
+// ---- cluster page ---------------------------------------------------------
+
+test('cluster page shows the node and its shards', { timeout }, async () => {
+  await checkPage({
+    name: 'cluster',
+    path: '/cluster',
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Cluster')
+      const { nodes } = await api('GET', '/nodes?all=true')
+      const { shards } = await api('GET', '/shards')
+      const nodesCard = card(page, 'Nodes')
+      const nodeRows = nodesCard.locator('tbody tr')
+      await eventually(async () => assert.equal(await nodeRows.count(), nodes.length, 'a row per node'))
+      // The server the Go test started, live, answering, with its address.
+      const row = nodeRows.filter({ hasText: fixture.node })
+      const cells = (await row.locator('td').allInnerTexts()).map((c) => c.replace(/\s+/g, ' ').trim())
+      assert.ok(cells[0].startsWith(fixture.node), `the node: ${cells[0]}`)
+      assert.ok(cells[0].includes('this node'), 'the node that answered is flagged')
+      assert.equal(cells[1], nodes.find((n) => n.id === fixture.node)?.address, 'its address')
+      assert.equal(cells[3], 'Live', 'its status')
+      assert.equal(Number(cells[7]), shards.filter((s) => s.owner === fixture.node).length, 'the shards it owns')
+      // Every shard, with its owner.
+      const shardRows = card(page, 'Shards').locator('tbody tr')
+      assert.equal(await shardRows.count(), shards.length, 'a row per shard')
+      for (const [i, s] of shards.entries()) {
+        const c = (await shardRows.nth(i).locator('td').allInnerTexts()).map((x) => x.trim())
+        assert.deepEqual([Number(c[0]), c[1]], [s.id, s.owner], `shard ${s.id}`)
+      }
+      const summary = await text(card(page, 'Summary'))
+      assert.ok(summary.includes(`Live nodes ${nodes.length} of ${nodes.length} known`), `summary: ${summary}`)
+    },
+  })
+})
+
+// ---- queues page ------------------------------------------------------------
+
+test('queues page lists the queues and the worker polling them', { timeout }, async () => {
+  await checkPage({
+    name: 'queues',
+    path: `/namespaces/${ns}/queues`,
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Queues')
+      const table = page.locator('table.queues-table')
+      await table.getByRole('cell', { name: 'default', exact: true }).waitFor()
+      const queues = (await api('GET', `/namespaces/${ns}/queues`)).queues
+      assert.deepEqual(queues.map((q) => `${q.name}/${q.kind}`).sort(), ['default/step', 'default/workflow'])
+      const shown = await text(table)
+      for (const want of ['Workflow', 'Step', fixture.worker, fixture.node]) {
+        assert.ok(shown.includes(want), `the queues table shows ${want}: ${shown}`)
+      }
+      // The worker's row of each kind says it polls now.
+      const rows = table.locator('tbody tr').filter({ hasText: fixture.worker })
+      assert.equal(await rows.count(), 2, 'a row of the worker per kind')
+    },
+  })
+})
+
+// ---- overview page ----------------------------------------------------------
+
+test('overview page counts the last hour as the API does', { timeout }, async () => {
+  await checkPage({
+    name: 'overview',
+    path: `/namespaces/${ns}/overview`,
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Overview')
+      const o = await api('GET', `/namespaces/${ns}/overview`)
+      const sum = (k) => o.minutes.reduce((n, m) => n + m[k], 0)
+      // The fixture's runs: four started, two completed, one terminated.
+      assert.deepEqual([sum('started'), sum('completed'), sum('terminated')], [4, 2, 1], 'the API counts the fixture')
+      const totals = card(page, 'Last hour')
+      await totals.locator('dd').first().waitFor()
+      const facts = Object.fromEntries(
+        await totals
+          .locator('dl > div')
+          .evaluateAll((divs) =>
+            divs.map((d) => [d.querySelector('dt').innerText.trim(), d.querySelector('dd').innerText.trim()]),
+          ),
+      )
+      assert.deepEqual(
+        [facts.Started, facts.Completed, facts.Terminated],
+        ['4', '2', '1'],
+        `totals: ${JSON.stringify(facts)}`,
+      )
+      // The slowest types are the fixture's, each linking to its runs.
+      const slowest = card(page, 'Slowest workflow types')
+      for (const type of ['Approval', 'Chores']) {
+        const link = slowest.getByRole('link', { name: `${type} runs` })
+        await link.waitFor()
+        assert.ok((await link.getAttribute('href')).includes(`type=${type}`), `${type} links to its runs`)
+      }
+      // The chart is drawn and has its table.
+      await page.locator('canvas').first().waitFor()
+      await page.getByText('The minutes as a table').waitFor()
+    },
+  })
+})
+
+// ---- run page: signal a waiting run (last: it completes the run) ----------
+
+test('run page: a signal sent from the Signal form reaches the waiting run', { timeout }, async () => {
+  const run = runs.waiting
+  const value = 'grace'
+  await withPage(runPath(run), async (page) => {
+    await checkSummary(page, run)
+    await checkJSON(page, 'Input', run.input)
+    assert.ok((await text(card(page, 'Result'))).includes('Not closed yet.'))
+    await checkHistory(page, run)
+    await audit(page, 'run-waiting')
+
+    await page.getByRole('button', { name: 'Signal…', exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Send a signal' })
+    await dialog.waitFor()
+    await dialog.getByLabel('Signal name').fill(run.signal)
+    // Not JSON: the form says so and sends nothing.
+    await dialog.getByLabel('Value (JSON, optional)').fill('{not json')
+    await dialog.getByRole('button', { name: 'Send signal' }).click()
+    await dialog.getByRole('alert').filter({ hasText: 'Not valid JSON' }).waitFor()
+    await audit(page, 'run-signal-dialog')
+    await dialog.getByLabel('Value (JSON, optional)').fill(JSON.stringify(value))
+    await dialog.getByRole('button', { name: 'Send signal' }).click()
+    await dialog.waitFor({ state: 'detached' })
+
+    // The history shows the signal with its value, sent by the console.
+    const signaled = page
+      .locator('ol.timeline > li')
+      .filter({ has: page.locator('.event-type', { hasText: /^SignalReceived$/ }) })
+    await signaled.first().waitFor({ timeout: 20_000 })
+    assert.equal(await signaled.count(), 1, 'one SignalReceived event')
+    assert.ok((await text(signaled.locator('.event-what'))).includes(run.signal), 'the event names the signal')
+    await signaled.locator('summary').click()
+    const details = signaled.locator('.event-details')
+    assert.ok((await text(details)).includes(JSON.stringify(value)), `the event's payload is ${JSON.stringify(value)}`)
+    assert.ok((await text(details)).includes('strand-console'), 'the console sent it')
+    const events = await apiHistory(run)
+    const received = events.find((e) => e.type === 'SignalReceived')
+    assert.deepEqual([received?.name, received?.payload], [run.signal, value], 'the API has the signal too')
+
+    // The worker goes on with it: the run completes with the approver shouted.
+    await checkSummary(page, run, 'completed')
+    await checkJSON(page, 'Result', `${run.input} approved by ${value.toUpperCase()}`)
+    await checkHistory(page, run)
+    await checkGantt(page, { ...run, steps: ['Shout'] })
+    await audit(page, 'run-signaled', { prepare: openBarsTable })
+  })
+})

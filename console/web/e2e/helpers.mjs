@@ -1,0 +1,247 @@
+// Helpers of the console's browser tests (console.test.mjs): the browser,
+// a page that records the browser's errors, and the audit every page gets
+// in each theme (a full-page screenshot and axe-core).
+//
+// The browser is the system's Chromium driven by playwright-core: nothing
+// here downloads a browser. The tests read their settings from the
+// environment, which cmd/strand's TestConsoleInBrowser sets:
+//
+//   STRAND_URL          the strand server whose console is tested
+//   STRAND_CHROMIUM     the browser (default /usr/bin/chromium)
+//   STRAND_SCREENSHOTS  the folder screenshots go to (default e2e/screenshots-out)
+//   STRAND_FIXTURE      a JSON file naming the runs the Go test made (fixture below)
+//   STRAND_AXE          "report": print serious and critical axe violations, not fail
+
+import { AxeBuilder } from '@axe-core/playwright'
+import assert from 'node:assert/strict'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** The server under test, without a trailing slash. */
+export const baseURL = required('STRAND_URL').replace(/\/+$/, '')
+
+/** Where the screenshots go. */
+export const screenshots = process.env.STRAND_SCREENSHOTS || join(here, 'screenshots-out')
+mkdirSync(screenshots, { recursive: true })
+
+/**
+ * The runs the Go test made, as it wrote them:
+ *
+ *   {
+ *     "namespace": "default",
+ *     "runs": {
+ *       "<role>": {"workflow_id", "run_id", "type", "status", "input", "result"?,
+ *                  "reason"?, "signal"?, "steps": ["Shout"], "timers"?: n},
+ *       ...  roles: completed, waiting (running, blocked on `signal`),
+ *            terminated, multistep
+ *     },
+ *     "counts": {"completed": 2, "running": 1, "terminated": 1},  (runs by status)
+ *     "namespaces": [{"name", "description", "retention": "10d"}],  (made besides default)
+ *     "node": "console-test"  (the server's node id)
+ *   }
+ */
+export const fixture = JSON.parse(readFileSync(required('STRAND_FIXTURE'), 'utf8'))
+
+function required(name) {
+  const v = process.env[name]
+  if (!v)
+    throw new Error(`${name} is not set: run the browser tests with go test ./cmd/strand -run TestConsoleInBrowser`)
+  return v
+}
+
+/** The flags without which the closed network here refuses Chromium's own connections. */
+const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+/** The viewport every page is drawn in. */
+export const viewport = { width: 1366, height: 768 }
+
+/** The themes every page is audited in: the first is the one a page opens in. */
+export const themes = ['light', 'dark']
+
+/** Axe impacts that fail a test; lesser ones are printed only. */
+const failingImpacts = new Set(['serious', 'critical'])
+
+/** STRAND_AXE=report prints serious and critical violations instead of failing (for work on a page). */
+const axeReportOnly = process.env.STRAND_AXE === 'report'
+
+let browser
+
+/** Starts the browser (once, in the file's before hook). */
+export async function launch() {
+  browser = await chromium.launch({
+    executablePath: process.env.STRAND_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: chromiumArgs,
+  })
+  return browser
+}
+
+/** Stops the browser (in the file's after hook). */
+export async function close() {
+  await browser?.close()
+}
+
+/** What a page's test found to fail it at its end: browser errors and axe violations. */
+const findings = new WeakMap()
+
+/**
+ * Opens path of the console in a new browser context (the viewport, the
+ * light theme, English, UTC), runs fn(page), and then fails if the browser
+ * logged an error or the page threw (but for errors matching one of the
+ * regular expressions of expectedErrors), or if an audit found serious or
+ * critical axe violations: all of them, at once, at the end. The context
+ * is closed either way.
+ */
+export async function withPage(path, fn, { expectedErrors = [] } = {}) {
+  const context = await browser.newContext({
+    baseURL,
+    viewport,
+    colorScheme: themes[0],
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    reducedMotion: 'reduce',
+  })
+  context.setDefaultTimeout(15_000)
+  const page = await context.newPage()
+  const found = { errors: [], axe: [] }
+  findings.set(page, found)
+  page.on('console', (m) => {
+    if (m.type() === 'error') found.errors.push(`console.error: ${m.text()} (${m.location().url || 'no location'})`)
+  })
+  page.on('pageerror', (e) => found.errors.push(`page error: ${e.stack || e.message}`))
+  try {
+    await page.goto(path)
+    await page.locator('main h1').first().waitFor()
+    await fn(page)
+  } finally {
+    await context.close()
+  }
+  const errors = found.errors.filter((e) => !expectedErrors.some((re) => re.test(e)))
+  const failures = []
+  if (errors.length) failures.push(`the browser reported errors on ${path}:\n  ${errors.join('\n  ')}`)
+  if (found.axe.length) {
+    const text = `axe-core found serious or critical violations on ${path}:\n${found.axe.join('\n')}`
+    if (axeReportOnly) console.log(`STRAND_AXE=report, not failing: ${text}`)
+    else failures.push(text)
+  }
+  if (failures.length) throw new Error(failures.join('\n'))
+}
+
+/**
+ * The page test most pages need: open path, run check(page), then audit
+ * the page as name in each theme (prepare(page), if given, runs before
+ * each audit, to open what the audit should see).
+ */
+export async function checkPage({ name, path, check, prepare }) {
+  await withPage(path, async (page) => {
+    await check(page)
+    await audit(page, name, { prepare })
+  })
+}
+
+/**
+ * Audits the page as it is now, in each theme: switches the theme with the
+ * header's button, takes a full-page screenshot (NAME-THEME.png) and runs
+ * axe-core. Violations of serious or critical impact fail the test at its
+ * end (withPage), each rule listed with the selectors of its nodes; lesser
+ * ones are printed. Leaves the page in the first theme.
+ */
+export async function audit(page, name, { prepare } = {}) {
+  const found = findings.get(page)
+  for (const theme of themes) {
+    await setTheme(page, theme)
+    if (prepare) await prepare(page)
+    await settle(page)
+    const file = join(screenshots, `${name}-${theme}.png`)
+    await page.screenshot({ path: file, fullPage: true })
+    console.log(`screenshot ${file}`)
+    const { violations } = await new AxeBuilder({ page }).analyze()
+    for (const v of violations) {
+      const text = describeViolation(v, `${name}, ${theme} theme`)
+      if (failingImpacts.has(v.impact)) found.axe.push(text)
+      else console.log(`axe (${v.impact}, not failing): ${text}`)
+    }
+  }
+  await setTheme(page, themes[0])
+}
+
+/** One axe violation, readably: the rule, its impact and help, each node's selector and summary. */
+function describeViolation(v, where) {
+  const nodes = v.nodes.map((n) => {
+    const summary = (n.failureSummary ?? '').replace(/\s*\n\s*/g, ' ').trim()
+    return `    ${n.target.join(' ')}\n      ${summary}`
+  })
+  return `  [${v.impact}] ${v.id} on ${where}: ${v.help} (${v.helpUrl})\n${nodes.join('\n')}`
+}
+
+/**
+ * Switches the console's theme with its button in the header, if it is not
+ * the one asked for. While a modal dialog is open the button cannot be
+ * reached: the theme is then set as the console's applyTheme sets it.
+ */
+export async function setTheme(page, theme) {
+  const [current, modal] = await page.evaluate(() => [
+    document.documentElement.dataset.theme,
+    document.querySelector('dialog:modal') !== null,
+  ])
+  if (current !== theme) {
+    if (modal) await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme)
+    else await page.getByRole('button', { name: `Switch to ${theme} theme` }).click()
+  }
+  await page.locator(`html[data-theme="${theme}"]`).waitFor({ state: 'attached' })
+}
+
+/**
+ * Waits for the page to be still: its calls answered, no "Loading…"
+ * placeholder left in main (a lazy chunk, such as the Gantt chart's, can
+ * start loading after the network went quiet), fonts and a frame drawn.
+ */
+export async function settle(page) {
+  await page.waitForLoadState('networkidle')
+  await page
+    .waitForFunction(() => {
+      const leaves = [...document.querySelectorAll('main *')].filter((el) => el.children.length === 0)
+      return !leaves.some((el) => /^Loading\b/.test(el.textContent?.trim() ?? ''))
+    })
+    .catch((e) => {
+      throw new Error(`the page still shows a "Loading…" placeholder: ${e.message}`)
+    })
+  await page.waitForLoadState('networkidle')
+  await page.evaluate(() => document.fonts.ready)
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))
+}
+
+/** A call to the server's API, for what the page should show (path under /api/v1). */
+export async function api(method, path, body) {
+  const res = await fetch(`${baseURL}/api/v1${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`)
+  return text ? JSON.parse(text) : undefined
+}
+
+/** The console's label of a status ("continued_as_new" → "Continued as new"), as StatusBadge draws it. */
+export function statusLabel(status) {
+  const s = status.replaceAll('_', ' ')
+  return s.charAt(0).toUpperCase() + s.slice(1)
+}
+
+/** The path of a run's page. */
+export function runPath(run, namespace = fixture.namespace) {
+  return `/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(run.workflow_id)}/${encodeURIComponent(run.run_id)}`
+}
