@@ -203,9 +203,16 @@ func (e *Engine) place(ctx context.Context) error {
 			delete(e.cluster.waiting, id) // placement moved on: a later wait starts afresh
 		}
 	}
+	// The shards go back at once, not one after the other: a node that
+	// joins waits only a third of the node TTL for a live owner to hand a
+	// shard over before it takes the shard as abandoned, and a handover
+	// (stop the shard, then a conditional write) takes a few hundred
+	// milliseconds on a busy Cassandra.
+	var handingBack sync.WaitGroup
 	for _, id := range release {
-		e.handBack(ctx, id)
+		handingBack.Go(func() { e.handBack(ctx, id) })
 	}
+	handingBack.Wait()
 	all := true
 	for _, id := range acquire {
 		if err := e.take(ctx, id, v); err != nil {
