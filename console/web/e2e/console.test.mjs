@@ -7,8 +7,9 @@
 // full-page screenshot each, axe-core: serious and critical violations
 // fail); an error in the browser's console, or one the page throws, fails
 // it too. A new page adds one test: checkPage({name, path, check}) does
-// the rest (see helpers.mjs). The tests run in order: the signal test,
-// which completes the waiting run, is last.
+// the rest (see helpers.mjs). The tests run in order: the start-again
+// test, which adds a running run, comes after those that count runs, and
+// the signal test, which completes the waiting run, is last.
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
@@ -290,7 +291,15 @@ test('run page of a missing run says so', { timeout }, async () => {
       await page.getByText(`No run ${run.run_id}`).waitFor()
     },
     // The browser logs the API's answer, 404, as an error: expected here.
-    { expectedErrors: [/Failed to load resource: the server responded with a status of 404/] },
+    {
+      expectedFailures: [
+        {
+          method: 'GET',
+          path: `/api/v1/namespaces/${ns}/workflows/${encodeURIComponent(run.workflow_id)}`,
+          status: 404,
+        },
+      ],
+    },
   )
 })
 
@@ -450,6 +459,78 @@ test('overview page counts the last hour as the API does', { timeout }, async ()
       await page.getByText('The minutes as a table').waitFor()
     },
   })
+})
+
+// ---- run page: start again (adds a running run) ---------------------------
+
+test('run page: Start again starts a new run with the same input, or says why not', { timeout }, async () => {
+  const run = runs.completed
+  const again = `${run.workflow_id}-again`
+  const running = runs.waiting.workflow_id
+  const startPath = `/api/v1/namespaces/${ns}/workflows`
+  await withPage(
+    runPath(run),
+    async (page) => {
+      // What the console asks the API to start.
+      const sent = []
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && new URL(r.url()).pathname === startPath) sent.push(r.postDataJSON())
+      })
+      await checkSummary(page, run)
+      await checkJSON(page, 'Input', run.input)
+      await page.getByRole('button', { name: 'Start again…', exact: true }).click()
+      const dialog = page.getByRole('dialog', { name: 'Start again' })
+      await dialog.waitFor()
+      // It names the type and shows the input it sends, under the run's id.
+      const facts = await text(dialog.locator('dl'))
+      assert.ok(facts.includes(`Workflow type ${run.type}`), `the dialog names the type: ${facts}`)
+      const input = (await dialog.locator('.json').innerText()).replace(/^Copy\s*/, '').trim()
+      assert.equal(input, JSON.stringify(run.input), 'the dialog shows the input')
+      const id = dialog.getByLabel('Workflow ID')
+      assert.equal(await id.inputValue(), run.workflow_id, 'the workflow id is the run’s')
+
+      // The id of a run that still runs: the API refuses, and the dialog says why.
+      await id.fill(running)
+      await dialog.getByRole('button', { name: 'Start run' }).click()
+      const refusal = dialog.getByRole('alert').filter({ hasText: 'already_started' })
+      await refusal.waitFor()
+      assert.ok((await text(refusal)).includes(running), `the refusal names ${running}: ${await text(refusal)}`)
+      await audit(page, 'run-start-again-dialog')
+
+      // A new id: the run starts, and its page opens.
+      await id.fill(again)
+      await dialog.getByRole('button', { name: 'Start run' }).click()
+      await dialog.waitFor({ state: 'detached' })
+      await page.waitForURL((url) => url.pathname.startsWith(`/namespaces/${ns}/runs/${again}/`))
+      const runId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1))
+      const started = { ...run, workflow_id: again, run_id: runId }
+      // Approval waits for its signal: the new run runs.
+      await checkSummary(page, started, 'running')
+      await checkJSON(page, 'Input', run.input)
+
+      // The API knows it: the same type, started by the console with the same input.
+      const d = await api('GET', `/namespaces/${ns}/workflows/${again}`)
+      assert.deepEqual([d.run_id, d.workflow_type, d.status], [runId, run.type, 'running'], 'the API has the new run')
+      const [first] = await apiHistory(started)
+      assert.equal(first.type, 'WorkflowStarted')
+      assert.deepEqual([first.payload, first.identity], [run.input, 'strand-console'], 'its input, from the console')
+      // Both tries carried the dialog's one request id, which the run started with.
+      assert.deepEqual(
+        sent.map((b) => [b.workflow_id, b.workflow_type, b.input, b.queue, b.identity]),
+        [
+          [running, run.type, run.input, 'default', 'strand-console'],
+          [again, run.type, run.input, 'default', 'strand-console'],
+        ],
+        'what the console sent',
+      )
+      assert.match(sent[0].request_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.equal(sent[1].request_id, sent[0].request_id, 'one request id per dialog')
+      assert.equal(first.start?.request_id, sent[1].request_id, 'the run started with it')
+      await audit(page, 'run-started-again')
+    },
+    // The refusal, 409, is logged by the browser as an error: expected here.
+    { expectedFailures: [{ method: 'POST', path: startPath, status: 409 }] },
+  )
 })
 
 // ---- run page: signal a waiting run (last: it completes the run) ----------

@@ -100,11 +100,21 @@ const findings = new WeakMap()
  * Opens path of the console in a new browser context (the viewport, the
  * light theme, English, UTC), runs fn(page), and then fails if the browser
  * logged an error or the page threw (but for errors matching one of the
- * regular expressions of expectedErrors), or if an audit found serious or
- * critical axe violations: all of them, at once, at the end. The context
- * is closed either way.
+ * regular expressions of expectedErrors, and for the failed calls of
+ * expectedFailures), or if an audit found serious or critical axe
+ * violations: all of them, at once, at the end. The context is closed
+ * either way.
+ *
+ * expectedFailures are the calls the test makes fail on purpose, each
+ * {method, path, status}: path is the URL's path as the page requests it
+ * (encoded, without the query). Chromium logs every response of an error
+ * status as a console error ("Failed to load resource: the server
+ * responded with a status of 409 (Conflict)", at the request's URL); that
+ * error is not counted when the page made a declared call to that URL
+ * and the server answered it with that status. A declared call that did
+ * not fail so fails the test.
  */
-export async function withPage(path, fn, { expectedErrors = [] } = {}) {
+export async function withPage(path, fn, { expectedErrors = [], expectedFailures = [] } = {}) {
   const context = await browser.newContext({
     baseURL,
     viewport,
@@ -117,10 +127,30 @@ export async function withPage(path, fn, { expectedErrors = [] } = {}) {
   const page = await context.newPage()
   const found = { errors: [], axe: [] }
   findings.set(page, found)
-  page.on('console', (m) => {
-    if (m.type() === 'error') found.errors.push(`console.error: ${m.text()} (${m.location().url || 'no location'})`)
+  // The declared calls that failed so: as "path status" (what a console
+  // error can be matched by), and by their index in expectedFailures.
+  const failed = new Set()
+  const seen = new Set()
+  page.on('response', (r) => {
+    const path = new URL(r.url()).pathname
+    const i = expectedFailures.findIndex(
+      (f) => f.method === r.request().method() && f.path === path && f.status === r.status(),
+    )
+    if (i < 0) return
+    failed.add(`${path} ${r.status()}`)
+    seen.add(i)
   })
-  page.on('pageerror', (e) => found.errors.push(`page error: ${e.stack || e.message}`))
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return
+    const { url } = m.location()
+    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(m.text())?.[1]
+    found.errors.push({
+      text: `console.error: ${m.text()} (${url || 'no location'})`,
+      // A failed call, as the response event records a declared one.
+      call: status && url ? `${new URL(url).pathname} ${status}` : undefined,
+    })
+  })
+  page.on('pageerror', (e) => found.errors.push({ text: `page error: ${e.stack || e.message}` }))
   try {
     await page.goto(path)
     await page.locator('main h1').first().waitFor()
@@ -128,9 +158,17 @@ export async function withPage(path, fn, { expectedErrors = [] } = {}) {
   } finally {
     await context.close()
   }
-  const errors = found.errors.filter((e) => !expectedErrors.some((re) => re.test(e)))
+  const errors = found.errors
+    .filter((e) => !failed.has(e.call))
+    .map((e) => e.text)
+    .filter((e) => !expectedErrors.some((re) => re.test(e)))
   const failures = []
   if (errors.length) failures.push(`the browser reported errors on ${path}:\n  ${errors.join('\n  ')}`)
+  const missing = expectedFailures.filter((_, i) => !seen.has(i))
+  if (missing.length) {
+    const calls = missing.map((f) => `${f.method} ${f.path} ${f.status}`).join(', ')
+    failures.push(`the calls declared to fail on ${path} did not fail so: ${calls}`)
+  }
   if (found.axe.length) {
     const text = `axe-core found serious or critical violations on ${path}:\n${found.axe.join('\n')}`
     if (axeReportOnly) console.log(`STRAND_AXE=report, not failing: ${text}`)

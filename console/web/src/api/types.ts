@@ -185,6 +185,32 @@ export interface Description {
   workflow_task_failure?: Failure
 }
 
+/**
+ * POST /namespaces/{ns}/workflows: what a new run starts with. The input and
+ * the memo's values are payloads, sent as they are (a document reference is
+ * refused: send its value).
+ */
+export interface StartRequest {
+  workflow_id: string
+  workflow_type: string
+  input?: Payload
+  queue?: string
+  priority?: number
+  /** Makes a retried start idempotent: the same id answers with the run it started. */
+  request_id?: string
+  run_timeout?: Duration
+  memo?: Record<string, Payload>
+  business_key?: string
+  attributes?: Record<string, string>
+  identity?: string
+}
+
+/** The run a start created, or found for a request id it had seen (started false). */
+export interface StartResponse {
+  run_id: string
+  started: boolean
+}
+
 /** A step's queue, timeouts and retry policy. */
 export interface StepOptions {
   queue?: string

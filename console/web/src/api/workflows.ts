@@ -9,6 +9,8 @@ import type {
   ListResponse,
   Payload,
   QueryResult,
+  StartRequest,
+  StartResponse,
 } from './types'
 
 /** A run of a workflow in a namespace. */
@@ -33,6 +35,30 @@ export function searchWorkflows(namespace: string, filter: ListRequest, signal?:
 /** POST /namespaces/{ns}/workflow-count: how many runs match a filter. */
 export function countWorkflows(namespace: string, filter: ListRequest, signal?: AbortSignal): Promise<Count> {
   return request('POST', path`/namespaces/${namespace}/workflow-count`, { body: filter, signal })
+}
+
+/**
+ * POST /namespaces/{ns}/workflows: starts a run, named by the console's
+ * identity. It is refused (already_started) while a run of the workflow id
+ * runs; a request id the workflow id's current run started with answers
+ * with that run.
+ */
+export function startWorkflow(namespace: string, req: StartRequest): Promise<StartResponse> {
+  return request('POST', path`/namespaces/${namespace}/workflows`, { body: { ...req, identity } })
+}
+
+/**
+ * A fresh request id, a random UUID. crypto.randomUUID exists only in a
+ * secure context (https, or an address of this machine): a console served
+ * over plain http from elsewhere makes one from crypto.getRandomValues.
+ */
+export function newRequestId(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
+  const b = crypto.getRandomValues(new Uint8Array(16))
+  b[6] = (b[6]! & 0x0f) | 0x40 // version 4
+  b[8] = (b[8]! & 0x3f) | 0x80 // variant 10
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join('-')
 }
 
 /** GET /namespaces/{ns}/workflows/{id}?run_id=: a run with its pending work. */

@@ -9,6 +9,8 @@ interface ConfirmDialogProps {
   /** Styles the confirm button as destructive. */
   danger?: boolean
   pending?: boolean
+  /** The confirm button waits: what the action needs has not loaded yet. */
+  disabled?: boolean
   /** The refusal of the last try, shown above the buttons. */
   error?: unknown
   onConfirm: () => void
@@ -24,7 +26,7 @@ interface ConfirmDialogProps {
  * does once the action succeeded. Submitting the form confirms.
  */
 export function ConfirmDialog(props: ConfirmDialogProps) {
-  const { title, description, confirmLabel, danger, pending, error, onConfirm, onClose, children } = props
+  const { title, description, confirmLabel, danger, pending, disabled, error, onConfirm, onClose, children } = props
   const ref = useRef<HTMLDialogElement>(null)
   // What had focus before the dialog (the button that opened it) gets it
   // back when the dialog goes away.
@@ -52,7 +54,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
       <form
         onSubmit={(e) => {
           e.preventDefault()
-          if (!pending) onConfirm()
+          if (!pending && !disabled) onConfirm()
         }}
       >
         <h2 id={titleId}>{title}</h2>
@@ -67,7 +69,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
           <button type="button" onClick={onClose}>
             Close
           </button>
-          <button type="submit" className={danger ? 'danger' : 'primary'} disabled={pending}>
+          <button type="submit" className={danger ? 'danger' : 'primary'} disabled={pending || disabled}>
             {pending ? 'Working…' : confirmLabel}
           </button>
         </div>

@@ -1,21 +1,36 @@
 import type { UseMutationResult } from '@tanstack/react-query'
+import { useNavigate } from '@tanstack/react-router'
 import { useState, type ReactNode } from 'react'
-import type { Payload, RunStatus } from '../../api/types'
-import type { RunRef } from '../../api/workflows'
+import { decodePayload } from '../../api/payload'
+import type { Description, HistoryEvent, Payload } from '../../api/types'
+import { newRequestId, type RunRef } from '../../api/workflows'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
+import { useDocument } from '../../components/documents'
+import { ErrorMessage } from '../../components/ErrorMessage'
 import { PayloadView } from '../../components/JsonView'
-import { useCancel, useQueryRun, useSignal, useTerminate } from './queries'
+import { formatNanos } from '../../components/timeFormat'
+import { useCancel, useQueryRun, useSignal, useStart, useTerminate } from './queries'
 
-type Action = 'signal' | 'query' | 'cancel' | 'terminate'
+type Action = 'signal' | 'query' | 'start' | 'cancel' | 'terminate'
 
 /**
  * The buttons that act on a run. Each opens a dialog that takes what the
  * action needs and confirms it; signal, cancel and terminate are offered
- * while the run runs.
+ * while the run runs, start again once its history (its start event) has
+ * loaded.
  */
-export function Actions({ run, status }: { run: RunRef; status: RunStatus }) {
+export function Actions({
+  run,
+  description,
+  started,
+}: {
+  run: RunRef
+  description: Description
+  /** The run's WorkflowStarted event, when history has come. */
+  started: HistoryEvent | undefined
+}) {
   const [open, setOpen] = useState<Action | null>(null)
-  const running = status === 'running'
+  const running = description.status === 'running'
   const close = () => setOpen(null)
   return (
     <div className="actions" role="group" aria-label="Actions">
@@ -25,6 +40,9 @@ export function Actions({ run, status }: { run: RunRef; status: RunStatus }) {
       <button type="button" onClick={() => setOpen('query')}>
         Query…
       </button>
+      <button type="button" onClick={() => setOpen('start')} disabled={!started}>
+        Start again…
+      </button>
       <button type="button" onClick={() => setOpen('cancel')} disabled={!running}>
         Cancel…
       </button>
@@ -33,6 +51,9 @@ export function Actions({ run, status }: { run: RunRef; status: RunStatus }) {
       </button>
       {open === 'signal' && <SignalDialog run={run} onClose={close} />}
       {open === 'query' && <QueryDialog run={run} onClose={close} />}
+      {open === 'start' && started && (
+        <StartAgainDialog run={run} description={description} started={started} onClose={close} />
+      )}
       {open === 'cancel' && <CancelDialog run={run} onClose={close} />}
       {open === 'terminate' && <TerminateDialog run={run} onClose={close} />}
     </div>
@@ -159,6 +180,127 @@ function QueryDialog({ run, onClose }: DialogProps) {
           <PayloadView payload={query.data?.result} empty="no value" />
         </div>
       )}
+    </ConfirmDialog>
+  )
+}
+
+/**
+ * Starts a new run of the run's workflow type with what the run started
+ * with: its input (a document's value, read first), queue, priority, run
+ * timeout, memo, business key and attributes, under a workflow id that is
+ * the run's unless changed. The request id is the dialog's, so that a
+ * confirm tried again after a call that failed starts one run at most. The
+ * new run's page opens once it started.
+ */
+function StartAgainDialog({
+  run,
+  description: d,
+  started,
+  onClose,
+}: DialogProps & { description: Description; started: HistoryEvent }) {
+  const [workflowId, setWorkflowId] = useState(run.workflowId)
+  const [requestId] = useState(newRequestId)
+  const start = useStart(run.namespace)
+  const navigate = useNavigate()
+  const attrs = started.start ?? {}
+  const queue = attrs.queue || d.queue
+  // An input the run stored as a document is sent as the document's value.
+  const p = decodePayload(started.payload)
+  const stored = p.kind === 'document' ? p.id : undefined
+  const doc = useDocument(run, stored ?? '', stored !== undefined)
+  const input = stored === undefined ? started.payload : doc.data?.value
+  const ready = stored === undefined || doc.data !== undefined
+  return (
+    <ConfirmDialog
+      title="Start again"
+      description={
+        <>
+          A new run of <strong>{d.workflow_type}</strong> starts with the input of this run, and its queue, memo,
+          business key and attributes.
+        </>
+      }
+      confirmLabel="Start run"
+      pending={start.isPending}
+      disabled={!ready}
+      error={start.error}
+      onClose={onClose}
+      onConfirm={() =>
+        start.mutate(
+          {
+            workflow_id: workflowId,
+            workflow_type: d.workflow_type,
+            input,
+            queue,
+            priority: attrs.priority,
+            run_timeout: attrs.run_timeout,
+            memo: attrs.memo ?? d.memo,
+            business_key: attrs.business_key ?? d.business_key,
+            attributes: attrs.attributes ?? d.attributes,
+            request_id: requestId,
+          },
+          {
+            onSuccess: ({ run_id }) => {
+              onClose()
+              void navigate({
+                to: '/namespaces/$namespace/runs/$workflowId/$runId',
+                params: { namespace: run.namespace, workflowId, runId: run_id },
+              })
+            },
+          },
+        )
+      }
+    >
+      <label className="field">
+        <span>Workflow ID</span>
+        <input
+          type="text"
+          required
+          autoFocus
+          value={workflowId}
+          onChange={(e) => setWorkflowId(e.target.value)}
+          spellCheck={false}
+          autoComplete="off"
+        />
+      </label>
+      <dl className="facts compact">
+        <div>
+          <dt>Workflow type</dt>
+          <dd>{d.workflow_type}</dd>
+        </div>
+        <div>
+          <dt>Queue</dt>
+          <dd>{queue}</dd>
+        </div>
+        {attrs.priority ? (
+          <div>
+            <dt>Priority</dt>
+            <dd>{attrs.priority}</dd>
+          </div>
+        ) : null}
+        {attrs.run_timeout ? (
+          <div>
+            <dt>Run timeout</dt>
+            <dd>{formatNanos(attrs.run_timeout)}</dd>
+          </div>
+        ) : null}
+      </dl>
+      <div className="start-input">
+        <h3>Input</h3>
+        {ready ? (
+          <PayloadView payload={input} empty="no input" />
+        ) : doc.error && !doc.isFetching ? (
+          <div className="document-error">
+            <ErrorMessage error={doc.error} title="Reading the input failed" />
+            <button type="button" className="small" onClick={() => void doc.refetch()}>
+              Try again
+            </button>
+          </div>
+        ) : (
+          <p className="muted small" role="status">
+            Reading the input, stored as a document…
+          </p>
+        )}
+      </div>
     </ConfirmDialog>
   )
 }

@@ -28,6 +28,7 @@ export function RunPage() {
   const history = useHistory(run, desc.data?.next_event_id)
   const d = desc.data
   const events = history.data
+  const started = events?.find((e) => e.type === 'WorkflowStarted')
   // Open bars run to the run's close, or to the time of the last refresh.
   const end = parseTime(d?.close_time)?.getTime() ?? desc.dataUpdatedAt
   const gantt = useMemo(() => buildGantt(events ?? [], d?.pending_steps ?? [], end), [events, d?.pending_steps, end])
@@ -58,7 +59,7 @@ export function RunPage() {
               fetching={desc.isFetching || history.isFetching}
             />
           )}
-          {d && <Actions run={run} status={d.status} />}
+          {d && <Actions run={run} description={d} started={started} />}
         </div>
         {desc.error instanceof ApiError && desc.error.status === 404 && !d ? (
           <p className="empty">
@@ -75,7 +76,7 @@ export function RunPage() {
             <FailureView failure={d.workflow_task_failure} />
           </div>
         )}
-        {d && <Summary run={d} started={events?.find((e) => e.type === 'WorkflowStarted')} now={desc.dataUpdatedAt} />}
+        {d && <Summary run={d} started={started} now={desc.dataUpdatedAt} />}
         <ErrorMessage error={history.error} title="Reading the history failed" />
         {events && (
           <>

@@ -1,11 +1,12 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import type { Payload } from '../../api/types'
+import type { Payload, StartRequest } from '../../api/types'
 import {
   cancelWorkflow,
   describeWorkflow,
   getHistory,
   queryWorkflow,
   signalWorkflow,
+  startWorkflow,
   terminateWorkflow,
   type RunRef,
 } from '../../api/workflows'
@@ -78,4 +79,13 @@ export function useCancel(run: RunRef) {
 export function useTerminate(run: RunRef) {
   const onSuccess = useInvalidate(run)
   return useMutation({ mutationFn: (reason: string) => terminateWorkflow(run, reason), onSuccess })
+}
+
+/** Starts a new run in the run's namespace; the run lists refresh. */
+export function useStart(namespace: string) {
+  const qc = useQueryClient()
+  return useMutation({
+    mutationFn: (req: StartRequest) => startWorkflow(namespace, req),
+    onSuccess: () => qc.invalidateQueries({ queryKey: runsKeys.all(namespace) }),
+  })
 }
