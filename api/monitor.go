@@ -12,7 +12,7 @@ import (
 type Monitoring interface {
 	// ListQueues returns the task queues of a namespace that have had
 	// pollers or tasks since the answering nodes started.
-	ListQueues(ctx context.Context, namespace string) ([]QueueInfo, error)
+	ListQueues(ctx context.Context, namespace string) (QueueList, error)
 	// Overview returns a namespace's runs started and closed per minute
 	// over the last hour, and per workflow type.
 	Overview(ctx context.Context, namespace string) (Overview, error)
@@ -23,6 +23,14 @@ const (
 	QueueKindWorkflow = "workflow"
 	QueueKindStep     = "step"
 )
+
+// QueueList is a namespace's task queues.
+type QueueList struct {
+	Queues []QueueInfo `json:"queues"`
+	// Partial says a node of the cluster did not answer: its workers and
+	// the backlogs of its shards are missing.
+	Partial bool `json:"partial,omitempty"`
+}
 
 // QueueInfo is one task queue: its backlog, its workers and how its tasks
 // met them.

@@ -20,11 +20,14 @@ const storedPrefix = "v2"
 // in a run's state, history or tasks: its JSON, marked as written with
 // payloads as JSON values.
 func MarshalStored(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	// Encoded straight after the prefix: the history is written on every
+	// commit, and json.Marshal would copy the JSON once more.
+	var buf bytes.Buffer
+	buf.WriteString(storedPrefix)
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
 		return nil, err
 	}
-	return append([]byte(storedPrefix), b...), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalStored decodes what MarshalStored wrote into v, and also what

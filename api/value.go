@@ -69,36 +69,60 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 
 // decodeBase64 decodes a JSON string of standard, padded base64 (without
 // the line breaks Go's decoder would skip: the API's schema has none).
-func decodeBase64(raw json.RawMessage) ([]byte, error) {
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+func decodeBase64(raw []byte) ([]byte, error) {
+	if len(raw) < 2 || raw[0] != '"' {
 		return nil, errors.New("want a string of base64")
 	}
-	if strings.ContainsAny(s, "\r\n") {
-		return nil, errors.New("a line break in base64")
+	text := raw[1 : len(raw)-1]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		// Escapes ("\/", a line break): unquoted first. Rare: base64 has
+		// nothing to escape.
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errors.New("want a string of base64")
+		}
+		if strings.ContainsAny(s, "\r\n") {
+			return nil, errors.New("a line break in base64")
+		}
+		text = []byte(s)
 	}
-	return base64.StdEncoding.DecodeString(s)
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+	n, err := base64.StdEncoding.Decode(b, text)
+	return b[:n], err
 }
 
-// explicitForm reports whether data, a JSON value, is an object whose only
-// key is one of a Value's explicit forms, and returns that key and the
-// key's value.
-func explicitForm(data []byte) (key string, inner json.RawMessage) {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	// Cheap tests first: every explicit form is an object with a key
-	// starting with '$'.
-	if len(data) == 0 || data[0] != '{' || !bytes.Contains(data, []byte(`"$`)) {
+// The explicit forms' keys, quoted as JSON writes them.
+var explicitKeys = [...][]byte{[]byte(`"` + base64Key + `"`), []byte(`"` + jsonKey + `"`), []byte(`"` + documentKey + `"`)}
+
+const jsonSpace = " \t\r\n"
+
+// explicitForm reports whether data, a valid JSON value, is an object whose
+// only key is one of a Value's explicit forms (written without escapes),
+// and returns that key and the key's value, a slice of data: payloads are
+// large, so nothing is decoded or copied to find out.
+func explicitForm(data []byte) (key string, inner []byte) {
+	rest := bytes.TrimLeft(data, jsonSpace)
+	if len(rest) == 0 || rest[0] != '{' {
 		return "", nil
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(data, &obj) != nil || len(obj) != 1 {
-		return "", nil
-	}
-	for k, raw := range obj {
-		switch k {
-		case base64Key, jsonKey, documentKey:
-			return k, raw
+	rest = bytes.TrimLeft(rest[1:], jsonSpace)
+	for _, quoted := range explicitKeys {
+		after, ok := bytes.CutPrefix(rest, quoted)
+		if !ok {
+			continue
 		}
+		after = bytes.TrimLeft(after, jsonSpace)
+		if len(after) == 0 || after[0] != ':' {
+			return "", nil
+		}
+		// What follows the colon, up to the object's closing brace, is the
+		// key's value alone when the object has no other key.
+		inner = bytes.TrimRight(after[1:], jsonSpace)
+		inner = bytes.Trim(inner[:len(inner)-1], jsonSpace)
+		if !json.Valid(inner) {
+			return "", nil // more keys follow
+		}
+		return string(quoted[1 : len(quoted)-1]), inner
 	}
 	return "", nil
 }

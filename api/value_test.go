@@ -109,3 +109,34 @@ func TestPayloadJSON(t *testing.T) {
 		t.Errorf("event without a payload: %s", b)
 	}
 }
+
+// FuzzValueRoundTrip: any bytes travel as a Value and read back the same.
+func FuzzValueRoundTrip(f *testing.F) {
+	for _, seed := range []string{`{"id":7}`, "\x00\xff", `{"$base64":"AA=="}`, `{"$json":1}`, ` { "$base64" : "AA==" , "x" : 1 } `, `{"$document":{}}`, `"\/"`, ``} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := json.Marshal(struct {
+			V api.Value `json:"v"`
+		}{data})
+		if err != nil {
+			t.Fatalf("marshal %q: %v", data, err)
+		}
+		var back struct {
+			V api.Value `json:"v"`
+		}
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("unmarshal %s: %v", b, err)
+		}
+		// encoding/json compacts a JSON value: compare compacted.
+		want := data
+		if json.Valid(data) {
+			var c bytes.Buffer
+			json.Compact(&c, data)
+			want = c.Bytes()
+		}
+		if !bytes.Equal(back.V, want) {
+			t.Fatalf("%q travelled as %s and read back as %q", data, b, back.V)
+		}
+	})
+}

@@ -215,10 +215,11 @@ func clusterInProcess(t *testing.T, st store.Store) {
 		if parents.Started != n || parents.Closed != n || parents.Failed != 0 || o.Partial {
 			t.Errorf("overview: parents %+v, partial %v; want %d started and closed", parents, o.Partial, n)
 		}
-		queues, err := node.eng.ListQueues(ctx, "")
-		if err != nil {
-			t.Fatal(err)
+		list, err := node.eng.ListQueues(ctx, "")
+		if err != nil || list.Partial {
+			t.Fatalf("queues: %+v, %v", list, err)
 		}
+		queues := list.Queues
 		for _, q := range queues {
 			if len(q.Pollers) != 1 || q.Pollers[0].Node != "a" || q.SyncMatched+q.Backlogged == 0 {
 				t.Errorf("queue %s %s: pollers %+v, %d matched, %d backlogged", q.Kind, q.Name, q.Pollers, q.SyncMatched, q.Backlogged)

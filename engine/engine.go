@@ -465,9 +465,7 @@ func (e *Engine) Stats() Stats {
 		s.mu.Unlock()
 	}
 	st.CacheBytes = e.cacheBytes.Load()
-	e.match.mu.Lock()
-	st.SyncMatched, st.Backlogged = e.match.syncMatched, e.match.backlogged
-	e.match.mu.Unlock()
+	st.SyncMatched, st.Backlogged = e.match.matched()
 	st.QueryTasksQueued = e.match.queries()
 	st.RunsPurged = e.metrics.runsPurged.Load()
 	e.queryMu.Lock()

@@ -20,8 +20,6 @@ type matcher struct {
 	// started is when the matcher began to watch polls: a queue not polled
 	// since counts as last polled then.
 	started time.Time
-	// counters for the sync-match rate
-	syncMatched, backlogged int64
 }
 
 type queueKind int8
@@ -34,9 +32,9 @@ const (
 // String names the kind as peering calls do.
 func (k queueKind) String() string {
 	if k == stepQueue {
-		return "step"
+		return api.QueueKindStep
 	}
-	return "workflow"
+	return api.QueueKindWorkflow
 }
 
 type queueKey struct {
@@ -123,6 +121,18 @@ func (m *matcher) unpolledFor(k queueKey) time.Duration {
 	return time.Since(last)
 }
 
+// matched sums the queues' counts of tasks handed to a waiting poller and
+// of tasks queued (the queues are never dropped, so this is every task).
+func (m *matcher) matched() (syncMatched, backlogged int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, q := range m.queues {
+		syncMatched += q.syncMatched
+		backlogged += q.backlogged
+	}
+	return syncMatched, backlogged
+}
+
 // queries counts the query tasks waiting in the queues.
 func (m *matcher) queries() int {
 	m.mu.Lock()
@@ -139,12 +149,10 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	defer m.mu.Unlock()
 	q := m.queue(k)
 	if p := q.takePoller(); p != nil {
-		m.syncMatched++
 		q.syncMatched++
 		p.ch <- item
 		return
 	}
-	m.backlogged++
 	q.backlogged++
 	q.backlog[lane].PushBack(item)
 	q.size++
@@ -177,7 +185,6 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 	defer m.mu.Unlock()
 	if q := m.queues[k]; q != nil {
 		if p := q.takePoller(); p != nil {
-			m.syncMatched++
 			q.syncMatched++
 			return p
 		}

@@ -34,8 +34,8 @@ func TestMatcherPriorityAndSyncMatch(t *testing.T) {
 	if v := <-done; v != "direct" {
 		t.Fatalf("got %v", v)
 	}
-	if m.syncMatched != 1 || m.backlogged != 5 {
-		t.Fatalf("sync %d, backlogged %d", m.syncMatched, m.backlogged)
+	if sync, backlogged := m.matched(); sync != 1 || backlogged != 5 {
+		t.Fatalf("sync %d, backlogged %d", sync, backlogged)
 	}
 	// A poll that ends gives back nothing and leaves no poller behind.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)

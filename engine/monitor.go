@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -213,24 +212,22 @@ func (e *Engine) Overview(ctx context.Context, namespace string) (api.Overview, 
 }
 
 // ListQueues implements api.Monitoring.
-func (e *Engine) ListQueues(ctx context.Context, namespace string) ([]api.QueueInfo, error) {
+func (e *Engine) ListQueues(ctx context.Context, namespace string) (api.QueueList, error) {
 	ns := nsOrDefault(namespace)
 	if _, err := e.namespace(ctx, ns); err != nil {
-		return nil, err
+		return api.QueueList{}, err
 	}
-	qs := e.match.queueInfo(ns, e.opts.Identity, store.Now())
-	var failed error
-	e.eachPeer(ctx, opQueues, monitorCall{Namespace: ns}, func() any { return new([]api.QueueInfo) }, func(out any, err error) {
+	l := api.QueueList{Queues: e.match.queueInfo(ns, e.opts.Identity, store.Now())}
+	e.eachPeer(ctx, opQueues, monitorCall{Namespace: ns}, func() any { return new(api.QueueList) }, func(out any, err error) {
 		if err != nil {
-			failed = errors.Join(failed, err)
+			l.Partial = true
 			return
 		}
-		qs = mergeQueues(qs, *out.(*[]api.QueueInfo))
+		other := out.(*api.QueueList)
+		l.Queues = mergeQueues(l.Queues, other.Queues)
+		l.Partial = l.Partial || other.Partial
 	})
-	if failed != nil && len(qs) == 0 {
-		return nil, failed
-	}
-	return qs, nil
+	return l, nil
 }
 
 // eachPeer makes peering call op to every other live node (when ctx is not
@@ -336,7 +333,7 @@ func (q *taskQueue) forget(now time.Time) {
 func (m *matcher) queueInfo(ns, node string, now time.Time) []api.QueueInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []api.QueueInfo
+	out := []api.QueueInfo{}
 	for k, q := range m.queues {
 		if k.ns != ns {
 			continue

@@ -75,10 +75,11 @@ func TestOverviewAndQueues(t *testing.T) {
 	}
 
 	e.eventually("the worker to poll both queues", func() bool {
-		queues, err := e.eng.ListQueues(e.ctx, "default")
+		list, err := e.eng.ListQueues(e.ctx, "default")
 		if err != nil {
 			t.Fatal(err)
 		}
+		queues := list.Queues
 		polling := 0
 		for _, q := range queues {
 			if len(q.Pollers) == 1 && q.Pollers[0].Identity == "test-worker" && q.Pollers[0].Polling && q.SyncMatched+q.Backlogged > 0 {

@@ -92,9 +92,9 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		defer cancel()
 		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "a worker of node " + q.Node}
 		switch q.Kind {
-		case "workflow":
+		case api.QueueKindWorkflow:
 			out, err = e.pollWorkflowTask(ctx, req, false)
-		case "step":
+		case api.QueueKindStep:
 			out, err = e.pollStepTask(ctx, req, false)
 		default:
 			return nil, api.InvalidArgument("kind", "want workflow or step, got %q", q.Kind)
@@ -280,7 +280,7 @@ func (e *Engine) giveBackBorrowed(ctx context.Context) {
 // alone.
 func (e *Engine) release(ctx context.Context, rel released) error {
 	switch rel.Kind {
-	case "workflow":
+	case api.QueueKindWorkflow:
 		var tok wtToken
 		if err := decodeToken(rel.Token, &tok); err != nil {
 			return err
@@ -302,7 +302,7 @@ func (e *Engine) release(ctx context.Context, rel released) error {
 				}
 			})
 		}
-	case "step":
+	case api.QueueKindStep:
 		var tok stepToken
 		if err := decodeToken(rel.Token, &tok); err != nil {
 			return err

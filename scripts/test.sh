@@ -58,7 +58,7 @@ echo "test.sh: go test -race -count=1 -timeout 25m ./... $*"
 go test -race -count=1 -timeout 25m ./... "$@"
 if [[ $# -eq 0 ]]; then
 	# A short run of each fuzz target (a failure leaves its input in testdata/fuzz).
-	for target in "FuzzDecodeEvents ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
+	for target in "FuzzDecodeEvents ./api" "FuzzValueRoundTrip ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
 		set -- $target
 		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s $2"
 		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s "$2"

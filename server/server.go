@@ -415,12 +415,8 @@ func (h *handler) routes() []Route {
 	if mon, ok := h.svc.(api.Monitoring); ok {
 		routes = append(routes,
 			Route{"GET", prefix + "/namespaces/{namespace}/queues", "List a namespace's task queues: backlog, the workers polling them, how tasks met workers (over every live node)",
-				get(h, func(ctx context.Context, r *http.Request) (QueueList, error) {
-					qs, err := mon.ListQueues(ctx, r.PathValue("namespace"))
-					if qs == nil {
-						qs = []api.QueueInfo{}
-					}
-					return QueueList{Queues: qs}, err
+				get(h, func(ctx context.Context, r *http.Request) (api.QueueList, error) {
+					return mon.ListQueues(ctx, r.PathValue("namespace"))
 				})},
 			Route{"GET", prefix + "/namespaces/{namespace}/overview", "Runs started and closed per minute over the last hour, and per workflow type (the engine's own counters, over every live node)",
 				get(h, func(ctx context.Context, r *http.Request) (api.Overview, error) {
@@ -498,11 +494,6 @@ type QueryResult struct {
 // DocumentValue is a document's payload.
 type DocumentValue struct {
 	Value api.Value `json:"value"`
-}
-
-// QueueList is a namespace's task queues.
-type QueueList struct {
-	Queues []api.QueueInfo `json:"queues"`
 }
 
 // Count is a count of runs.

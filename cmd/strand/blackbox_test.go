@@ -104,6 +104,17 @@ func process(t *testing.T, ready string, name string, args ...string) (*exec.Cmd
 	return cmd, rest
 }
 
+// eventually polls f until it holds, failing t after 30 seconds.
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !f(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func blackBox(t *testing.T, bin, storeURL string) {
 	addr := freePort(t)
 	url := "http://" + addr
@@ -136,17 +147,8 @@ func blackBox(t *testing.T, bin, storeURL string) {
 		}
 		return out
 	}
-	eventually := func(what string, f func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !f(); {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 	must("workflow", "start", "po-1", "--type", "Approval", "--input", `"laptop"`)
-	eventually("the query to answer", func() bool {
+	eventually(t, "the query to answer", func() bool {
 		out, code := cli("workflow", "query", "po-1", "item")
 		return code == 0 && strings.TrimSpace(out) == `"laptop"`
 	})
@@ -160,7 +162,7 @@ func blackBox(t *testing.T, bin, storeURL string) {
 	if out := must("workflow", "history", "po-1"); !strings.Contains(out, "StepCompleted") || !strings.Contains(out, "WorkflowCompleted") {
 		t.Fatalf("history: %s", out)
 	}
-	eventually("the run listed", func() bool {
+	eventually(t, "the run listed", func() bool {
 		out, _ := cli("workflow", "list", "--status", "completed", "-o", "json")
 		return strings.Contains(out, `"po-1"`)
 	})

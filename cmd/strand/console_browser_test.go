@@ -203,15 +203,6 @@ func consoleRuns(t *testing.T, bin, url string) consoleFixture {
 		}
 		return d.RunID
 	}
-	eventually := func(what string, f func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !f(); {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 	// Approval waits for "approve", then shouts who approved in a step.
 	must("workflow", "start", "order-1", "--type", "Approval", "--input", `"laptop"`)
 	must("workflow", "signal", "order-1", "approve", "--input", `"ada"`)
@@ -221,7 +212,7 @@ func consoleRuns(t *testing.T, bin, url string) consoleFixture {
 	// This one waits for the signal the browser test sends; its worker has
 	// taken its first task once its query answers.
 	must("workflow", "start", "order-2", "--type", "Approval", "--input", `"desk"`)
-	eventually("order-2's query to answer", func() bool {
+	eventually(t, "order-2's query to answer", func() bool {
 		out, err := exec.CommandContext(ctx, filepath.Join(bin, "strand"), "workflow", "query", "order-2", "item", "--server", url).CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == `"desk"`
 	})
@@ -259,7 +250,7 @@ func consoleRuns(t *testing.T, bin, url string) consoleFixture {
 	}
 	// The runs list (the visibility store) catches up with the runs.
 	for status, want := range f.Counts {
-		eventually(fmt.Sprintf("%d %s runs listed", want, status), func() bool {
+		eventually(t, fmt.Sprintf("%d %s runs listed", want, status), func() bool {
 			body, _ := json.Marshal(map[string][]string{"statuses": {status}})
 			res, err := http.Post(url+"/api/v1/namespaces/default/workflow-count", "application/json", bytes.NewReader(body))
 			if err != nil {

@@ -40,8 +40,15 @@ func measureRunsPage(ctx context.Context, cfg VisibilityConfig) (QueryResult, er
 		return QueryResult{}, err
 	}
 	srv := &http.Server{Handler: server.New(eng, server.Options{})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(ln) // until Close
+	}()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 6, MaxIdleConnsPerHost: 6}}
 	defer client.CloseIdleConnections()
 	base := "http://" + ln.Addr().String() + "/api/v1/namespaces/" + cfg.Namespace

@@ -230,6 +230,15 @@ async function openBarsTable(page) {
   }
 }
 
+/** Checks a completed run's page: summary, input, result, Gantt and history (returned). */
+async function checkCompletedRun(page, run) {
+  await checkSummary(page, run)
+  await checkJSON(page, 'Input', run.input)
+  await checkJSON(page, 'Result', run.result)
+  await checkGantt(page, run)
+  return checkHistory(page, run)
+}
+
 test('run page of a completed run: input, result, Gantt chart and history', { timeout }, async () => {
   const run = runs.completed
   await checkPage({
@@ -237,11 +246,7 @@ test('run page of a completed run: input, result, Gantt chart and history', { ti
     path: runPath(run),
     prepare: openBarsTable,
     async check(page) {
-      await checkSummary(page, run)
-      await checkJSON(page, 'Input', run.input)
-      await checkJSON(page, 'Result', run.result)
-      await checkGantt(page, run)
-      const events = await checkHistory(page, run)
+      const events = await checkCompletedRun(page, run)
       assert.equal(events.at(-1).type, 'WorkflowCompleted')
       // A closed run takes no signal, cancel or terminate.
       for (const name of ['Signal…', 'Cancel…', 'Terminate…']) {
@@ -257,13 +262,7 @@ test('run page of a run of several steps and a timer', { timeout }, async () => 
     name: 'run-multistep',
     path: runPath(run),
     prepare: openBarsTable,
-    async check(page) {
-      await checkSummary(page, run)
-      await checkJSON(page, 'Input', run.input)
-      await checkJSON(page, 'Result', run.result)
-      await checkGantt(page, run)
-      await checkHistory(page, run)
-    },
+    check: (page) => checkCompletedRun(page, run),
   })
 })
 

@@ -357,6 +357,8 @@ export interface QueueInfo {
 /** GET /namespaces/{ns}/queues. */
 export interface QueueList {
   queues: QueueInfo[] | null
+  /** A node of the cluster did not answer: its workers and backlogs are missing. */
+  partial?: boolean
 }
 
 /** The runs started and closed in a minute, by how they closed. */

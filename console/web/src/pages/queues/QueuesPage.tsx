@@ -29,11 +29,17 @@ export function QueuesPage() {
       </div>
       <ErrorMessage error={q.error} title="Listing the queues failed" />
       {q.isPending && <p className="muted">Loading queues…</p>}
+      {q.data?.partial && (
+        <div className="notice" role="status">
+          <strong>Partial list:</strong> a node of the cluster did not answer, so its workers and the backlogs of the
+          shards it serves are missing.
+        </div>
+      )}
       {q.data &&
-        (q.data.length > 0 ? (
+        (q.data.groups.length > 0 ? (
           <>
-            <Summary groups={q.data} />
-            <QueuesTable groups={q.data} updatedAt={q.dataUpdatedAt} />
+            <Summary groups={q.data.groups} />
+            <QueuesTable groups={q.data.groups} updatedAt={q.dataUpdatedAt} />
             <p className="muted small card-note">
               The backlog is the tasks waiting now. The sync match counts the tasks since the server started (in a
               cluster, each node since its own start): those handed straight to a waiting worker, and those that waited

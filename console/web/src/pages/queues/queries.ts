@@ -29,7 +29,7 @@ export function useQueues(namespace: string, live: boolean) {
   })
 }
 
-const selectGroups = (list: QueueList) => groupQueues(list.queues ?? [])
+const selectGroups = (list: QueueList) => ({ groups: groupQueues(list.queues ?? []), partial: list.partial ?? false })
 
 /** Groups queues by name (sorted), the workflow queue before the step queue. */
 export function groupQueues(queues: QueueInfo[]): QueueGroup[] {

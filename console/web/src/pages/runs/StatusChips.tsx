@@ -27,7 +27,9 @@ export function StatusChips({ namespace, search, counts, error }: StatusChipsPro
         activeOptions={{ exact: true }}
       >
         {label}{' '}
-        <span className={`chip-count${n === 0 ? ' zero' : ''}`}>{n === undefined ? '…' : n.toLocaleString()}</span>
+        <span className={`chip-count${n === 0 ? ' zero' : ''}`}>
+          {n === undefined ? (error ? '—' : '…') : n.toLocaleString()}
+        </span>
       </Link>
     </li>
   )
