@@ -36,7 +36,9 @@ export STRAND_TEST_POSTGRES
 echo "test.sh: PostgreSQL for tests: STRAND_TEST_POSTGRES=$STRAND_TEST_POSTGRES"
 
 if [[ -z ${STRAND_TEST_CASSANDRA:-} ]]; then
-	scripts/cassandra.sh start
+	# --fresh: a node that is not running yet starts empty (a restart over
+	# old test data is slow; see scripts/cassandra.sh).
+	scripts/cassandra.sh start --fresh
 	STRAND_TEST_CASSANDRA=$(scripts/cassandra.sh url)
 fi
 export STRAND_TEST_CASSANDRA
