@@ -244,9 +244,14 @@ type ListRequest struct {
 	StartedAfter  time.Time         `json:"started_after,omitzero"`
 	StartedBefore time.Time         `json:"started_before,omitzero"`
 	BusinessKey   string            `json:"business_key,omitempty" max:"250" text:"true"`
-	Attributes    map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
-	PageSize      int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
-	PageToken     []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
+	// WorkflowIDPrefix and BusinessKeyPrefix keep the runs whose workflow
+	// id or business key starts with them ("order-1" matches "order-1"
+	// and "order-10"); neither may be set with its exact field.
+	WorkflowIDPrefix  string            `json:"workflow_id_prefix,omitempty" max:"250" text:"true"`
+	BusinessKeyPrefix string            `json:"business_key_prefix,omitempty" max:"250" text:"true"`
+	Attributes        map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
+	PageSize          int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
+	PageToken         []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
 }
 
 // ListResponse is a page of runs.

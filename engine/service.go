@@ -469,7 +469,8 @@ func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultReque
 
 func runFilter(req api.ListRequest) store.RunFilter {
 	return store.RunFilter{Namespace: nsOrDefault(req.Namespace), WorkflowID: req.WorkflowID, Type: req.WorkflowType, Statuses: req.Statuses,
-		StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore, BusinessKey: req.BusinessKey, Attributes: req.Attributes}
+		StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore, BusinessKey: req.BusinessKey, Attributes: req.Attributes,
+		WorkflowIDPrefix: req.WorkflowIDPrefix, BusinessKeyPrefix: req.BusinessKeyPrefix}
 }
 
 // ListWorkflows implements api.Service.

@@ -19,7 +19,10 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Store is a whole backend.
@@ -296,8 +299,61 @@ type RunFilter struct {
 	StartedAfter  time.Time // inclusive
 	StartedBefore time.Time // exclusive
 	BusinessKey   string
+	// WorkflowIDPrefix and BusinessKeyPrefix keep the runs whose workflow
+	// id or business key starts with them (byte for byte, so "order-1"
+	// also matches "order-10"). Neither may be set with its exact
+	// counterpart; both are valid UTF-8 without NUL.
+	WorkflowIDPrefix  string
+	BusinessKeyPrefix string
 	// Attributes must all be equal.
 	Attributes map[string]string
+}
+
+// Matches reports whether a record satisfies the filter, namespace and
+// time range included. Stores index what they can and check the rest of
+// a filter with it.
+func (f RunFilter) Matches(r VisibilityRecord) bool {
+	if r.Namespace != f.Namespace ||
+		f.WorkflowID != "" && r.WorkflowID != f.WorkflowID ||
+		f.Type != "" && r.Type != f.Type ||
+		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey ||
+		!strings.HasPrefix(r.WorkflowID, f.WorkflowIDPrefix) ||
+		!strings.HasPrefix(r.BusinessKey, f.BusinessKeyPrefix) {
+		return false
+	}
+	if !f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
+		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {
+		return false
+	}
+	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) {
+		return false
+	}
+	for name, value := range f.Attributes {
+		if v, ok := r.Attributes[name]; !ok || v != value {
+			return false
+		}
+	}
+	return true
+}
+
+// PrefixEnd returns the least string greater than every string that
+// starts with prefix, in byte (and so code point) order, or "" if there is
+// none (prefix is all U+10FFFF): a prefix is the range [prefix, end). The
+// end is valid UTF-8 when the prefix is.
+func PrefixEnd(prefix string) string {
+	runes := []rune(prefix)
+	for i := len(runes) - 1; i >= 0; i-- {
+		switch r := runes[i]; {
+		case r == utf8.MaxRune:
+			continue
+		case r == 0xD7FF:
+			runes[i] = 0xE000 // past the surrogates, which UTF-8 cannot hold
+		default:
+			runes[i] = r + 1
+		}
+		return string(runes[:i+1])
+	}
+	return ""
 }
 
 // ListRunsRequest is the argument of ListRuns.

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // AddPayload returns data as a Payload for run: inline when it is at most
@@ -263,6 +265,18 @@ func (f RunFilter) Validate() error {
 	for k := range f.Attributes {
 		if k == "" {
 			return invalid("attributes", "empty attribute name")
+		}
+	}
+	for _, p := range []struct{ field, prefix, exact, exactField string }{
+		{"workflow_id_prefix", f.WorkflowIDPrefix, f.WorkflowID, "workflow_id"},
+		{"business_key_prefix", f.BusinessKeyPrefix, f.BusinessKey, "business_key"},
+	} {
+		switch {
+		case p.prefix == "":
+		case p.exact != "":
+			return invalid(p.field, "set %s or %s, not both", p.exactField, p.field)
+		case !utf8.ValidString(p.prefix) || strings.ContainsRune(p.prefix, 0):
+			return invalid(p.field, "not valid UTF-8 text (or contains NUL)")
 		}
 	}
 	return nil

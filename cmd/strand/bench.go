@@ -134,7 +134,7 @@ func newBenchVisibilityCommand() *cobra.Command {
 		Long: "Loads --rows visibility records into a namespace of the store (unless it holds them already: a later run\n" +
 			"on the same store measures them again without loading), then measures, through the store's visibility\n" +
 			"API in this process, first pages, the page after a token and counts under each filter the CLI and the\n" +
-			"API offer: none, status, type, status and type, time range, business key, attribute, workflow id.\n\n" +
+			"API offer: none, status, type, status and type, time range, business key, attribute, workflow id,\n" + "workflow id and business key prefixes.\n\n" +
 			"The records: start times spread over 30 days (--span), 20 workflow types (Zipf), mostly closed (90% of closed\n" +
 			"runs completed), a business key on 80%, attributes region (5 values) and tenant (1,000 values).\n" +
 			"Each query runs once unmeasured, then --repeat times; the table gives the median and the slowest.",

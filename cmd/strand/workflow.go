@@ -240,7 +240,7 @@ func newWorkflowCommand() *cobra.Command {
 	runFlag(describe)
 
 	var statuses []string
-	var wfType, pageToken string
+	var wfType, pageToken, idPrefix, keyPrefix string
 	var limit int
 	list := &cobra.Command{
 		Use: "list", Short: "List runs", Args: cobra.NoArgs,
@@ -258,7 +258,8 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
 			}
-			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, PageSize: limit, PageToken: token}
+			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, WorkflowIDPrefix: idPrefix,
+				BusinessKeyPrefix: keyPrefix, PageSize: limit, PageToken: token}
 			for _, s := range statuses {
 				st, err := store.ParseRunStatus(s)
 				if err != nil {
@@ -287,6 +288,8 @@ func newWorkflowCommand() *cobra.Command {
 	}
 	list.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (running, completed, failed, canceled, terminated, continued_as_new, timed_out)")
 	list.Flags().StringVar(&wfType, "type", "", "only this workflow type")
+	list.Flags().StringVar(&idPrefix, "workflow-id-prefix", "", "only runs whose workflow id starts with this")
+	list.Flags().StringVar(&keyPrefix, "business-key-prefix", "", "only runs whose business key starts with this")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs (a page)")
 	list.Flags().StringVar(&pageToken, "page-token", "", "the page after the one that printed this token")
 

@@ -104,6 +104,13 @@ func TestWorkflowVerbs(t *testing.T) {
 	if strings.Count(second, "Approval") != 1 || second == first {
 		t.Fatalf("second page: %s", second)
 	}
+	// Prefixes: "po-" finds both, "po-2" one.
+	if out := cli("workflow", "list", "--workflow-id-prefix", "po-"); strings.Count(out, "Approval") != 2 {
+		t.Fatalf("list --workflow-id-prefix po-: %s", out)
+	}
+	if out := cli("workflow", "list", "--workflow-id-prefix", "po-2"); strings.Count(out, "Approval") != 1 || !strings.Contains(out, "po-2") {
+		t.Fatalf("list --workflow-id-prefix po-2: %s", out)
+	}
 	cli("workflow", "cancel", "po-2", "--reason", "not needed")
 	// A terminate sent again with its request id answers as the first did;
 	// another one finds the run closed.

@@ -254,6 +254,7 @@ func (d visDataset) filters(ns string) []visFilter {
 	for i := mid; bk == "" && i < d.rows; i++ {
 		bk = d.businessKey(i)
 	}
+	wid := d.workflowID(mid)
 	end := d.origin.Add(d.span)
 	// The last day and a week before it, of 30 days; the same parts of
 	// another span.
@@ -293,10 +294,21 @@ func (d visDataset) filters(ns string) []visFilter {
 		{name: "attribute region=eu", f: with(ns0, func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} })},
 		{name: "attribute tenant", f: with(ns0, func(f *store.RunFilter) { f.Attributes = map[string]string{"tenant": d.tenant(mid)} })},
 		{name: "workflow id", f: with(ns0, func(f *store.RunFilter) { f.WorkflowID = d.workflowID(mid) })},
+		// Prefixes, as the console's runs page filters: a type's runs
+		// (ids are "TYPE-" and 12 hex digits), 1 in 4,096 of a type's,
+		// none; 100 customers' business keys, and most runs'.
+		{name: "workflow id prefix " + common + "-", f: with(ns0, func(f *store.RunFilter) { f.WorkflowIDPrefix = common + "-" })},
+		{name: "workflow id prefix " + common + "- status=failed", f: with(ns0, func(f *store.RunFilter) {
+			f.WorkflowIDPrefix, f.Statuses = common+"-", []store.RunStatus{store.StatusFailed}
+		})},
+		{name: "workflow id prefix, 1 in 4,096 of a type", f: with(ns0, func(f *store.RunFilter) { f.WorkflowIDPrefix = wid[:len(wid)-9] })},
+		{name: "workflow id prefix, no run", f: with(ns0, func(f *store.RunFilter) { f.WorkflowIDPrefix = "zzz" })},
+		{name: "business key prefix, 100 customers", f: with(ns0, func(f *store.RunFilter) { f.BusinessKeyPrefix = bk[:len(bk)-2] })},
+		{name: "business key prefix cust-", f: with(ns0, func(f *store.RunFilter) { f.BusinessKeyPrefix = "cust-" })},
 	}
 	for i := range fs {
-		// A rare type with a rare status.
-		fs[i].rare = fs[i].f.Type == rare && len(fs[i].f.Statuses) > 0
+		// A rare type with a rare status, or a prefix of no run.
+		fs[i].rare = fs[i].f.Type == rare && len(fs[i].f.Statuses) > 0 || fs[i].f.WorkflowIDPrefix == "zzz"
 	}
 	return fs
 }

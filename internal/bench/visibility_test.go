@@ -18,6 +18,7 @@ import (
 func matches(f store.RunFilter, r store.VisibilityRecord) bool {
 	if f.WorkflowID != "" && r.WorkflowID != f.WorkflowID || f.Type != "" && r.Type != f.Type ||
 		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey ||
+		!strings.HasPrefix(r.WorkflowID, f.WorkflowIDPrefix) || !strings.HasPrefix(r.BusinessKey, f.BusinessKeyPrefix) ||
 		len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) ||
 		!f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
 		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {

@@ -68,7 +68,17 @@ type Options struct {
 	// buckets; DefaultVisibilityBucketBytes when zero. A partition holds at
 	// most this plus what the other writers add within a second.
 	VisibilityBucketBytes int64
+	// PrefixScanLimit is how many runs of one bucket a workflow id or
+	// business key prefix may match for a listing to read them from the
+	// prefix's range of visibility_values and sort them; a bucket where it
+	// matches more is read in start order through the rest of the filter's
+	// index, checking the prefix on each run. DefaultPrefixScanLimit when
+	// zero.
+	PrefixScanLimit int
 }
+
+// DefaultPrefixScanLimit is the default of Options.PrefixScanLimit.
+const DefaultPrefixScanLimit = 5000
 
 // DefaultLimits are the payload limits of the Cassandra backend: a single
 // value must fit comfortably in one mutation.
@@ -94,6 +104,7 @@ type Store struct {
 
 	maxBucketBytes int64
 	buckets        bucketSizes
+	prefixLimit    int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -153,6 +164,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.VisibilityBucketBytes < 0 {
 		return nil, invalid("visibility_bucket_bytes", "negative")
 	}
+	if opts.PrefixScanLimit < 0 {
+		return nil, invalid("prefix_scan_limit", "negative")
+	}
+	if opts.PrefixScanLimit == 0 {
+		opts.PrefixScanLimit = DefaultPrefixScanLimit
+	}
 	if opts.VisibilityBucketBytes == 0 {
 		opts.VisibilityBucketBytes = DefaultVisibilityBucketBytes
 	}
@@ -170,7 +187,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("cassandra: connect %v: %w", opts.Hosts, err)
 	}
 	return &Store{session: session, ks: opts.Keyspace, rf: opts.ReplicationFactor,
-		limits: opts.Limits, maxBatch: opts.MaxBatchBytes, serial: serial, maxBucketBytes: opts.VisibilityBucketBytes}, nil
+		limits: opts.Limits, maxBatch: opts.MaxBatchBytes, serial: serial, maxBucketBytes: opts.VisibilityBucketBytes,
+		prefixLimit: opts.PrefixScanLimit}, nil
 }
 
 // Limits implements store.Store.
@@ -279,6 +297,12 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 		}
 		if err := s.session.AwaitSchemaAgreement(ctx); err != nil {
 			return from, to, fmt.Errorf("cassandra: schema agreement: %w", err)
+		}
+		if v == 3 && from > 0 {
+			// The records of an older store get their visibility_values rows.
+			if err := s.indexValues(ctx); err != nil {
+				return from, to, fmt.Errorf("cassandra: schema version 3: %w", err)
+			}
 		}
 		if err := s.query(ctx, `INSERT INTO {ks}.schema_version (version, applied_at) VALUES (?, ?)`, v, time.Now()).Exec(); err != nil {
 			return from, to, fmt.Errorf("cassandra: record schema version %d: %w", v, err)

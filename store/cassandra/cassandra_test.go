@@ -10,7 +10,9 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return testdb.Cassandra(t) })
+	// A small prefix scan limit: the prefix tests take both ways of
+	// listing a prefix.
+	storetest.Run(t, func(t *testing.T) store.Store { return testdb.CassandraWith(t, cassandra.Options{PrefixScanLimit: 5}) })
 }
 
 // BenchmarkWritePath compares the store's commit with plain writes (raw/…)

@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -61,6 +62,8 @@ import (
 	"unicode/utf8"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/store/internal/codec"
@@ -134,7 +137,13 @@ const (
 	kindAttr        = "attr"
 	kindWorkflow    = "workflow"
 	kindBusinessKey = "business_key"
+	// The kinds of visibility_values, whose term is the value itself.
+	kindWorkflowValue    = "workflow_value"
+	kindBusinessKeyValue = "business_key_value"
 )
+
+// valueKind reports whether a kind's rows are in visibility_values.
+func valueKind(kind string) bool { return kind == kindWorkflowValue || kind == kindBusinessKeyValue }
 
 // bucketed reports whether a kind's partitions are per day. Workflow ids
 // and business keys name few runs each, so each is one partition; the
@@ -180,7 +189,10 @@ func indexKeys(r store.VisibilityRecord, bucket int64) []indexKey {
 	}
 	keys := []indexKey{key(kindAll, ""), key(kindStatus, r.Status.String())}
 	wf, _ := term(r.WorkflowID)
-	keys = append(keys, key(kindWorkflow, wf))
+	keys = append(keys, key(kindWorkflow, wf), key(kindWorkflowValue, r.WorkflowID))
+	if r.BusinessKey != "" {
+		keys = append(keys, key(kindBusinessKeyValue, r.BusinessKey))
+	}
 	if r.Type != "" {
 		t, _ := term(r.Type)
 		keys = append(keys, key(kindType, t))
@@ -269,31 +281,85 @@ func (s *Store) readVisibility(ctx context.Context, namespace, runID string, con
 	if cons != 0 {
 		q = q.Consistency(cons)
 	}
-	r := &row.rec
-	r.Namespace, r.RunID = namespace, runID
-	var status int
-	var start, closed int64
-	var attrs, stale []byte
-	var bucket *int64
-	err = q.Scan(&r.WorkflowID, &r.Type, &status, &start, &closed, &r.BusinessKey, &attrs, &r.Version, &row.writeID, &row.indexTS, &stale, &bucket)
+	var d visDest
+	err = q.Scan(d.dest()...)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return row, false, nil
+	}
+	if err == nil {
+		row, err = d.row(namespace, runID)
 	}
 	if err != nil {
 		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: %w", namespace, runID, err)
 	}
-	r.Status, r.StartTime, r.CloseTime = store.RunStatus(status), store.FromUnixMilli(start), store.FromUnixMilli(closed)
-	row.bucket = dayOf(start) // a record written before buckets split
-	if bucket != nil {
-		row.bucket = *bucket
-	}
-	if err := codec.Unmarshal(attrs, &r.Attributes); err != nil {
-		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: attributes: %w", namespace, runID, err)
-	}
-	if err := codec.Unmarshal(stale, &row.stale); err != nil {
-		return row, false, fmt.Errorf("cassandra: read visibility of %s/%s: stale keys: %w", namespace, runID, err)
-	}
 	return row, true, nil
+}
+
+// visDest receives the visibilityColumns of a record row.
+type visDest struct {
+	rec           store.VisibilityRecord
+	writeID       gocql.UUID
+	indexTS       int64
+	status        int
+	start, closed int64
+	attrs, stale  []byte
+	bucket        *int64
+}
+
+func (d *visDest) dest() []any {
+	r := &d.rec
+	return []any{&r.WorkflowID, &r.Type, &d.status, &d.start, &d.closed, &r.BusinessKey, &d.attrs, &r.Version,
+		&d.writeID, &d.indexTS, &d.stale, &d.bucket}
+}
+
+// row returns the row read, of a run.
+func (d *visDest) row(namespace, runID string) (visRow, error) {
+	row := visRow{rec: d.rec, writeID: d.writeID, indexTS: d.indexTS}
+	r := &row.rec
+	r.Namespace, r.RunID = namespace, runID
+	r.Status, r.StartTime, r.CloseTime = store.RunStatus(d.status), store.FromUnixMilli(d.start), store.FromUnixMilli(d.closed)
+	r.Attributes = nil
+	row.bucket = dayOf(d.start) // a record written before buckets split
+	if d.bucket != nil {
+		row.bucket = *d.bucket
+	}
+	if err := codec.Unmarshal(d.attrs, &r.Attributes); err != nil {
+		return row, fmt.Errorf("attributes: %w", err)
+	}
+	if err := codec.Unmarshal(d.stale, &row.stale); err != nil {
+		return row, fmt.Errorf("stale keys: %w", err)
+	}
+	return row, nil
+}
+
+// indexValues writes the visibility_values rows of every record (schema
+// version 3, for the records written before it), each at its record's
+// index_ts, so that any later update of the run wins. Writing them again
+// changes nothing, so an interrupted migration starts over.
+func (s *Store) indexValues(ctx context.Context) error {
+	iter := s.query(ctx, `SELECT namespace, run_id, `+visibilityColumns+` FROM {ks}.visibility`).PageSize(1000).Iter()
+	var g errgroup.Group
+	g.SetLimit(indexConcurrency)
+	var namespace, runID string
+	var d visDest
+	for iter.Scan(append([]any{&namespace, &runID}, d.dest()...)...) {
+		row, err := d.row(namespace, runID)
+		if err != nil {
+			iter.Close()
+			return fmt.Errorf("cassandra: read visibility of %s/%s: %w", namespace, runID, err)
+		}
+		var keys []indexKey
+		for _, k := range indexKeys(row.rec, row.bucket) {
+			if valueKind(k.Kind) {
+				keys = append(keys, k)
+			}
+		}
+		g.Go(func() error {
+			return s.writeIndex(ctx, &row.rec, row.rec.Namespace, row.rec.RunID, row.indexTS, keys, nil)
+		})
+		d = visDest{}
+	}
+	return errors.Join(g.Wait(), iter.Close())
 }
 
 // maxVisibilityAttempts bounds the transactions one upsert or delete tries
@@ -555,7 +621,11 @@ func (s *Store) writeIndex(ctx context.Context, r *store.VisibilityRecord, names
 	if r != nil {
 		attrs := codec.Marshal(r.Attributes)
 		for _, k := range keys {
-			stmts = append(stmts, stmt{`INSERT INTO {ks}.visibility_index (namespace, kind, term, day, start_time, run_id,
+			table, cols := "visibility_index", "namespace, kind, term, day"
+			if valueKind(k.Kind) {
+				table, cols = "visibility_values", "namespace, kind, value, bucket"
+			}
+			stmts = append(stmts, stmt{`INSERT INTO {ks}.` + table + ` (` + cols + `, start_time, run_id,
 				workflow_id, type, status, close_time, business_key, attributes, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				[]any{namespace, k.Kind, k.Term, k.Day, k.Start, runID,
 					r.WorkflowID, r.Type, int(r.Status), store.UnixMilli(r.CloseTime), r.BusinessKey, attrs, r.Version}})
@@ -564,8 +634,12 @@ func (s *Store) writeIndex(ctx context.Context, r *store.VisibilityRecord, names
 			[]any{namespace, dayOf(store.UnixMilli(r.StartTime))}})
 	}
 	for _, k := range del {
-		stmts = append(stmts, stmt{`DELETE FROM {ks}.visibility_index
-			WHERE namespace = ? AND kind = ? AND term = ? AND day = ? AND start_time = ? AND run_id = ?`,
+		table, cols := "visibility_index", "term = ? AND day = ?"
+		if valueKind(k.Kind) {
+			table, cols = "visibility_values", "value = ? AND bucket = ?"
+		}
+		stmts = append(stmts, stmt{`DELETE FROM {ks}.` + table + `
+			WHERE namespace = ? AND kind = ? AND ` + cols + ` AND start_time = ? AND run_id = ?`,
 			[]any{namespace, k.Kind, k.Term, k.Day, k.Start, runID}})
 	}
 	errs := make([]error, len(stmts))
@@ -675,14 +749,22 @@ type plan struct {
 	kind  string
 	terms []string
 	exact bool
+	// prefix, for a kind of visibility_values, is the start of the values
+	// read; rest is the plan of the filter without its prefixes, which
+	// reads a bucket where the prefix matches more than the prefix scan
+	// limit.
+	prefix string
+	rest   *plan
 }
 
 // planFor picks the index a filter reads: the most selective of its
-// fields, in the order workflow id, business key, an attribute, type,
-// statuses; all runs without any of them.
+// fields, in the order workflow id, business key, a workflow id prefix, a
+// business key prefix, an attribute, type, statuses; all runs without any
+// of them.
 func planFor(f store.RunFilter) plan {
 	fields := 0
-	for _, set := range []bool{f.WorkflowID != "", f.BusinessKey != "", f.Type != "", len(f.Statuses) > 0} {
+	for _, set := range []bool{f.WorkflowID != "", f.BusinessKey != "", f.Type != "", len(f.Statuses) > 0,
+		f.WorkflowIDPrefix != "", f.BusinessKeyPrefix != ""} {
 		if set {
 			fields++
 		}
@@ -698,6 +780,16 @@ func planFor(f store.RunFilter) plan {
 	case f.BusinessKey != "":
 		t, raw := term(f.BusinessKey)
 		return one(kindBusinessKey, t, raw)
+	case f.WorkflowIDPrefix != "" || f.BusinessKeyPrefix != "":
+		p := plan{kind: kindWorkflowValue, prefix: f.WorkflowIDPrefix, exact: fields == 1}
+		if p.prefix == "" {
+			p.kind, p.prefix = kindBusinessKeyValue, f.BusinessKeyPrefix
+		}
+		rest := f
+		rest.WorkflowIDPrefix, rest.BusinessKeyPrefix = "", ""
+		r := planFor(rest)
+		p.rest = &r
+		return p
 	case len(f.Attributes) > 0:
 		names := make([]string, 0, len(f.Attributes))
 		for name := range f.Attributes {
@@ -719,24 +811,6 @@ func planFor(f store.RunFilter) plan {
 		return p
 	}
 	return plan{kind: kindAll, terms: []string{""}, exact: true}
-}
-
-// matches reports whether a record satisfies a filter, time range aside
-// (the reads bound it).
-func matches(f store.RunFilter, r store.VisibilityRecord) bool {
-	if f.WorkflowID != "" && r.WorkflowID != f.WorkflowID || f.Type != "" && r.Type != f.Type ||
-		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey {
-		return false
-	}
-	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) {
-		return false
-	}
-	for name, value := range f.Attributes {
-		if v, ok := r.Attributes[name]; !ok || v != value {
-			return false
-		}
-	}
-	return true
 }
 
 // bounds is the range of (start_time, run_id) a read covers: below upper
@@ -771,14 +845,25 @@ func boundsFor(f store.RunFilter, c *runCursor) bounds {
 	return b
 }
 
+// holds reports whether a record's (start_time, run_id) is in the bounds.
+func (b bounds) holds(r store.VisibilityRecord) bool {
+	start := store.UnixMilli(r.StartTime)
+	return (!b.hasUpper || start < b.upperStart || start == b.upperStart && r.RunID < b.upperRun) &&
+		(!b.hasLower || start >= b.lowerStart)
+}
+
 // empty reports whether no start time is in the bounds.
 func (b bounds) empty() bool {
 	return b.hasUpper && b.hasLower && (b.upperStart < b.lowerStart || b.upperStart == b.lowerStart && b.upperRun == "")
 }
 
 // covers reports whether the bounds hold every start time of a day.
-func (b bounds) covers(day int64) bool {
-	return (!b.hasLower || b.lowerStart <= day*dayMillis) && (!b.hasUpper || b.upperStart >= (day+1)*dayMillis)
+func (b bounds) covers(day int64) bool { return b.spans(day*dayMillis, (day+1)*dayMillis) }
+
+// spans reports whether the bounds hold every start time from start
+// (inclusive) to end (exclusive).
+func (b bounds) spans(start, end int64) bool {
+	return (!b.hasLower || b.lowerStart <= start) && (!b.hasUpper || b.upperStart >= end)
 }
 
 // where returns the clustering restrictions of the bounds.
@@ -932,75 +1017,156 @@ func newer(a, b store.VisibilityRecord) bool {
 }
 
 // scan calls fn with the records that match f within b, newest start
-// first, until fn returns false. fetch is the driver's page size.
-//
-// A day's partitions are merged: those of each term of the plan, in each
-// of the day's buckets. A finer bucket is opened only once the merge has
-// nothing newer than the bucket's end left, so a listing that stops early
-// reads few of them.
+// first, until fn returns false. fetch is the driver's page size. It reads
+// day by day, newest first: scanDay reads a day's partitions of the plan's
+// index, scanPrefix a day's ranges of a prefix.
 func (s *Store) scan(ctx context.Context, f store.RunFilter, p plan, b bounds, fetch int, fn func(store.VisibilityRecord) bool) error {
 	if b.empty() {
 		return nil
 	}
 	err := s.forDays(ctx, f.Namespace, p, b, func(day int64, split bool) (more, empty bool, err error) {
-		parts, err := s.dayParts(ctx, f.Namespace, p, day, split, b)
-		if err != nil {
-			return false, false, err
+		if p.prefix != "" {
+			return s.scanPrefix(ctx, f, p, day, split, b, fetch, fn)
 		}
-		var iters []*indexIter
-		defer func() {
-			for _, it := range iters {
-				if cerr := it.close(); cerr != nil && err == nil {
-					err = cerr
-				}
-			}
-		}()
-		empty, more = true, true
-		for more {
-			// Merge the partitions: take the newest of their heads, once
-			// every bucket that may hold a newer run is open.
-			var best *indexIter
-			for {
-				best = nil
-				for _, it := range iters {
-					if it.ok && (best == nil || newer(it.cur, best.cur)) {
-						best = it
-					}
-				}
-				if len(parts) == 0 || best != nil && parts[0].end <= store.UnixMilli(best.cur.StartTime) {
-					break
-				}
-				for _, t := range p.terms {
-					iters = append(iters, s.openIndex(ctx, f.Namespace, p.kind, t, parts[0].id, b, fetch))
-				}
-				parts = parts[1:]
-			}
-			if best == nil {
-				break
-			}
-			// While an update moves a run from one status to another, both
-			// partitions may hold it for a moment: list it once, as the
-			// newer version.
-			r := best.cur
-			for _, it := range iters {
-				if it.ok && it.cur.RunID == r.RunID && it.cur.StartTime.Equal(r.StartTime) {
-					if it.cur.Version > r.Version {
-						r = it.cur
-					}
-					it.next()
-				}
-			}
-			empty = false
-			if matches(f, r) {
-				more = fn(r)
-			}
-		}
-		return more, empty, nil
+		return s.scanDay(ctx, f, p, day, split, b, fetch, fn)
 	})
 	if err != nil {
 		return fmt.Errorf("cassandra: list runs of %q: %w", f.Namespace, err)
 	}
 	return nil
+}
+
+// scanDay calls fn with the records of a day that match f within b,
+// newest start first, until fn returns false (more is then false); empty
+// says the day's partitions held no rows within b.
+//
+// A day's partitions are merged: those of each term of the plan, in each
+// of the day's buckets. A finer bucket is opened only once the merge has
+// nothing newer than the bucket's end left, so a listing that stops early
+// reads few of them.
+func (s *Store) scanDay(ctx context.Context, f store.RunFilter, p plan, day int64, split bool, b bounds, fetch int,
+	fn func(store.VisibilityRecord) bool) (more, empty bool, err error) {
+	parts, err := s.dayParts(ctx, f.Namespace, p, day, split, b)
+	if err != nil {
+		return false, false, err
+	}
+	var iters []*indexIter
+	defer func() {
+		for _, it := range iters {
+			if cerr := it.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+	empty, more = true, true
+	for more {
+		// Merge the partitions: take the newest of their heads, once
+		// every bucket that may hold a newer run is open.
+		var best *indexIter
+		for {
+			best = nil
+			for _, it := range iters {
+				if it.ok && (best == nil || newer(it.cur, best.cur)) {
+					best = it
+				}
+			}
+			if len(parts) == 0 || best != nil && parts[0].end <= store.UnixMilli(best.cur.StartTime) {
+				break
+			}
+			for _, t := range p.terms {
+				iters = append(iters, s.openIndex(ctx, f.Namespace, p.kind, t, parts[0].id, b, fetch))
+			}
+			parts = parts[1:]
+		}
+		if best == nil {
+			break
+		}
+		// While an update moves a run from one status to another, both
+		// partitions may hold it for a moment: list it once, as the
+		// newer version.
+		r := best.cur
+		for _, it := range iters {
+			if it.ok && it.cur.RunID == r.RunID && it.cur.StartTime.Equal(r.StartTime) {
+				if it.cur.Version > r.Version {
+					r = it.cur
+				}
+				it.next()
+			}
+		}
+		empty = false
+		if f.Matches(r) {
+			more = fn(r)
+		}
+	}
+	return more, empty, nil
+}
+
+// scanPrefix is scanDay for a prefix plan: it reads the prefix's range of
+// each of the day's buckets, up to the prefix scan limit of rows each, and
+// lists the rows within b in start order. If a bucket's range holds more,
+// the prefix matches too many of the day's runs to sort them: the day is
+// read by the rest of the filter's plan, in start order, and the prefix is
+// checked on each run.
+func (s *Store) scanPrefix(ctx context.Context, f store.RunFilter, p plan, day int64, split bool, b bounds, fetch int,
+	fn func(store.VisibilityRecord) bool) (more, empty bool, err error) {
+	parts, err := s.dayParts(ctx, f.Namespace, p, day, split, b)
+	if err != nil {
+		return false, false, err
+	}
+	latest := map[string]store.VisibilityRecord{} // by run id
+	for _, pt := range parts {
+		rows, whole, err := s.readValues(ctx, f.Namespace, p, pt.id, s.prefixLimit)
+		if err != nil {
+			return false, false, err
+		}
+		if !whole {
+			return s.scanDay(ctx, f, *p.rest, day, split, b, fetch, fn)
+		}
+		for _, r := range rows {
+			// While an update moves a run from one value to another, both
+			// rows may be in the range: list it once, as the newer version.
+			if b.holds(r) {
+				if old, ok := latest[r.RunID]; !ok || r.Version > old.Version {
+					latest[r.RunID] = r
+				}
+			}
+		}
+	}
+	runs := slices.SortedFunc(maps.Values(latest), func(a, b store.VisibilityRecord) int {
+		if newer(a, b) {
+			return -1
+		}
+		return 1
+	})
+	for _, r := range runs {
+		if f.Matches(r) && !fn(r) {
+			return false, false, nil
+		}
+	}
+	return true, false, nil
+}
+
+// readValues reads the rows of a prefix plan's range in one bucket, at
+// most limit: whole is false if the range holds more.
+func (s *Store) readValues(ctx context.Context, namespace string, p plan, bucket int64, limit int) (rows []store.VisibilityRecord, whole bool, err error) {
+	cond, args := `value >= ?`, []any{namespace, p.kind, bucket, p.prefix}
+	if end := store.PrefixEnd(p.prefix); end != "" {
+		cond, args = cond+` AND value < ?`, append(args, end)
+	}
+	it := &indexIter{iter: s.query(ctx, `SELECT run_id, start_time, workflow_id, type, status, close_time, business_key, attributes, version
+		FROM {ks}.visibility_values WHERE namespace = ? AND kind = ? AND bucket = ? AND `+cond+` LIMIT ?`,
+		append(args, limit+1)...).PageSize(min(limit+1, 5000)).Iter()}
+	it.cur.Namespace = namespace
+	for it.next(); it.ok; it.next() {
+		if len(rows) == limit {
+			return nil, false, it.close()
+		}
+		rows = append(rows, it.cur)
+	}
+	if err := it.close(); err != nil {
+		return nil, false, fmt.Errorf("read %s range %q of bucket %d: %w", p.kind, p.prefix, bucket, err)
+	}
+	return rows, true, nil
 }
 
 // countExact counts the rows of the plan's partitions within b without
@@ -1018,6 +1184,14 @@ func (s *Store) countExact(ctx context.Context, namespace string, p plan, b boun
 		}
 		var inDay int64
 		for _, pt := range parts {
+			if p.prefix != "" {
+				n, err := s.countValues(ctx, namespace, p, pt, b)
+				if err != nil {
+					return false, false, err
+				}
+				inDay += n
+				continue
+			}
 			for _, t := range p.terms {
 				var n int64
 				err := s.query(ctx, `SELECT COUNT(*) FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
@@ -1035,6 +1209,32 @@ func (s *Store) countExact(ctx context.Context, namespace string, p plan, b boun
 		return 0, fmt.Errorf("cassandra: count runs of %q: %w", namespace, err)
 	}
 	return total, nil
+}
+
+// countValues counts the runs of a prefix plan's range in one bucket
+// within b: Cassandra counts a bucket the bounds hold whole; the start
+// times of another's rows are read and checked.
+func (s *Store) countValues(ctx context.Context, namespace string, p plan, pt part, b bounds) (int64, error) {
+	cond, args := `value >= ?`, []any{namespace, p.kind, pt.id, p.prefix}
+	if end := store.PrefixEnd(p.prefix); end != "" {
+		cond, args = cond+` AND value < ?`, append(args, end)
+	}
+	from := ` FROM {ks}.visibility_values WHERE namespace = ? AND kind = ? AND bucket = ? AND ` + cond
+	var n int64
+	if b.spans(pt.start, pt.end) {
+		err := s.query(ctx, `SELECT COUNT(*)`+from, args...).Scan(&n)
+		return n, err
+	}
+	iter := s.query(ctx, `SELECT start_time, run_id`+from, args...).PageSize(5000).Iter()
+	var r store.VisibilityRecord
+	var start int64
+	for iter.Scan(&start, &r.RunID) {
+		r.StartTime = store.FromUnixMilli(start)
+		if b.holds(r) {
+			n++
+		}
+	}
+	return n, iter.Close()
 }
 
 // ListRuns implements store.VisibilityStore: it reads the plan's

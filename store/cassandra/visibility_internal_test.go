@@ -68,21 +68,31 @@ func TestPlanFor(t *testing.T) {
 		f    func(*store.RunFilter)
 		want plan
 	}{
-		{"all", func(*store.RunFilter) {}, plan{kindAll, []string{""}, true}},
-		{"time range", func(f *store.RunFilter) { f.StartedAfter = time.Unix(1, 0) }, plan{kindAll, []string{""}, true}},
+		{"all", func(*store.RunFilter) {}, plan{kind: kindAll, terms: []string{""}, exact: true}},
+		{"time range", func(f *store.RunFilter) { f.StartedAfter = time.Unix(1, 0) }, plan{kind: kindAll, terms: []string{""}, exact: true}},
 		{"statuses", func(f *store.RunFilter) {
 			f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning, store.StatusCompleted}
-		}, plan{kindStatus, []string{"completed", "running"}, true}},
+		}, plan{kind: kindStatus, terms: []string{"completed", "running"}, exact: true}},
 		{"type and status", func(f *store.RunFilter) {
 			f.Type, f.Statuses = "order", []store.RunStatus{store.StatusRunning}
-		}, plan{kindType, []string{"order"}, false}},
+		}, plan{kind: kindType, terms: []string{"order"}, exact: false}},
 		{"attributes", func(f *store.RunFilter) {
 			f.Type, f.Attributes = "order", map[string]string{"tier": "1", "region": "eu"}
-		}, plan{kindAttr, []string{"6:region=eu"}, false}},
-		{"one attribute", func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} }, plan{kindAttr, []string{"6:region=eu"}, true}},
-		{"business key", func(f *store.RunFilter) { f.BusinessKey, f.Type = "k", "order" }, plan{kindBusinessKey, []string{"k"}, false}},
-		{"workflow id", func(f *store.RunFilter) { f.WorkflowID, f.BusinessKey = "wf", "k" }, plan{kindWorkflow, []string{"wf"}, false}},
-		{"long type", func(f *store.RunFilter) { f.Type = strings.Repeat("t", 300) }, plan{kindType, []string{mustTerm(strings.Repeat("t", 300))}, false}},
+		}, plan{kind: kindAttr, terms: []string{"6:region=eu"}, exact: false}},
+		{"one attribute", func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} }, plan{kind: kindAttr, terms: []string{"6:region=eu"}, exact: true}},
+		{"business key", func(f *store.RunFilter) { f.BusinessKey, f.Type = "k", "order" }, plan{kind: kindBusinessKey, terms: []string{"k"}, exact: false}},
+		{"workflow id", func(f *store.RunFilter) { f.WorkflowID, f.BusinessKey = "wf", "k" }, plan{kind: kindWorkflow, terms: []string{"wf"}, exact: false}},
+		{"long type", func(f *store.RunFilter) { f.Type = strings.Repeat("t", 300) }, plan{kind: kindType, terms: []string{mustTerm(strings.Repeat("t", 300))}, exact: false}},
+		{"workflow id prefix", func(f *store.RunFilter) { f.WorkflowIDPrefix = "order-" }, plan{kind: kindWorkflowValue, prefix: "order-", exact: true,
+			rest: &plan{kind: kindAll, terms: []string{""}, exact: true}}},
+		{"prefixes and type", func(f *store.RunFilter) { f.WorkflowIDPrefix, f.BusinessKeyPrefix, f.Type = "order-", "c", "order" },
+			plan{kind: kindWorkflowValue, prefix: "order-", rest: &plan{kind: kindType, terms: []string{"order"}, exact: true}}},
+		{"business key prefix", func(f *store.RunFilter) {
+			f.BusinessKeyPrefix, f.Statuses = "c", []store.RunStatus{store.StatusRunning}
+		},
+			plan{kind: kindBusinessKeyValue, prefix: "c", rest: &plan{kind: kindStatus, terms: []string{"running"}, exact: true}}},
+		{"workflow id and business key prefix", func(f *store.RunFilter) { f.WorkflowID, f.BusinessKeyPrefix = "wf", "c" },
+			plan{kind: kindWorkflow, terms: []string{"wf"}}},
 	} {
 		f := ns
 		c.f(&f)
@@ -138,6 +148,7 @@ func TestIndexKeysAndMinus(t *testing.T) {
 		{kindAll, "", 3, 3*dayMillis + 5}:             true,
 		{kindStatus, "running", 3, 3*dayMillis + 5}:   true,
 		{kindWorkflow, "wf", 0, 3*dayMillis + 5}:      true,
+		{kindWorkflowValue, "wf", 3, 3*dayMillis + 5}: true,
 		{kindType, "order", 3, 3*dayMillis + 5}:       true,
 		{kindAttr, "6:region=eu", 3, 3*dayMillis + 5}: true,
 	}

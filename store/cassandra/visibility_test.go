@@ -20,10 +20,15 @@ import (
 //
 // It runs with the default bucket size, and with buckets so small that a
 // day, an hour and a minute is full after a run or two, so runs are in
-// buckets of every level.
+// buckets of every level. Halfway, it drops the rows of workflow id and
+// business key values and migrates again, as a store written before them
+// is: the migration writes them again.
 func TestVisibilityMatchesSQL(t *testing.T) {
-	t.Run("buckets of 32 MiB", func(t *testing.T) { matchesSQL(t, cassandra.Options{}) })
-	t.Run("buckets of 100 bytes", func(t *testing.T) { matchesSQL(t, cassandra.Options{VisibilityBucketBytes: 100}) })
+	// A prefix scan limit of 4: prefixes take both ways of listing them.
+	t.Run("buckets of 32 MiB", func(t *testing.T) { matchesSQL(t, cassandra.Options{PrefixScanLimit: 4}) })
+	t.Run("buckets of 100 bytes", func(t *testing.T) {
+		matchesSQL(t, cassandra.Options{VisibilityBucketBytes: 100, PrefixScanLimit: 4})
+	})
 }
 
 func matchesSQL(t *testing.T, opts cassandra.Options) {
@@ -107,7 +112,7 @@ func matchesSQL(t *testing.T, opts cassandra.Options) {
 
 	// Every record has its index rows (all, status, workflow id, type and
 	// business key if set, one per attribute) and there are no others.
-	var indexRows int64
+	var indexRows, valueRows int64
 	for run := range 66 {
 		id := fmt.Sprintf("run-%02d", run)
 		want, werr := sq.GetVisibility(ctx, "ns", id)
@@ -123,15 +128,37 @@ func matchesSQL(t *testing.T, opts cassandra.Options) {
 			if want.BusinessKey != "" {
 				indexRows++
 			}
+			valueRows++
+			if want.BusinessKey != "" {
+				valueRows++
+			}
 		}
 	}
 	c := cs.(*cassandra.Store)
-	var n int64
-	if err := c.Session().Query(`SELECT COUNT(*) FROM ` + c.Keyspace() + `.visibility_index`).WithContext(ctx).Scan(&n); err != nil {
-		t.Fatal(err)
+	rows := func(table string) int64 {
+		t.Helper()
+		var n int64
+		if err := c.Session().Query(`SELECT COUNT(*) FROM ` + c.Keyspace() + `.` + table).WithContext(ctx).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	if n != indexRows {
+	if n := rows("visibility_index"); n != indexRows {
 		t.Fatalf("%d index rows, want %d", n, indexRows)
+	}
+	if n := rows("visibility_values"); n != valueRows {
+		t.Fatalf("%d value rows, want %d", n, valueRows)
+	}
+	for _, stmt := range []string{`TRUNCATE %s.visibility_values`, `DELETE FROM %s.schema_version WHERE version = 3`} {
+		if err := c.Session().Query(fmt.Sprintf(stmt, c.Keyspace())).WithContext(ctx).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if from, to, err := c.Migrate(ctx); err != nil || from != 2 || to < 3 {
+		t.Fatalf("migrate: from %d to %d, %v", from, to, err)
+	}
+	if n := rows("visibility_values"); n != valueRows {
+		t.Fatalf("after the migration, %d value rows, want %d", n, valueRows)
 	}
 
 	// Small buckets split: finer buckets of every level hold runs.
@@ -150,7 +177,9 @@ func matchesSQL(t *testing.T, opts cassandra.Options) {
 	t.Logf("finer buckets by level: %v", levels)
 
 	filters := []store.RunFilter{{}, {Statuses: statuses[:2]}, {Statuses: statuses[1:2]}, {Type: "order"}, {BusinessKey: "k1"},
-		{WorkflowID: "wf-3"}, {Attributes: map[string]string{"region": "eu"}}, {Attributes: map[string]string{"a=b": "c", "tier": "us"}}}
+		{WorkflowID: "wf-3"}, {Attributes: map[string]string{"region": "eu"}}, {Attributes: map[string]string{"a=b": "c", "tier": "us"}},
+		{WorkflowIDPrefix: "wf-"}, {WorkflowIDPrefix: "wf-3"}, {WorkflowIDPrefix: "x"}, {BusinessKeyPrefix: "k"},
+		{WorkflowIDPrefix: "wf-1", BusinessKeyPrefix: "k2"}, {WorkflowIDPrefix: "w", Attributes: map[string]string{"region": "eu"}}}
 	checks := 150
 	if opts.VisibilityBucketBytes > 0 {
 		checks = 60 // each reads many small buckets

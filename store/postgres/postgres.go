@@ -25,6 +25,11 @@ type Options struct {
 	MaxConns int
 	// Limits are the payload limits; store.DefaultLimits when zero.
 	Limits store.Limits
+	// PrefixScanLimit is how many runs a workflow id or business key
+	// prefix may match for a listing to read them through the prefix's
+	// index; sqlstore.DefaultPrefixScanLimit when zero (see
+	// sqlstore.Store.WithPrefixScanLimit).
+	PrefixScanLimit int
 }
 
 // Open connects to PostgreSQL. Call Migrate before first use.
@@ -61,8 +66,9 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		Pipeline:      pipeline,
 		CompactCounts: compactCounts,
 		OpaqueBounds:  true,
+		Bytewise:      ` COLLATE "C"`,
 	}
-	return sqlstore.New(d, db, db, opts.Limits, db.Close), nil
+	return sqlstore.New(d, db, db, opts.Limits, db.Close).WithPrefixScanLimit(opts.PrefixScanLimit), nil
 }
 
 // pipeline runs a commit's statements in one transaction, sent as one

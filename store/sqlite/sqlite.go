@@ -42,6 +42,11 @@ type Options struct {
 	Synchronous string
 	// Limits are the payload limits; store.DefaultLimits when zero.
 	Limits store.Limits
+	// PrefixScanLimit is how many runs a workflow id or business key
+	// prefix may match for a listing to read them through the prefix's
+	// index; sqlstore.DefaultPrefixScanLimit when zero (see
+	// sqlstore.Store.WithPrefixScanLimit).
+	PrefixScanLimit int
 }
 
 // dialect is SQLite's, for both files.
@@ -76,7 +81,7 @@ func Open(ctx context.Context, opts Options) (*sqlstore.Store, error) {
 		runs.Close()
 		return nil, err
 	}
-	return runs.WithVisibility(vis), nil
+	return runs.WithVisibility(vis).WithPrefixScanLimit(opts.PrefixScanLimit), nil
 }
 
 // openFile opens one database file: a pool with its one writing connection,

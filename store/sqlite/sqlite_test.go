@@ -5,11 +5,14 @@ import (
 
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/store/internal/sqlstore"
 	"github.com/strandhq/strand/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return testdb.SQLite(t) })
+	// A small prefix scan limit: the prefix tests take both ways of
+	// listing a prefix.
+	storetest.Run(t, func(t *testing.T) store.Store { return testdb.SQLite(t).(*sqlstore.Store).WithPrefixScanLimit(5) })
 }
 
 func BenchmarkWritePath(b *testing.B) {

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Definitions", testDefinitions},
 		{"VisibilityFilters", testVisibilityFilters},
 		{"VisibilityPaging", testVisibilityPaging},
+		{"VisibilityPrefixes", testVisibilityPrefixes},
 		{"VisibilityVersions", testVisibilityVersions},
 		{"VisibilityCounts", testVisibilityCounts},
 		{"VisibilityCountsConcurrent", testVisibilityCountsConcurrent},

@@ -209,6 +209,8 @@ func testVisibilityVersions(t *testing.T, s *suite) {
 func matchesFilter(f store.RunFilter, r store.VisibilityRecord) bool {
 	if r.Namespace != f.Namespace || f.WorkflowID != "" && r.WorkflowID != f.WorkflowID || f.Type != "" && r.Type != f.Type ||
 		f.BusinessKey != "" && r.BusinessKey != f.BusinessKey ||
+		len(r.WorkflowID) < len(f.WorkflowIDPrefix) || r.WorkflowID[:len(f.WorkflowIDPrefix)] != f.WorkflowIDPrefix ||
+		len(r.BusinessKey) < len(f.BusinessKeyPrefix) || r.BusinessKey[:len(f.BusinessKeyPrefix)] != f.BusinessKeyPrefix ||
 		len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) ||
 		!f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
 		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {
@@ -432,4 +434,102 @@ func testVisibilityCountsConcurrent(t *testing.T, s *suite) {
 		want[r.RunID] = r
 	}
 	s.checkCounts("after concurrent writers", base, want)
+}
+
+// testVisibilityPrefixes lists and counts runs by workflow id and business
+// key prefixes, alone and with every other field, across pages: prefixes
+// of many runs and of few (a backend whose open sets a small prefix scan
+// limit takes both of its ways; pages of 3 runs, so that a prefix listed
+// through its range spans pages), of none, of multi-byte and of the
+// greatest code point, whose range has no end.
+func testVisibilityPrefixes(t *testing.T, s *suite) {
+	families := []string{"order-", "orders-", "ord", "other-", "Order-", "order-é", "order-\U0010FFFF", "\U0010FFFF", "é-"}
+	base := store.Time(time.Now().Add(-time.Hour))
+	var all []store.VisibilityRecord
+	for i := range 90 {
+		r := record(i, base)
+		// Ten runs a family, in groups of 3 or 4 ("order-0-", "order-1-",
+		// ...); business keys in groups of 4 or 5 ("cust-a0", ...).
+		r.WorkflowID = fmt.Sprintf("%s%d-%d", families[i%len(families)], i/len(families)%3, i)
+		if r.BusinessKey = []string{"cust-a", "cust-ab", "cust-b", "", "Cust-a"}[i%5]; r.BusinessKey != "" {
+			r.BusinessKey += fmt.Sprint(i / 5 % 4)
+		}
+		all = append(all, r)
+	}
+	s.must(s.st.UpsertVisibility(s.ctx, all...))
+	slices.Reverse(all) // newest first, as listed
+	ns := store.RunFilter{Namespace: "default"}
+	var filters []store.RunFilter
+	for _, p := range []string{"order-", "order-0-", "order-1", "order-1-10", "ord", "o", "order-é", "order-é2", "order-\U0010FFFF",
+		"\U0010FFFF", "\U0010FFFF0", "é", "zzz", "order-3"} {
+		with := func(set func(*store.RunFilter)) {
+			f := ns
+			f.WorkflowIDPrefix = p
+			set(&f)
+			filters = append(filters, f)
+		}
+		with(func(*store.RunFilter) {})
+		with(func(f *store.RunFilter) { f.Type = "order" })
+		with(func(f *store.RunFilter) { f.Statuses = []store.RunStatus{store.StatusCompleted} })
+		with(func(f *store.RunFilter) {
+			f.Statuses = []store.RunStatus{store.StatusRunning, store.StatusCompleted}
+			f.StartedAfter, f.StartedBefore = base.Add(10*time.Second), base.Add(70*time.Second)
+		})
+		with(func(f *store.RunFilter) { f.BusinessKeyPrefix = "cust-a" })
+		with(func(f *store.RunFilter) { f.BusinessKey = "cust-b1" })
+		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "eu"} })
+	}
+	for _, p := range []string{"cust-", "cust-a", "cust-a0", "cust-ab3", "Cust", "c", "x"} {
+		f := ns
+		f.BusinessKeyPrefix = p
+		filters = append(filters, f)
+		f.Type = "refund"
+		filters = append(filters, f)
+		f.Type, f.WorkflowID = "", all[7].WorkflowID
+		filters = append(filters, f)
+	}
+	for _, f := range filters {
+		want := filter(all, func(r store.VisibilityRecord) bool { return matchesFilter(f, r) })
+		if got := s.list(f, 3); !sameRuns(got, want) {
+			t.Errorf("%+v: listed %v, want %v", f, runIDs(got), runIDs(want))
+		}
+	}
+	// A run whose workflow id or business key changes leaves the ranges of
+	// its old values.
+	moved := all[0]
+	moved.WorkflowID, moved.BusinessKey, moved.Version = "zzz-moved", "zzz-key", moved.Version+1
+	s.must(s.st.UpsertVisibility(s.ctx, moved))
+	for _, f := range []store.RunFilter{{Namespace: "default", WorkflowIDPrefix: all[0].WorkflowID}, {Namespace: "default", BusinessKeyPrefix: "zzz"}} {
+		got := s.list(f, 3)
+		want := filter(append([]store.VisibilityRecord{moved}, all[1:]...), func(r store.VisibilityRecord) bool { return matchesFilter(f, r) })
+		if !sameRuns(got, want) {
+			t.Errorf("after the move, %+v: listed %v, want %v", f, runIDs(got), runIDs(want))
+		}
+	}
+	for _, f := range []store.RunFilter{
+		{Namespace: "default", WorkflowID: "order-1", WorkflowIDPrefix: "order-"},
+		{Namespace: "default", BusinessKey: "cust-a", BusinessKeyPrefix: "cust"},
+		{Namespace: "default", WorkflowIDPrefix: "order-\xff"},
+		{Namespace: "default", BusinessKeyPrefix: "a\x00"},
+	} {
+		if _, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: f}); !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("ListRuns(%+v): %v, want ErrInvalidArgument", f, err)
+		}
+		if _, err := s.st.CountRuns(s.ctx, f); !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("CountRuns(%+v): %v, want ErrInvalidArgument", f, err)
+		}
+	}
+}
+
+// sameRuns reports whether two listings hold the same runs, in order.
+func sameRuns(a, b []store.VisibilityRecord) bool {
+	return slices.Equal(runIDs(a), runIDs(b))
+}
+
+func runIDs(rs []store.VisibilityRecord) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.RunID
+	}
+	return out
 }

@@ -116,6 +116,40 @@ test('runs page filters by status', { timeout }, async () => {
   })
 })
 
+test('runs page filters by the start of a workflow id', { timeout }, async () => {
+  const want = Object.values(runs)
+    .filter((r) => r.workflow_id.startsWith('order-'))
+    .sort((a, b) => (a.workflow_id < b.workflow_id ? -1 : 1))
+    .map((r) => r.workflow_id)
+  assert.ok(
+    want.length > 1 && want.length < Object.keys(runs).length,
+    `the fixture has order-* runs and others: ${want}`,
+  )
+  await checkPage({
+    name: 'runs-prefix',
+    path: `/namespaces/${ns}/runs`,
+    async check(page) {
+      const form = page.getByRole('form', { name: 'Filter runs' })
+      await form.getByLabel('Workflow ID').fill('order-')
+      await form.getByRole('button', { name: 'Apply' }).click()
+      await page.waitForURL(/id=order-/)
+      await eventually(async () => {
+        const ids = await page.locator('tbody tr td:first-child a').allInnerTexts()
+        assert.deepEqual(ids.sort(), want)
+      })
+      // The status chips count within the filter: All is the runs listed.
+      await eventually(async () => {
+        const all = await page
+          .getByRole('navigation', { name: 'Runs by status' })
+          .getByRole('link', { name: /^All/ })
+          .locator('.chip-count')
+          .innerText()
+        assert.equal(Number(all.replaceAll(',', '')), want.length)
+      })
+    },
+  })
+})
+
 // ---- run page -------------------------------------------------------------
 
 /** The JSON value a payload card (Input, Result) shows, by its heading. */

@@ -79,6 +79,11 @@ type Dialect struct {
 	// statements: modernc.org/sqlite starts a goroutine per statement to
 	// watch a context that can be, tens of thousands a second under load.
 	InProcess bool
+	// Bytewise is the clause that makes a text comparison byte order (and
+	// so code point order), for the prefix ranges of the workflow id and
+	// business key indexes: PostgreSQL's ` COLLATE "C"`; empty where text
+	// compares so already (SQLite's BINARY).
+	Bytewise string
 }
 
 // Store is the SQL implementation of store.Store.
@@ -102,6 +107,9 @@ type Store struct {
 	// vis is the store whose database holds the visibility records: s
 	// itself, or another (WithVisibility).
 	vis *Store
+	// prefixScanLimit is the most runs a prefix may match for a listing
+	// to read them through the prefix's index (WithPrefixScanLimit).
+	prefixScanLimit int
 }
 
 // maxStatements bounds the statement cache; multi-row inserts make one text
@@ -255,6 +263,27 @@ func New(d Dialect, write, read *sql.DB, limits store.Limits, closer func() erro
 	s := &Store{d: d, write: write, read: read, limits: limits, closer: closer,
 		stmts: map[string]*sql.Stmt{}, unprepared: map[string]struct{}{}, readStmts: map[string]*sql.Stmt{}}
 	s.vis = s
+	s.prefixScanLimit = DefaultPrefixScanLimit
+	return s
+}
+
+// DefaultPrefixScanLimit is a store's prefix scan limit unless
+// WithPrefixScanLimit sets another.
+const DefaultPrefixScanLimit = 20000
+
+// WithPrefixScanLimit sets how many runs a workflow id or business key
+// prefix may match for a listing to read them through the prefix's index
+// and sort them by start time; a prefix that matches more is checked on
+// the runs another index lists in start order, where matches are at least
+// that dense on average (see ListRuns). n <= 0 keeps the default. It
+// returns s.
+func (s *Store) WithPrefixScanLimit(n int) *Store {
+	if n > 0 {
+		s.prefixScanLimit = n
+		if s.vis != s {
+			s.vis.prefixScanLimit = n
+		}
+	}
 	return s
 }
 
@@ -264,6 +293,7 @@ func New(d Dialect, write, read *sql.DB, limits store.Limits, closer func() erro
 // not between them. Migrate and Close take vis along.
 func (s *Store) WithVisibility(vis *Store) *Store {
 	s.vis = vis
+	vis.prefixScanLimit = s.prefixScanLimit
 	return s
 }
 

@@ -41,11 +41,11 @@ export function Filters({ search, onApply }: FiltersProps) {
       </label>
       <label className="field">
         <span>Workflow ID</span>
-        <input type="text" value={draft.id} onChange={set('id')} placeholder="exact id" spellCheck={false} />
+        <input type="text" value={draft.id} onChange={set('id')} placeholder="starts with…" spellCheck={false} />
       </label>
       <label className="field">
         <span>Business key</span>
-        <input type="text" value={draft.key} onChange={set('key')} placeholder="exact key" spellCheck={false} />
+        <input type="text" value={draft.key} onChange={set('key')} placeholder="starts with…" spellCheck={false} />
       </label>
       <label className="field">
         <span>Started after</span>

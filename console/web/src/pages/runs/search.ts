@@ -6,9 +6,9 @@ export interface RunsSearch {
   status?: RunStatus
   /** Workflow type. */
   type?: string
-  /** Workflow id. */
+  /** The start of the workflow ids shown. */
   id?: string
-  /** Business key. */
+  /** The start of the business keys shown. */
   key?: string
   /** Started at or after (RFC 3339). */
   after?: string
@@ -55,8 +55,8 @@ export function validateRunsSearch(raw: Record<string, unknown>): RunsSearch {
 export function toFilter(s: RunsSearch): ListRequest {
   const f: ListRequest = {}
   if (s.type) f.workflow_type = s.type
-  if (s.id) f.workflow_id = s.id
-  if (s.key) f.business_key = s.key
+  if (s.id) f.workflow_id_prefix = s.id
+  if (s.key) f.business_key_prefix = s.key
   if (s.after) f.started_after = s.after
   if (s.before) f.started_before = s.before
   return f
