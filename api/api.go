@@ -246,7 +246,7 @@ type ListRequest struct {
 	BusinessKey   string            `json:"business_key,omitempty" max:"250" text:"true"`
 	// WorkflowIDPrefix and BusinessKeyPrefix keep the runs whose workflow
 	// id or business key starts with them ("order-1" matches "order-1"
-	// and "order-10"); neither may be set with its exact field.
+	// and "order-10"); like every field, each narrows the others.
 	WorkflowIDPrefix  string            `json:"workflow_id_prefix,omitempty" max:"250" text:"true"`
 	BusinessKeyPrefix string            `json:"business_key_prefix,omitempty" max:"250" text:"true"`
 	Attributes        map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`

@@ -301,8 +301,8 @@ type RunFilter struct {
 	BusinessKey   string
 	// WorkflowIDPrefix and BusinessKeyPrefix keep the runs whose workflow
 	// id or business key starts with them (byte for byte, so "order-1"
-	// also matches "order-10"). Neither may be set with its exact
-	// counterpart; both are valid UTF-8 without NUL.
+	// also matches "order-10"); with the exact field too, a run must
+	// match both. They are valid UTF-8 without NUL.
 	WorkflowIDPrefix  string
 	BusinessKeyPrefix string
 	// Attributes must all be equal.

@@ -267,15 +267,11 @@ func (f RunFilter) Validate() error {
 			return invalid("attributes", "empty attribute name")
 		}
 	}
-	for _, p := range []struct{ field, prefix, exact, exactField string }{
-		{"workflow_id_prefix", f.WorkflowIDPrefix, f.WorkflowID, "workflow_id"},
-		{"business_key_prefix", f.BusinessKeyPrefix, f.BusinessKey, "business_key"},
+	for _, p := range []struct{ field, prefix string }{
+		{"workflow_id_prefix", f.WorkflowIDPrefix},
+		{"business_key_prefix", f.BusinessKeyPrefix},
 	} {
-		switch {
-		case p.prefix == "":
-		case p.exact != "":
-			return invalid(p.field, "set %s or %s, not both", p.exactField, p.field)
-		case !utf8.ValidString(p.prefix) || strings.ContainsRune(p.prefix, 0):
+		if !utf8.ValidString(p.prefix) || strings.ContainsRune(p.prefix, 0) {
 			return invalid(p.field, "not valid UTF-8 text (or contains NUL)")
 		}
 	}

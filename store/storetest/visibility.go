@@ -506,9 +506,19 @@ func testVisibilityPrefixes(t *testing.T, s *suite) {
 			t.Errorf("after the move, %+v: listed %v, want %v", f, runIDs(got), runIDs(want))
 		}
 	}
+	// An exact value and a prefix: both must match.
 	for _, f := range []store.RunFilter{
-		{Namespace: "default", WorkflowID: "order-1", WorkflowIDPrefix: "order-"},
-		{Namespace: "default", BusinessKey: "cust-a", BusinessKeyPrefix: "cust"},
+		{Namespace: "default", WorkflowID: all[9].WorkflowID, WorkflowIDPrefix: all[9].WorkflowID[:3]},
+		{Namespace: "default", WorkflowID: all[9].WorkflowID, WorkflowIDPrefix: "zzz"},
+		{Namespace: "default", BusinessKey: "cust-a1", BusinessKeyPrefix: "cust"},
+		{Namespace: "default", BusinessKey: "cust-a1", BusinessKeyPrefix: "cust-b"},
+	} {
+		want := filter(all[1:], func(r store.VisibilityRecord) bool { return matchesFilter(f, r) })
+		if got := s.list(f, 3); !sameRuns(got, want) {
+			t.Errorf("%+v: listed %v, want %v", f, runIDs(got), runIDs(want))
+		}
+	}
+	for _, f := range []store.RunFilter{
 		{Namespace: "default", WorkflowIDPrefix: "order-\xff"},
 		{Namespace: "default", BusinessKeyPrefix: "a\x00"},
 	} {

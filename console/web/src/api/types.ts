@@ -108,9 +108,9 @@ export interface ListRequest {
   started_after?: string
   started_before?: string
   business_key?: string
-  /** Runs whose workflow id starts with this; not with workflow_id. */
+  /** Runs whose workflow id starts with this. */
   workflow_id_prefix?: string
-  /** Runs whose business key starts with this; not with business_key. */
+  /** Runs whose business key starts with this. */
   business_key_prefix?: string
   attributes?: Record<string, string>
   page_size?: number
