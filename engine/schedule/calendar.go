@@ -154,14 +154,7 @@ func (c *Calendar) Between(from, to time.Time, limit int) []time.Time {
 
 // Upcoming returns the next n fire times after t.
 func (c *Calendar) Upcoming(t time.Time, n int) []time.Time {
-	var out []time.Time
-	for len(out) < n {
-		if t = c.Next(t); t.IsZero() {
-			break
-		}
-		out = append(out, t)
-	}
-	return out
+	return c.Between(t, time.Unix(1<<62, 0), n)
 }
 
 // Jittered returns when the fire of a schedule at a fire time happens: the

@@ -318,7 +318,6 @@ func (d *visDest) row(namespace, runID string) (visRow, error) {
 	r := &row.rec
 	r.Namespace, r.RunID = namespace, runID
 	r.Status, r.StartTime, r.CloseTime = store.RunStatus(d.status), store.FromUnixMilli(d.start), store.FromUnixMilli(d.closed)
-	r.Attributes = nil
 	row.bucket = dayOf(d.start) // a record written before buckets split
 	if d.bucket != nil {
 		row.bucket = *d.bucket
@@ -337,9 +336,10 @@ func (d *visDest) row(namespace, runID string) (visRow, error) {
 // index_ts, so that any later update of the run wins. Writing them again
 // changes nothing, so an interrupted migration starts over.
 func (s *Store) indexValues(ctx context.Context) error {
-	iter := s.query(ctx, `SELECT namespace, run_id, `+visibilityColumns+` FROM {ks}.visibility`).PageSize(1000).Iter()
-	var g errgroup.Group
+	// The first failed write stops the scan (gctx) and is returned.
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(indexConcurrency)
+	iter := s.query(gctx, `SELECT namespace, run_id, `+visibilityColumns+` FROM {ks}.visibility`).PageSize(1000).Iter()
 	var namespace, runID string
 	var d visDest
 	for iter.Scan(append([]any{&namespace, &runID}, d.dest()...)...) {
@@ -1149,13 +1149,9 @@ func (s *Store) scanPrefix(ctx context.Context, f store.RunFilter, p plan, day i
 // readValues reads the rows of a prefix plan's range in one bucket, at
 // most limit: whole is false if the range holds more.
 func (s *Store) readValues(ctx context.Context, namespace string, p plan, bucket int64, limit int) (rows []store.VisibilityRecord, whole bool, err error) {
-	cond, args := `value >= ?`, []any{namespace, p.kind, bucket, p.prefix}
-	if end := store.PrefixEnd(p.prefix); end != "" {
-		cond, args = cond+` AND value < ?`, append(args, end)
-	}
-	it := &indexIter{iter: s.query(ctx, `SELECT run_id, start_time, workflow_id, type, status, close_time, business_key, attributes, version
-		FROM {ks}.visibility_values WHERE namespace = ? AND kind = ? AND bucket = ? AND `+cond+` LIMIT ?`,
-		append(args, limit+1)...).PageSize(min(limit+1, 5000)).Iter()}
+	from, args := valueRange(namespace, p, bucket)
+	it := &indexIter{iter: s.query(ctx, `SELECT run_id, start_time, workflow_id, type, status, close_time, business_key, attributes, version`+
+		from+` LIMIT ?`, append(args, limit+1)...).PageSize(min(limit+1, 5000)).Iter()}
 	it.cur.Namespace = namespace
 	for it.next(); it.ok; it.next() {
 		if len(rows) == limit {
@@ -1211,15 +1207,22 @@ func (s *Store) countExact(ctx context.Context, namespace string, p plan, b boun
 	return total, nil
 }
 
+// valueRange returns the FROM and WHERE of a prefix plan's range of
+// visibility_values in one bucket, and its arguments.
+func valueRange(namespace string, p plan, bucket int64) (string, []any) {
+	from, args := ` FROM {ks}.visibility_values WHERE namespace = ? AND kind = ? AND bucket = ? AND value >= ?`,
+		[]any{namespace, p.kind, bucket, p.prefix}
+	if end := store.PrefixEnd(p.prefix); end != "" {
+		from, args = from+` AND value < ?`, append(args, end)
+	}
+	return from, args
+}
+
 // countValues counts the runs of a prefix plan's range in one bucket
 // within b: Cassandra counts a bucket the bounds hold whole; the start
 // times of another's rows are read and checked.
 func (s *Store) countValues(ctx context.Context, namespace string, p plan, pt part, b bounds) (int64, error) {
-	cond, args := `value >= ?`, []any{namespace, p.kind, pt.id, p.prefix}
-	if end := store.PrefixEnd(p.prefix); end != "" {
-		cond, args = cond+` AND value < ?`, append(args, end)
-	}
-	from := ` FROM {ks}.visibility_values WHERE namespace = ? AND kind = ? AND bucket = ? AND ` + cond
+	from, args := valueRange(namespace, p, pt.id)
 	var n int64
 	if b.spans(pt.start, pt.end) {
 		err := s.query(ctx, `SELECT COUNT(*)`+from, args...).Scan(&n)
