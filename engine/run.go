@@ -227,6 +227,13 @@ func (t *txn) event(e api.Event) {
 	t.events = append(t.events, e)
 }
 
+// eventAt adds an event that is not an input, at a time other than the
+// transition's.
+func (t *txn) eventAt(e api.Event, at time.Time) {
+	t.event(e)
+	t.events[len(t.events)-1].Time = at
+}
+
 // lastEventID is the id of the last event added to history.
 func (t *txn) lastEventID() int64 { return t.exec.NextEventID - 1 }
 

@@ -424,7 +424,9 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 			t = r.begin()
 		}
 		t.buffer = false
-		t.event(api.Event{Type: api.EventWorkflowTaskCompleted, Identity: req.Identity})
+		// The event carries the task's time, the workflow's "now" while it
+		// ran, so that a replay runs the code at that same time.
+		t.eventAt(api.Event{Type: api.EventWorkflowTaskCompleted, Identity: req.Identity}, f.task.Time)
 		if err := r.applyCommands(ctx, t, req.Commands); err != nil {
 			return err
 		}

@@ -416,3 +416,65 @@ func (s *Service) PeerCall(ctx context.Context, op string, in json.RawMessage) (
 	_, err := s.do(ctx, idempotent, "POST", "/peer/"+url.PathEscape(op), in, &out)
 	return out, err
 }
+
+func schedulePath(ref api.ScheduleRef) string {
+	return "/namespaces/" + ns(ref.Namespace) + "/schedules/" + url.PathEscape(ref.ScheduleID)
+}
+
+// CreateSchedule implements api.Schedules.
+func (s *Service) CreateSchedule(ctx context.Context, req api.CreateScheduleRequest) error {
+	_, err := s.do(ctx, sendOnce, "POST", "/namespaces/"+ns(req.Namespace)+"/schedules", req, nil)
+	return err
+}
+
+// DescribeSchedule implements api.Schedules.
+func (s *Service) DescribeSchedule(ctx context.Context, ref api.ScheduleRef) (api.ScheduleDescription, error) {
+	var out api.ScheduleDescription
+	_, err := s.do(ctx, idempotent, "GET", schedulePath(ref), nil, &out)
+	return out, err
+}
+
+// ListSchedules implements api.Schedules.
+func (s *Service) ListSchedules(ctx context.Context, req api.ListSchedulesRequest) (api.ListSchedulesResponse, error) {
+	q := url.Values{}
+	if req.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(req.PageSize))
+	}
+	if len(req.PageToken) > 0 {
+		q.Set("page_token", base64.StdEncoding.EncodeToString(req.PageToken))
+	}
+	var out api.ListSchedulesResponse
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/schedules?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// UpdateSchedule implements api.Schedules.
+func (s *Service) UpdateSchedule(ctx context.Context, req api.UpdateScheduleRequest) error {
+	_, err := s.do(ctx, idempotent, "PUT", schedulePath(req.ScheduleRef), req, nil)
+	return err
+}
+
+// PauseSchedule implements api.Schedules.
+func (s *Service) PauseSchedule(ctx context.Context, req api.PauseScheduleRequest) error {
+	_, err := s.do(ctx, idempotent, "POST", schedulePath(req.ScheduleRef)+"/pause", req, nil)
+	return err
+}
+
+// TriggerSchedule implements api.Schedules.
+func (s *Service) TriggerSchedule(ctx context.Context, req api.TriggerScheduleRequest) error {
+	_, err := s.do(ctx, sendOnce, "POST", schedulePath(req.ScheduleRef)+"/trigger", req, nil)
+	return err
+}
+
+// BackfillSchedule implements api.Schedules.
+func (s *Service) BackfillSchedule(ctx context.Context, req api.BackfillScheduleRequest) error {
+	_, err := s.do(ctx, sendOnce, "POST", schedulePath(req.ScheduleRef)+"/backfill", req, nil)
+	return err
+}
+
+// DeleteSchedule implements api.Schedules.
+func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequest) error {
+	_, err := s.do(ctx, sendOnce, "DELETE", schedulePath(req.ScheduleRef)+"?identity="+url.QueryEscape(req.Identity), nil, nil)
+	return err
+}
+var _ api.Schedules = (*Service)(nil)

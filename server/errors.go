@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
@@ -89,7 +90,10 @@ func errorOf(err error) (int, Error) {
 func (e Error) Err() error {
 	switch e.Code {
 	case CodeInvalidArgument:
-		return store.InvalidArgument(e.Field, "%s", e.Message)
+		// The message is the error's whole text; keep only its reason, so
+		// that the error reads as it did on the server.
+		reason := strings.TrimPrefix(e.Message, store.InvalidArgument(e.Field, "").Error())
+		return store.InvalidArgument(e.Field, "%s", reason)
 	case CodeAlreadyStarted:
 		return &api.AlreadyStartedError{WorkflowID: e.WorkflowID, RunID: e.RunID}
 	case CodeRateLimited:

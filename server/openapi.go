@@ -158,6 +158,10 @@ func pathSchema(name string) map[string]any {
 			"description": "a namespace's name (default is always there)"}
 	case "workflow_id":
 		return idSchema()
+	case "schedule_id":
+		s := idSchema()
+		s["maxLength"] = 200
+		return s
 	case "version":
 		return map[string]any{"type": "string", "pattern": `^(latest|[0-9]{1,9}|[0-1][0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$`,
 			"description": "a version number (0 to 2147483647; 0 is the latest) or latest"}
@@ -282,6 +286,7 @@ func valueSchema() map[string]any {
 var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.IDReusePolicy]():     {api.AllowDuplicate, api.AllowDuplicateFailedOnly, api.RejectDuplicate, api.TerminateIfRunning},
 	reflect.TypeFor[api.ParentClosePolicy](): {api.ParentCloseTerminate, api.ParentCloseRequestCancel, api.ParentCloseAbandon},
+	reflect.TypeFor[api.OverlapPolicy]():     {"", api.OverlapSkip, api.OverlapBufferOne, api.OverlapBufferAll, api.OverlapCancelOther, api.OverlapTerminateOther, api.OverlapAllowAll},
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
 		api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},

@@ -424,6 +424,9 @@ func (h *handler) routes() []Route {
 				})},
 		)
 	}
+	if sc, ok := h.svc.(api.Schedules); ok {
+		routes = append(routes, scheduleRoutes(h, sc)...)
+	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 			// A forwarded poll is a long poll: it ends when the server drains.
@@ -460,6 +463,60 @@ func (h *handler) routes() []Route {
 			return ns.UpdateNamespace(ctx, req)
 		}).pathFields("name").linked(nsLinks[0], nsLinks[2])},
 	)
+}
+
+// scheduleRoutes are the routes of schedules.
+func scheduleRoutes(h *handler, sc api.Schedules) []Route {
+	list := prefix + "/namespaces/{namespace}/schedules"
+	one := list + "/{schedule_id}"
+	sref := func(r *http.Request) api.ScheduleRef {
+		return api.ScheduleRef{Namespace: r.PathValue("namespace"), ScheduleID: r.PathValue("schedule_id")}
+	}
+	describe := link{name: "describe", target: "GET " + one, desc: "the schedule",
+		params: map[string]any{"path.namespace": "$request.path.namespace", "path.schedule_id": "$request.path.schedule_id"}}
+	return []Route{
+		{"POST", list, "Create a schedule", call(h, func(ctx context.Context, r *http.Request, req api.CreateScheduleRequest) (struct{}, error) {
+			req.Namespace = r.PathValue("namespace")
+			return struct{}{}, sc.CreateSchedule(ctx, req)
+		}).pathFields("namespace").linked(link{name: "describe", target: "GET " + one, desc: "the schedule created",
+			params: map[string]any{"path.namespace": "$request.path.namespace", "path.schedule_id": "$request.body#/schedule_id"}})},
+		{"GET", list, "List a namespace's schedules, in pages", get(h, func(ctx context.Context, r *http.Request) (api.ListSchedulesResponse, error) {
+			q := r.URL.Query()
+			req := api.ListSchedulesRequest{Namespace: r.PathValue("namespace")}
+			var err error
+			if req.PageToken, err = bytesParam(q, "page_token"); err != nil {
+				return api.ListSchedulesResponse{}, err
+			}
+			n, err := intParam(q, "page_size", 1000)
+			if err != nil {
+				return api.ListSchedulesResponse{}, err
+			}
+			req.PageSize = int(n)
+			return sc.ListSchedules(ctx, req)
+		}).with(intQuery("page_size", 0, 1000, "schedules per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
+		{"GET", one, "Describe a schedule: its spec, next fire times, recent actions", get(h, func(ctx context.Context, r *http.Request) (api.ScheduleDescription, error) {
+			return sc.DescribeSchedule(ctx, sref(r))
+		})},
+		{"PUT", one, "Update a schedule's spec, action and policies", call(h, func(ctx context.Context, r *http.Request, req api.UpdateScheduleRequest) (struct{}, error) {
+			req.ScheduleRef = sref(r)
+			return struct{}{}, sc.UpdateSchedule(ctx, req)
+		}).pathFields("namespace", "schedule_id").linked(describe)},
+		{"POST", one + "/pause", "Pause (paused: true) or unpause a schedule, with a note", call(h, func(ctx context.Context, r *http.Request, req api.PauseScheduleRequest) (struct{}, error) {
+			req.ScheduleRef = sref(r)
+			return struct{}{}, sc.PauseSchedule(ctx, req)
+		}).pathFields("namespace", "schedule_id").linked(describe)},
+		{"POST", one + "/trigger", "Take a schedule's action now", call(h, func(ctx context.Context, r *http.Request, req api.TriggerScheduleRequest) (struct{}, error) {
+			req.ScheduleRef = sref(r)
+			return struct{}{}, sc.TriggerSchedule(ctx, req)
+		}).pathFields("namespace", "schedule_id").linked(describe)},
+		{"POST", one + "/backfill", "Take a schedule's action for every fire time of a past range", call(h, func(ctx context.Context, r *http.Request, req api.BackfillScheduleRequest) (struct{}, error) {
+			req.ScheduleRef = sref(r)
+			return struct{}{}, sc.BackfillSchedule(ctx, req)
+		}).pathFields("namespace", "schedule_id").linked(describe)},
+		{"DELETE", one, "Delete a schedule (the runs it started go on)", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
+			return struct{}{}, sc.DeleteSchedule(ctx, api.DeleteScheduleRequest{ScheduleRef: sref(r), Identity: r.URL.Query().Get("identity")})
+		}).with(stringParam("identity", "who deletes it, for the record"))},
+	}
 }
 
 // ShardList is the shards.

@@ -165,6 +165,11 @@ func SetQueryHandler[I, O any](ctx Context, name string, fn func(I) (O, error)) 
 // GetInfo describes the running workflow.
 func GetInfo(ctx Context) Info { return sdk.GetInfo(ctx) }
 
+// ScheduledTime is the fire time of a run that a schedule started (the time
+// it stands for: a backfilled daily run of 2026-01-03 gets midnight of that
+// day), and the zero time for a run started otherwise.
+func ScheduledTime(ctx Context) time.Time { return sdk.GetInfo(ctx).ScheduledTime }
+
 // Logger returns a logger that is quiet during replay.
 func Logger(ctx Context) *slog.Logger { return sdk.Logger(ctx) }
 

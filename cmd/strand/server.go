@@ -18,8 +18,10 @@ import (
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store/sqlite"
+	"github.com/strandhq/strand/worker"
 )
 
 func newServerCommand() *cobra.Command {
@@ -94,7 +96,21 @@ func newServerCommand() *cobra.Command {
 			defer eng.Close()
 			draining, drainNow := context.WithCancel(context.WithoutCancel(ctx))
 			defer drainNow()
-			srv := &http.Server{Handler: server.New(eng, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
+			// The scheduler worker runs the schedules of every namespace on
+			// this node, beside the engine (each node of a cluster runs one).
+			runner := schedule.NewRunner(eng, schedule.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
+			if err := runner.Start(ctx); err != nil {
+				ln.Close()
+				return err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+				defer cancel()
+				if err := runner.Stop(sctx); err != nil {
+					log.Warn("stopping the scheduler", "error", err)
+				}
+			}()
+			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole)}),
 				// No ReadTimeout: it would end long polls; the handler
@@ -139,6 +155,12 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	return cmd
+}
+
+// served is what strand server serves: the engine, and the schedules over it.
+type served struct {
+	*engine.Engine
+	*schedule.Service
 }
 
 // consoleHandler is the web console's handler, or nil (none) when the

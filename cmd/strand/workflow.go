@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,6 +36,17 @@ func (o *cliOptions) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
 	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
 		"how long a call is retried while the server cannot be reached or is unavailable (0: until interrupted)")
+}
+
+// cliIdentity names who runs the command, for the history of what it
+// changes: "strand-cli:USER@HOST".
+func cliIdentity() string {
+	host, _ := os.Hostname()
+	who := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	return fmt.Sprintf("strand-cli:%s@%s", who, host)
 }
 
 func envOr(name, def string) string {
@@ -119,7 +131,7 @@ func newWorkflowCommand() *cobra.Command {
 				return &usageError{fmt.Errorf("--id-reuse %q: want allow-duplicate, allow-duplicate-failed-only, reject-duplicate or terminate-if-running", reuse)}
 			}
 			resp, err := svc.StartWorkflow(cmd.Context(), api.StartRequest{Namespace: o.namespace, WorkflowID: args[0], WorkflowType: typ, Input: in,
-				Queue: queue, RequestID: orNew(requestID), IDReuse: policy, StartDelay: delay, RunTimeout: timeout, Identity: "strand-cli"})
+				Queue: queue, RequestID: orNew(requestID), IDReuse: policy, StartDelay: delay, RunTimeout: timeout, Identity: cliIdentity()})
 			if err != nil {
 				return err
 			}
@@ -149,7 +161,7 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.SignalWorkflow(cmd.Context(), api.SignalRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in, RequestID: orNew(requestID), Identity: "strand-cli"})
+			return svc.SignalWorkflow(cmd.Context(), api.SignalRequest{RunRef: o.ref(args[0], run), Name: args[1], Input: in, RequestID: orNew(requestID), Identity: cliIdentity()})
 		},
 	}
 	signal.Flags().StringVar(&signalInput, "input", "", "signal value as JSON")
@@ -164,7 +176,7 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.CancelWorkflow(cmd.Context(), api.CancelRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: "strand-cli"})
+			return svc.CancelWorkflow(cmd.Context(), api.CancelRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: cliIdentity()})
 		},
 	}
 	terminate := &cobra.Command{
@@ -174,7 +186,7 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return svc.TerminateWorkflow(cmd.Context(), api.TerminateRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: "strand-cli"})
+			return svc.TerminateWorkflow(cmd.Context(), api.TerminateRequest{RunRef: o.ref(args[0], run), Reason: reason, RequestID: orNew(requestID), Identity: cliIdentity()})
 		},
 	}
 	for _, c := range []*cobra.Command{cancel, terminate} {

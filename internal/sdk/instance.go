@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -25,6 +26,9 @@ type Info struct {
 	// ContinuedFrom is the run this one continued, if any.
 	ContinuedFrom string
 	Parent        *store.RunKey
+	// ScheduledTime is the fire time of a run a schedule started (its memo's
+	// api.MemoScheduledTime); zero for other runs.
+	ScheduledTime time.Time
 }
 
 // pending is a command whose outcome the workflow waits for.
@@ -212,6 +216,12 @@ func (inst *Instance) deliver(e api.Event) error {
 			inst.info.Queue = e.Start.Queue
 			inst.info.ContinuedFrom = e.Start.ContinuedFrom
 			inst.info.Parent = e.Start.Parent
+			if v, ok := e.Start.Memo[api.MemoScheduledTime]; ok {
+				var at time.Time
+				if json.Unmarshal(v, &at) == nil {
+					inst.info.ScheduledTime = at
+				}
+			}
 		}
 		inst.sched.spawn("main", func() { inst.main(input) })
 	case api.EventStepCompleted, api.EventTimerFired:

@@ -15,28 +15,12 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
 
 // Spec is when a schedule fires.
-type Spec struct {
-	// Cron holds the schedule's calendars, any number: cron expressions of
-	// 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds
-	// first), names (@yearly, @monthly, @weekly, @daily, @hourly) and
-	// intervals ("@every 90s", anchored at the Unix epoch, so "@every 1h"
-	// fires on the hour). A time any of them names is a fire time, once.
-	Cron []string `json:"cron"`
-	// TimeZone is the IANA name the cron expressions are read in; UTC when
-	// empty. Intervals do not depend on it.
-	TimeZone string `json:"time_zone,omitempty"`
-	// Start and End bound the fire times: none before Start, none at or
-	// after End. Zero means unbounded.
-	Start time.Time `json:"start,omitzero"`
-	End   time.Time `json:"end,omitzero"`
-	// Jitter delays each fire by up to this long, by an amount that depends
-	// only on the schedule and the fire time.
-	Jitter time.Duration `json:"jitter,omitempty"`
-}
+type Spec = api.ScheduleSpec
 
 // MaxJitter bounds Spec.Jitter.
 const MaxJitter = 24 * time.Hour
@@ -105,6 +89,14 @@ func Compile(s Spec) (*Calendar, error) {
 		c.specs = append(c.specs, sched)
 	}
 	return c, nil
+}
+
+// Unbounded returns the calendar without its start and end (a backfill's
+// range replaces them).
+func (c *Calendar) Unbounded() *Calendar {
+	u := *c
+	u.spec.Start, u.spec.End = time.Time{}, time.Time{}
+	return &u
 }
 
 // Spec returns the spec the calendar was compiled from.

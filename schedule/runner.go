@@ -1,0 +1,156 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/worker"
+)
+
+// NewWorker returns a worker that runs the schedules of a namespace: the
+// workflow WorkflowType and its steps, polling Queue. opts.Namespace and
+// opts.Queue are set here.
+func NewWorker(svc api.Service, namespace string, opts worker.Options) *worker.Worker {
+	opts.Namespace, opts.Queue = namespaceOr(namespace), Queue
+	if opts.Identity == "" {
+		host, _ := os.Hostname()
+		opts.Identity = fmt.Sprintf("strand-scheduler@%s:%d", host, os.Getpid())
+	}
+	if opts.MaxConcurrentSteps == 0 {
+		// Watch steps wait for long runs; they hold a goroutine each, not a core.
+		opts.MaxConcurrentSteps = 1000
+	}
+	w := worker.New(svc, opts)
+	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
+	p := steps{svc: svc, namespace: opts.Namespace, identity: opts.Identity}
+	worker.RegisterStepNamed(w, stepTerminate, p.terminate)
+	worker.RegisterStepNamed(w, stepWatch, p.watch)
+	return w
+}
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Namespaces are the namespaces to run schedules in; empty means every
+	// namespace, looked up every Interval (svc must implement
+	// api.Namespaces; else the default namespace only).
+	Namespaces []string
+	// Interval is how often new namespaces are looked for (default 10s).
+	Interval time.Duration
+	// Worker configures each namespace's worker.
+	Worker worker.Options
+	Logger *slog.Logger
+}
+
+// Runner runs a scheduler worker for each namespace. Every node of a
+// cluster may run one: a schedule's run is served by the node that owns
+// its shard, and its workflow tasks go to whichever worker polls.
+type Runner struct {
+	svc  api.Service
+	opts RunnerOptions
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	workers map[string]*worker.Worker
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// NewRunner returns a runner of svc's schedules; Start starts it.
+func NewRunner(svc api.Service, opts RunnerOptions) *Runner {
+	if opts.Interval <= 0 {
+		opts.Interval = 10 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runner{svc: svc, opts: opts, log: log, workers: map[string]*worker.Worker{}}
+}
+
+// Start starts the workers of the namespaces there are now, and a
+// goroutine that starts those of new namespaces until Stop.
+func (r *Runner) Start(ctx context.Context) error {
+	if err := r.sync(ctx); err != nil {
+		return err
+	}
+	if len(r.opts.Namespaces) > 0 {
+		return nil
+	}
+	if _, ok := r.svc.(api.Namespaces); !ok {
+		return nil
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel, r.done = cancel, make(chan struct{})
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(r.opts.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-lctx.Done():
+				return
+			case <-t.C:
+				if err := r.sync(lctx); err != nil && lctx.Err() == nil {
+					r.log.Warn("schedules: looking for new namespaces", "error", err)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// sync starts the workers of the namespaces that have none.
+func (r *Runner) sync(ctx context.Context) error {
+	names := r.opts.Namespaces
+	if len(names) == 0 {
+		names = []string{api.DefaultNamespace}
+		if ns, ok := r.svc.(api.Namespaces); ok {
+			all, err := ns.ListNamespaces(ctx)
+			if err != nil {
+				return fmt.Errorf("schedules: list namespaces: %w", err)
+			}
+			names = names[:0]
+			for _, n := range all {
+				names = append(names, n.Name)
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		if _, ok := r.workers[n]; ok {
+			continue
+		}
+		w := NewWorker(r.svc, n, r.opts.Worker)
+		if err := w.Start(ctx); err != nil {
+			return fmt.Errorf("schedules: start the worker of namespace %s: %w", n, err)
+		}
+		r.workers[n] = w
+	}
+	return nil
+}
+
+// Stop stops the workers; running workflow tasks and steps finish first,
+// until ctx ends.
+func (r *Runner) Stop(ctx context.Context) error {
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for n, w := range r.workers {
+		if err := w.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("schedules: stop the worker of namespace %s: %w", n, err))
+		}
+		delete(r.workers, n)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,541 @@
+package schedule_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/schedule"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// backends runs f on each real backend: SQLite, PostgreSQL and Cassandra.
+func backends(t *testing.T, f func(t *testing.T, st store.Store)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, testdb.SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, testdb.Postgres(t)) })
+	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, testdb.Cassandra(t)) })
+}
+
+func logger() *slog.Logger {
+	level := slog.LevelError
+	if os.Getenv("STRAND_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// jobInput says how the scheduled workflow behaves.
+type jobInput struct {
+	// Hold keeps the run open until it gets the signal "finish" (or is
+	// canceled).
+	Hold bool `json:"hold,omitempty"`
+	// Sleep keeps the run open this long.
+	Sleep time.Duration `json:"sleep,omitempty"`
+}
+
+// Job is the workflow the schedules start: it returns its fire time.
+func Job(ctx workflow.Context, in jobInput) (time.Time, error) {
+	if in.Sleep > 0 {
+		if err := workflow.Sleep(ctx, in.Sleep); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if in.Hold {
+		sel := workflow.NewSelector(ctx)
+		workflow.AddReceive(sel, workflow.GetSignalChannel[struct{}](ctx, "finish"), func(ch workflow.ReceiveChannel[struct{}]) { ch.Receive(ctx) })
+		workflow.AddReceive(sel, ctx.Done(), func(ch workflow.ReceiveChannel[struct{}]) { ch.Receive(ctx) })
+		sel.Select(ctx)
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return workflow.ScheduledTime(ctx), nil
+}
+
+// env is an engine over a store with the scheduler and a worker running Job.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	st     store.Store
+	eng    *engine.Engine
+	w      *worker.Worker
+	runner *schedule.Runner
+	sch    *schedule.Service
+	c      *client.Client
+}
+
+func newEnv(t *testing.T, st store.Store) *env {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, st: st}
+	e.start()
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *env) start() {
+	e.t.Helper()
+	eng, err := engine.Open(e.ctx, e.st, engine.Options{Logger: logger(), WorkflowTaskTimeout: 2 * time.Second})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.eng, e.c, e.sch = eng, client.New(eng, client.Options{Identity: "test"}), schedule.NewService(eng)
+	e.w = worker.New(eng, worker.Options{Logger: logger(), Identity: "test-worker"})
+	worker.RegisterWorkflow(e.w, Job)
+	if err := e.w.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.runner = schedule.NewRunner(eng, schedule.RunnerOptions{Logger: logger(), Worker: worker.Options{Logger: logger()}})
+	if err := e.runner.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) stop() {
+	if e.eng == nil {
+		return
+	}
+	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = e.runner.Stop(stop)
+	_ = e.w.Stop(stop)
+	e.eng.Close()
+	e.eng = nil
+}
+
+// create creates a schedule of Job.
+func (e *env) create(id string, sc api.Schedule) {
+	e.t.Helper()
+	if sc.Action.WorkflowType == "" {
+		sc.Action.WorkflowType = "Job"
+	}
+	if err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Schedule: sc, Identity: "tester"}); err != nil {
+		e.t.Fatalf("create %s: %v", id, err)
+	}
+}
+
+func (e *env) describe(id string) api.ScheduleDescription {
+	e.t.Helper()
+	d, err := e.sch.DescribeSchedule(e.ctx, api.ScheduleRef{ScheduleID: id})
+	if err != nil {
+		e.t.Fatalf("describe %s: %v", id, err)
+	}
+	return d
+}
+
+// runs returns the runs a schedule started, by start time.
+func (e *env) runs(id string) []store.VisibilityRecord {
+	e.t.Helper()
+	var out []store.VisibilityRecord
+	req := api.ListRequest{Attributes: map[string]string{api.AttributeSchedule: id}, PageSize: 1000}
+	for {
+		page, err := e.c.List(e.ctx, req)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, page.Runs...)
+		if len(page.NextPageToken) == 0 {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].WorkflowID < out[j].WorkflowID })
+	return out
+}
+
+func open(runs []store.VisibilityRecord) []string {
+	var out []string
+	for _, r := range runs {
+		if r.Status == store.StatusRunning {
+			out = append(out, r.WorkflowID)
+		}
+	}
+	return out
+}
+
+// eventually polls cond until it holds or 30 seconds pass.
+func (e *env) eventually(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (e *env) trigger(id string) {
+	e.t.Helper()
+	if err := e.sch.TriggerSchedule(e.ctx, api.TriggerScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Identity: "tester"}); err != nil {
+		e.t.Fatalf("trigger %s: %v", id, err)
+	}
+}
+
+func (e *env) finish(workflowID string) {
+	e.t.Helper()
+	if err := e.c.Signal(e.ctx, workflowID, "", "finish", struct{}{}); err != nil {
+		e.t.Fatalf("finish %s: %v", workflowID, err)
+	}
+}
+
+// yearly fires once a year: the overlap tests trigger their fires.
+var yearly = api.ScheduleSpec{Cron: []string{"0 0 1 1 *"}}
+
+func hold() api.Value { return api.Value(`{"hold":true}`) }
+
+// TestOverlapPolicies triggers three actions while the first run is open,
+// under each policy, and checks what started and when.
+func TestOverlapPolicies(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		for _, p := range api.OverlapPolicies {
+			t.Run(string(p), func(t *testing.T) {
+				e.t = t
+				id := "overlap-" + string(p)
+				e.create(id, api.Schedule{Spec: yearly, Action: api.ScheduleAction{Input: hold()}, Policies: api.SchedulePolicies{Overlap: p}})
+				e.trigger(id)
+				e.eventually("the first run", func() bool { return len(open(e.runs(id))) == 1 })
+				first := open(e.runs(id))[0]
+				e.trigger(id)
+				e.trigger(id)
+				d := e.describe(id)
+				switch p {
+				case api.OverlapSkip:
+					if d.Skipped != 2 || d.Buffered != 0 {
+						t.Fatalf("skip: skipped %d, buffered %d; want 2, 0", d.Skipped, d.Buffered)
+					}
+					e.finish(first)
+					e.eventually("the run closed", func() bool { return len(open(e.runs(id))) == 0 })
+					if n := len(e.runs(id)); n != 1 {
+						t.Fatalf("skip: %d runs; want 1", n)
+					}
+				case api.OverlapBufferOne, api.OverlapBufferAll:
+					want := 3
+					if p == api.OverlapBufferOne {
+						want = 2
+						if d.Buffered != 1 || d.Skipped != 1 {
+							t.Fatalf("buffer_one: buffered %d, skipped %d; want 1, 1", d.Buffered, d.Skipped)
+						}
+					} else if d.Buffered != 2 {
+						t.Fatalf("buffer_all: buffered %d; want 2", d.Buffered)
+					}
+					// One at a time: each buffered fire starts when the run before closes.
+					for n := 1; n <= want; n++ {
+						e.eventually(fmt.Sprintf("run %d", n), func() bool { return len(e.runs(id)) == n && len(open(e.runs(id))) == 1 })
+						e.finish(open(e.runs(id))[0])
+					}
+					e.eventually("all closed", func() bool { return len(open(e.runs(id))) == 0 })
+					time.Sleep(200 * time.Millisecond)
+					if n := len(e.runs(id)); n != want {
+						t.Fatalf("%s: %d runs; want %d", p, n, want)
+					}
+				case api.OverlapCancelOther, api.OverlapTerminateOther:
+					status := store.StatusCanceled
+					if p == api.OverlapTerminateOther {
+						status = store.StatusTerminated
+					}
+					// The open run is stopped, and the last fire replaces a
+					// fire still waiting: the third trigger's run is the one
+					// left open (the second's ran if its run started before
+					// the third came).
+					e.eventually("the last run", func() bool {
+						o := open(e.runs(id))
+						return len(o) == 1 && strings.HasSuffix(o[0], "-trigger-3")
+					})
+					// Every fire ran (and was stopped) or was skipped.
+					e.eventually("three fires accounted for", func() bool {
+						return e.describe(id).Skipped+int64(len(e.runs(id))) == 3
+					})
+					runs := e.runs(id)
+					for _, r := range runs {
+						if r.Status != store.StatusRunning && r.Status != status {
+							t.Fatalf("%s: run %s %s; want %s", p, r.WorkflowID, r.Status, status)
+						}
+					}
+					e.finish(open(runs)[0])
+				case api.OverlapAllowAll:
+					e.eventually("three open runs", func() bool { return len(open(e.runs(id))) == 3 })
+					for _, r := range open(e.runs(id)) {
+						e.finish(r)
+					}
+				}
+				e.eventually("describe shows every run closed", func() bool {
+					d := e.describe(id)
+					return len(d.Running) == 0 && d.Buffered == 0 && len(d.Recent) == len(e.runs(id))
+				})
+				for _, r := range e.describe(id).Recent {
+					if r.RunID == "" || r.Status == api.ActionStarting || r.Status == store.StatusRunning.String() {
+						t.Fatalf("%s: recent action %+v", p, r)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestCatchUp stops the server for three fire times of a schedule firing
+// every second: after the restart the missed fires within the catch-up
+// window are taken, each second exactly once, and those older are not.
+func TestCatchUp(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		e.create("every-second", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
+			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Minute}})
+		e.create("short-window", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
+			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: 1500 * time.Millisecond}})
+		e.eventually("two fires", func() bool { return len(e.runs("every-second")) >= 2 })
+		e.stop()
+		down := time.Now()
+		time.Sleep(3500 * time.Millisecond)
+		e.start()
+		up := time.Now()
+		e.eventually("fires after the restart", func() bool {
+			runs := e.runs("every-second")
+			return len(runs) > 0 && fireTime(t, runs[len(runs)-1]).After(up.Add(time.Second))
+		})
+		runs := e.runs("every-second")
+		for i := 1; i < len(runs); i++ {
+			if got := fireTime(t, runs[i]).Sub(fireTime(t, runs[i-1])); got != time.Second {
+				t.Fatalf("fires %s and %s are %s apart; want every second exactly once", runs[i-1].WorkflowID, runs[i].WorkflowID, got)
+			}
+		}
+		// Each run saw its own fire time.
+		for _, r := range runs {
+			res, err := e.c.Result(e.ctx, r.WorkflowID, r.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at time.Time
+			if err := json.Unmarshal(res.Output, &at); err != nil || !at.Equal(fireTime(t, r)) {
+				t.Fatalf("%s saw scheduled time %s (%v)", r.WorkflowID, res.Output, err)
+			}
+		}
+		// The short window dropped the fires more than 1.5s late.
+		d := e.describe("short-window")
+		if d.Missed < 1 {
+			t.Fatalf("short window: missed %d after %s down; want at least 1", d.Missed, time.Since(down).Round(time.Second))
+		}
+		short := e.runs("short-window")
+		for i := 1; i < len(short); i++ {
+			if fireTime(t, short[i]).Sub(fireTime(t, short[i-1])) > time.Second {
+				return // a gap: the missed fires were skipped
+			}
+		}
+		t.Fatalf("short window: no gap in %d runs", len(short))
+	})
+}
+
+func fireTime(t *testing.T, r store.VisibilityRecord) time.Time {
+	t.Helper()
+	const n = len("2006-01-02T15:04:05Z")
+	at, err := time.Parse(time.RFC3339, r.WorkflowID[max(0, len(r.WorkflowID)-n):])
+	if err != nil {
+		t.Fatalf("workflow id %s: %v", r.WorkflowID, err)
+	}
+	return at
+}
+
+// TestBackfill backfills ten days of a daily schedule, one run after
+// another and three at a time; each run sees its own day.
+func TestBackfill(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, par := range []int{0, 3} {
+			id := fmt.Sprintf("daily-%d", par)
+			e.create(id, api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@daily"}}, Action: api.ScheduleAction{Input: api.Value(`{"sleep":300000000}`)}})
+			if err := e.sch.BackfillSchedule(e.ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id},
+				Start: from, End: from.AddDate(0, 0, 10), Parallelism: par, Identity: "tester"}); err != nil {
+				t.Fatal(err)
+			}
+			e.eventually(id+": ten closed runs", func() bool {
+				runs := e.runs(id)
+				return len(runs) == 10 && len(open(runs)) == 0
+			})
+			runs := e.runs(id)
+			for i, r := range runs {
+				day := from.AddDate(0, 0, i)
+				if !fireTime(t, r).Equal(day) {
+					t.Fatalf("%s: run %d is %s; want day %s", id, i, r.WorkflowID, day)
+				}
+				res, err := e.c.Result(e.ctx, r.WorkflowID, r.RunID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var at time.Time
+				if err := json.Unmarshal(res.Output, &at); err != nil || !at.Equal(day) {
+					t.Fatalf("%s saw scheduled time %s (%v); want %s", r.WorkflowID, res.Output, err, day)
+				}
+			}
+			if most := mostOpen(runs); par == 0 && most != 1 || par == 3 && (most < 2 || most > 3) {
+				t.Fatalf("%s: at most %d runs open at once", id, most)
+			}
+			e.eventually("the backfill is done", func() bool { return len(e.describe(id).Backfills) == 0 })
+			if d := e.describe(id); d.Backfilled != 10 || d.Actions != 0 {
+				t.Fatalf("%s: backfilled %d, actions %d; want 10, 0", id, d.Backfilled, d.Actions)
+			}
+		}
+	})
+}
+
+// mostOpen is the largest number of runs open at one time.
+func mostOpen(runs []store.VisibilityRecord) int {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, r := range runs {
+		edges = append(edges, edge{r.StartTime, 1}, edge{r.CloseTime, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].d < edges[j].d
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	n, most := 0, 0
+	for _, x := range edges {
+		n += x.d
+		most = max(most, n)
+	}
+	return most
+}
+
+// TestPauseTriggerLimit pauses and unpauses a schedule firing every second,
+// triggers one, and stops a schedule at its action limit.
+func TestPauseTriggerLimit(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		ref := api.ScheduleRef{ScheduleID: "pausing"}
+		e.create(ref.ScheduleID, api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}})
+		e.create("limited", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}, ActionLimit: 2})
+		e.eventually("a fire", func() bool { return len(e.runs(ref.ScheduleID)) >= 1 })
+
+		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true, Note: "upstream late", Identity: "ops"}); err != nil {
+			t.Fatal(err)
+		}
+		d := e.describe(ref.ScheduleID)
+		if !d.Schedule.Paused || d.Schedule.Note != "upstream late" || d.PausedBy != "ops" || d.PausedAt.IsZero() || len(d.NextFires) != 0 {
+			t.Fatalf("paused schedule described as %+v", d)
+		}
+		e.eventually("the list shows it paused", func() bool {
+			list, err := e.sch.ListSchedules(e.ctx, api.ListSchedulesRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(list.Schedules, func(s api.ScheduleSummary) bool { return s.ScheduleID == ref.ScheduleID })
+			return i >= 0 && list.Schedules[i].Paused && list.Schedules[i].NextFire.IsZero()
+		})
+		before := d.Actions
+		time.Sleep(2500 * time.Millisecond)
+		if d := e.describe(ref.ScheduleID); d.Actions != before || d.PausedFires < 2 {
+			t.Fatalf("paused: %d actions taken, %d fires paused; want none and at least 2", d.Actions-before, d.PausedFires)
+		}
+		e.eventually("every action's run listed", func() bool { return len(e.runs(ref.ScheduleID)) == int(before) })
+		e.trigger(ref.ScheduleID)
+		e.eventually("the triggered run", func() bool { return len(e.runs(ref.ScheduleID)) == int(before)+1 })
+		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: false, Identity: "ops"}); err != nil {
+			t.Fatal(err)
+		}
+		if d := e.describe(ref.ScheduleID); d.Schedule.Paused || len(d.NextFires) != 10 || d.Triggers != 1 {
+			t.Fatalf("unpaused schedule described as %+v", d)
+		}
+		e.eventually("fires again", func() bool { return len(e.runs(ref.ScheduleID)) >= int(before)+3 })
+
+		e.eventually("the limit", func() bool { return e.describe("limited").Actions == 2 })
+		time.Sleep(1500 * time.Millisecond)
+		if n, d := len(e.runs("limited")), e.describe("limited"); n != 2 || len(d.NextFires) != 0 {
+			t.Fatalf("limited: %d runs, next fires %v; want 2 and none", n, d.NextFires)
+		}
+
+		if err := e.sch.DeleteSchedule(e.ctx, api.DeleteScheduleRequest{ScheduleRef: ref, Identity: "ops"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.sch.DescribeSchedule(e.ctx, ref); !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("describe after delete: %v; want not found", err)
+		}
+		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true}); !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("pause after delete: %v; want not found", err)
+		}
+	})
+}
+
+// TestBadInput refuses bad schedules with the field at fault and writes
+// nothing.
+func TestBadInput(t *testing.T) {
+	e := newEnv(t, testdb.SQLite(t))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	good := api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@hourly"}}, Action: api.ScheduleAction{WorkflowType: "Job"}}
+	for _, c := range []struct {
+		field string
+		edit  func(*api.Schedule)
+	}{
+		{"schedule.spec.cron[0]", func(s *api.Schedule) { s.Spec.Cron = []string{"61 * * * *"} }},
+		{"schedule.spec.cron", func(s *api.Schedule) { s.Spec.Cron = nil }},
+		{"schedule.spec.end", func(s *api.Schedule) { s.Spec.Start, s.Spec.End = at, at.Add(-time.Hour) }},
+		{"schedule.spec.time_zone", func(s *api.Schedule) { s.Spec.TimeZone = "Mars/Olympus" }},
+		{"schedule.action.workflow_type", func(s *api.Schedule) { s.Action.WorkflowType = "" }},
+		{"schedule.policies.overlap", func(s *api.Schedule) { s.Policies.Overlap = "sometimes" }},
+		{"schedule.action_limit", func(s *api.Schedule) { s.ActionLimit = -1 }},
+	} {
+		sc := good
+		c.edit(&sc)
+		err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "bad"}, Schedule: sc})
+		var ia *store.InvalidArgumentError
+		if !errors.As(err, &ia) || ia.Field != c.field {
+			t.Errorf("%s: got %v; want an invalid argument of that field", c.field, err)
+		}
+	}
+	list, err := e.sch.ListSchedules(e.ctx, api.ListSchedulesRequest{})
+	if err != nil || len(list.Schedules) != 0 {
+		t.Fatalf("after bad input: %+v, %v; want no schedule", list, err)
+	}
+	if _, err := e.sch.DescribeSchedule(e.ctx, api.ScheduleRef{ScheduleID: "bad"}); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("describe: %v; want not found", err)
+	}
+	e.create("good", good)
+	if err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: good}); !errors.Is(err, api.ErrAlreadyExists) {
+		t.Fatalf("second create: %v; want already exists", err)
+	}
+	for _, c := range []struct {
+		field string
+		req   api.BackfillScheduleRequest
+	}{
+		{"end", api.BackfillScheduleRequest{Start: at, End: at.Add(-time.Hour)}},
+		{"end", api.BackfillScheduleRequest{Start: at, End: at.AddDate(2, 0, 0)}}, // 17,520 hours
+		{"start", api.BackfillScheduleRequest{End: at}},
+	} {
+		c.req.ScheduleRef = api.ScheduleRef{ScheduleID: "good"}
+		err := e.sch.BackfillSchedule(e.ctx, c.req)
+		var ia *store.InvalidArgumentError
+		if !errors.As(err, &ia) || ia.Field != c.field {
+			t.Errorf("backfill %s: got %v; want an invalid argument of that field", c.field, err)
+		}
+	}
+	bad := good
+	bad.Spec.Cron = []string{"@every 0.5s"}
+	err = e.sch.UpdateSchedule(e.ctx, api.UpdateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: bad})
+	var ia *store.InvalidArgumentError
+	if !errors.As(err, &ia) || ia.Field != "schedule.spec.cron[0]" {
+		t.Fatalf("update with a bad spec: %v", err)
+	}
+	if d := e.describe("good"); d.Schedule.Spec.Cron[0] != "@hourly" || len(e.runs("good")) != 0 || d.Backfilled != 0 {
+		t.Fatalf("bad input changed the schedule: %+v", d)
+	}
+}
