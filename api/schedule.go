@@ -39,7 +39,7 @@ type ScheduleSpec struct {
 	// first), names (@yearly, @monthly, @weekly, @daily, @hourly) and
 	// intervals ("@every 90s", anchored at the Unix epoch, so "@every 1h"
 	// fires on the hour). A time any of them names is a fire time, once.
-	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000"`
+	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000" example:"@hourly"`
 	// TimeZone is the IANA name the cron expressions are read in; UTC when
 	// empty. Intervals do not depend on it.
 	TimeZone string `json:"time_zone,omitempty" max:"100"`
@@ -158,8 +158,8 @@ const MaxBackfill = 10000
 // its fire time with workflow.ScheduledTime.
 type BackfillScheduleRequest struct {
 	ScheduleRef
-	Start time.Time `json:"start" required:"true"`
-	End   time.Time `json:"end" required:"true"`
+	Start time.Time `json:"start" required:"true" example:"2026-01-01T00:00:00Z"`
+	End   time.Time `json:"end" required:"true" example:"2026-01-02T00:00:00Z"`
 	// Parallelism is how many of the backfill's runs are open at once
 	// (0 or 1: one after another, in time order).
 	Parallelism int    `json:"parallelism,omitempty" minimum:"0" maximum:"1000"`

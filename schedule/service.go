@@ -56,7 +56,7 @@ func Validate(sc api.Schedule) error {
 	if _, err := Compile(sc.Spec); err != nil {
 		return under("schedule.spec", err)
 	}
-	if strings.TrimSpace(sc.Action.WorkflowType) == "" {
+	if sc.Action.WorkflowType == "" {
 		return api.InvalidArgument("schedule.action.workflow_type", "empty: name the workflow the schedule starts")
 	}
 	if _, ok := sc.Action.Memo[api.MemoScheduledTime]; ok {
@@ -64,6 +64,9 @@ func Validate(sc api.Schedule) error {
 	}
 	if _, ok := sc.Action.Attributes[api.AttributeSchedule]; ok {
 		return api.InvalidArgument("schedule.action.attributes", "%q is set by the schedule", api.AttributeSchedule)
+	}
+	if p := sc.Action.Priority; p < 0 || p > api.PriorityLowest {
+		return api.InvalidArgument("schedule.action.priority", "%d; want 0 (normal) or 1 (highest) to 5 (lowest)", p)
 	}
 	if sc.Action.RunTimeout < 0 {
 		return api.InvalidArgument("schedule.action.run_timeout", "negative")
@@ -226,6 +229,9 @@ func (s *Service) ListSchedules(ctx context.Context, req api.ListSchedulesReques
 	if err := store.CheckLimits(&req); err != nil {
 		return api.ListSchedulesResponse{}, err
 	}
+	if req.PageSize < 0 || req.PageSize > 1000 {
+		return api.ListSchedulesResponse{}, api.InvalidArgument("page_size", "%d; want 0 to 1000", req.PageSize)
+	}
 	page, err := s.svc.ListWorkflows(ctx, api.ListRequest{
 		Namespace: namespaceOr(req.Namespace), WorkflowType: WorkflowType, WorkflowIDPrefix: WorkflowIDPrefix,
 		Statuses: []store.RunStatus{store.StatusRunning}, PageSize: req.PageSize, PageToken: req.PageToken,
@@ -306,8 +312,8 @@ func (s *Service) BackfillSchedule(ctx context.Context, req api.BackfillSchedule
 		return api.InvalidArgument("end", "missing")
 	case !req.End.After(req.Start):
 		return api.InvalidArgument("end", "%s is not after the start, %s", req.End.Format(time.RFC3339), req.Start.Format(time.RFC3339))
-	case req.Parallelism < 0:
-		return api.InvalidArgument("parallelism", "negative")
+	case req.Parallelism < 0 || req.Parallelism > 1000:
+		return api.InvalidArgument("parallelism", "%d; want 0 to 1000", req.Parallelism)
 	}
 	st, _, err := s.read(ctx, req.ScheduleRef)
 	if err != nil {

@@ -656,7 +656,8 @@ func (g *schemas) resolve(s map[string]any) map[string]any {
 }
 
 // example is a request body with its required fields set (and those the
-// path fills left out), for the document's examples.
+// path fills left out), for the document's examples: a field's example
+// tag, or a placeholder.
 func example(t reflect.Type, fromPath []string) map[string]any {
 	out := map[string]any{}
 	var walk func(t reflect.Type)
@@ -677,6 +678,14 @@ func example(t reflect.Type, fromPath []string) map[string]any {
 				}
 			}
 			switch ft := f.Type; {
+			case f.Tag.Get("example") != "":
+				// A value the handler takes, where a placeholder would not do
+				// (a cron expression, a time).
+				if ft.Kind() == reflect.Slice {
+					out[name] = []string{f.Tag.Get("example")}
+				} else {
+					out[name] = f.Tag.Get("example")
+				}
 			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
 				out[name] = []byte("example")
 			case ft.Kind() == reflect.String:
