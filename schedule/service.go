@@ -223,6 +223,11 @@ func nextFires(st state, n int) []time.Time {
 	return out
 }
 
+// starting reports whether a run the schedule started has not started yet.
+func starting(st state) bool {
+	return slices.ContainsFunc(st.Running, func(r openRun) bool { return r.Status == api.ActionStarting })
+}
+
 // ListSchedules returns a page of a namespace's schedules, from the
 // visibility records of the runs that carry them.
 func (s *Service) ListSchedules(ctx context.Context, req api.ListSchedulesRequest) (api.ListSchedulesResponse, error) {
@@ -352,7 +357,8 @@ func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequ
 const applyWait = 10 * time.Second
 
 // send signals a command to a schedule's run and waits (up to applyWait)
-// until the schedule has applied it, so that a describe after it sees it.
+// until the schedule has applied it and the runs it started have started,
+// so that a describe after it sees it and the runs can be asked for.
 // The signal is durable once sent: a command not yet applied when the wait
 // ends is applied later.
 func (s *Service) send(ctx context.Context, ref api.ScheduleRef, c command) error {
@@ -375,7 +381,7 @@ func (s *Service) send(ctx context.Context, ref api.ScheduleRef, c command) erro
 	wctx, cancel := context.WithTimeout(ctx, applyWait)
 	defer cancel()
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
-		if st, _, err := s.read(wctx, ref); err == nil && slices.Contains(st.Applied, c.ID) {
+		if st, _, err := s.read(wctx, ref); err == nil && slices.Contains(st.Applied, c.ID) && !starting(st) {
 			return nil
 		}
 		select {

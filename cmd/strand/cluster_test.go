@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -598,4 +599,112 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ClusterTick is the workflow the cluster's schedules start.
+func ClusterTick(workflow.Context, struct{}) (struct{}, error) { return struct{}{}, nil }
+
+// TestClusterSchedules runs schedules firing every second on three nodes,
+// SIGKILLs a node that serves some of them, and checks that every schedule
+// fired every second exactly once: no fire time twice, and none missed
+// (the fires due while the killed node's shards had no owner are taken,
+// late, by the node that takes them over).
+func TestClusterSchedules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := binaries(t, "strand")
+	t.Run("postgres", func(t *testing.T) {
+		base := testdb.PostgresURL(t)
+		clusterSchedulesTest(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
+	})
+	t.Run("cassandra", func(t *testing.T) {
+		clusterSchedulesTest(t, bin, testdb.CassandraURL(t))
+	})
+}
+
+func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t)), startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t))}
+	// The worker and every call go through n1, which stays up.
+	svc := nodes[0].svc
+	w := worker.New(svc, worker.Options{})
+	worker.RegisterWorkflow(w, ClusterTick)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+
+	// Sixteen schedules over sixteen shards: the victim serves some.
+	const n = 16
+	for i := range n {
+		if err := svc.CreateSchedule(ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: fmt.Sprintf("tick-%02d", i)},
+			Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}, Action: api.ScheduleAction{WorkflowType: "ClusterTick"},
+				Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(4 * time.Second)
+	victim := nodes[2]
+	shards, err := svc.ListShards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, s := range shards {
+		if s.Owner == victim.id {
+			owned++
+		}
+	}
+	if owned == 0 {
+		t.Fatalf("%s serves no shard: %+v", victim.id, shards)
+	}
+	victim.cmd.Process.Kill()
+	<-victim.done
+	killed := time.Now()
+	t.Logf("SIGKILL %s, which served %d of %d shards", victim.id, owned, len(shards))
+	time.Sleep(3*clusterTTL + 3*time.Second)
+	end := time.Now().Truncate(time.Second)
+
+	for i := range n {
+		id := fmt.Sprintf("tick-%02d", i)
+		var times []time.Time
+		seen := map[string]int{}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			times, seen = times[:0], map[string]int{}
+			req := api.ListRequest{Attributes: map[string]string{api.AttributeSchedule: id}, PageSize: 1000}
+			page, err := svc.ListWorkflows(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page.Runs {
+				seen[r.WorkflowID]++
+				at, err := time.Parse(time.RFC3339, strings.TrimPrefix(r.WorkflowID, id+"-"))
+				if err != nil {
+					t.Fatalf("run %s: %v", r.WorkflowID, err)
+				}
+				times = append(times, at)
+			}
+			slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+			if len(times) > 0 && !times[len(times)-1].Before(end) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if len(times) == 0 || times[len(times)-1].Before(end) || !times[0].Before(killed.Add(-2*time.Second)) {
+			t.Fatalf("%s: fires %v; want fires from before the kill (%s) to %s", id, times, killed.Format(time.RFC3339), end.Format(time.RFC3339))
+		}
+		for wf, k := range seen {
+			if k != 1 {
+				t.Fatalf("%s: %d runs of %s; want one a fire time", id, k, wf)
+			}
+		}
+		for j := 1; j < len(times); j++ {
+			if d := times[j].Sub(times[j-1]); d != time.Second {
+				t.Fatalf("%s: fires at %s then %s (%s apart); want every second exactly once", id, times[j-1].Format(time.RFC3339), times[j].Format(time.RFC3339), d)
+			}
+		}
+	}
 }

@@ -65,3 +65,30 @@ func fencedBlock(t *testing.T, path, heading string) string {
 	}
 	return block
 }
+
+// TestSchedulesGuideExample runs the example of docs/schedules.md as
+// written, with the strand binary against a real server and the test
+// worker (which registers the guide's Nightly).
+func TestSchedulesGuideExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	script := fencedBlock(t, filepath.Join("..", "..", "docs", "schedules.md"), "### Example")
+	bin := binaries(t, "strand", "testworker")
+	addr := freePort(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr)
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", "http://"+addr)
+
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "STRAND_SERVER=http://"+addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	t.Logf("the example printed:\n%s", out)
+	for _, want := range []string{`"processed 2026-01-02"`, "paused", "quarter close", "nightly-report-2026-01-03T01:00:00Z"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the example printed no %s:\n%s", want, out)
+		}
+	}
+}

@@ -105,6 +105,11 @@ func record(line string) error {
 	return effects.f.Sync()
 }
 
+// Nightly is a scheduled job: it processes the day its fire time names.
+func Nightly(ctx workflow.Context, _ struct{}) (string, error) {
+	return "processed " + workflow.ScheduledTime(ctx).Format(time.DateOnly), nil
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
@@ -131,6 +136,7 @@ func main() {
 	worker.RegisterStep(w, Nap)
 	worker.RegisterWorkflow(w, Chores)
 	worker.RegisterStep(w, Chore)
+	worker.RegisterWorkflow(w, Nightly)
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
