@@ -477,4 +477,5 @@ func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequ
 	_, err := s.do(ctx, sendOnce, "DELETE", schedulePath(req.ScheduleRef)+"?identity="+url.QueryEscape(req.Identity), nil, nil)
 	return err
 }
+
 var _ api.Schedules = (*Service)(nil)
