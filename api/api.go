@@ -186,6 +186,28 @@ type Result struct {
 	CloseTime time.Time `json:"close_time"`
 }
 
+// Operator is what operators do to runs besides cancel and terminate: the
+// engine implements it, and so does a remote service.
+type Operator interface {
+	// PauseWorkflow pauses a run: no workflow task or step is dispatched
+	// until ResumeWorkflow (running steps finish and their results wait,
+	// timers that fire wait). A paused run stays paused; a closed one is
+	// ErrRunClosed.
+	PauseWorkflow(ctx context.Context, req PauseRequest) error
+	// ResumeWorkflow resumes a paused run and delivers what waited.
+	ResumeWorkflow(ctx context.Context, req PauseRequest) error
+}
+
+// PauseRequest pauses or resumes a run.
+type PauseRequest struct {
+	RunRef
+	Reason   string `json:"reason,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// PauseInfo says who paused a run, when and why.
+type PauseInfo = store.PauseInfo
+
 // Description is what describe shows of a run.
 type Description struct {
 	Namespace    string            `json:"namespace"`
@@ -201,9 +223,11 @@ type Description struct {
 	Attributes   map[string]string `json:"attributes,omitempty"`
 	Memo         map[string]Value  `json:"memo,omitempty"`
 	Parent       *store.RunKey     `json:"parent,omitempty"`
-	Steps        []PendingStep     `json:"pending_steps,omitempty"`
-	Timers       []PendingTimer    `json:"pending_timers,omitempty"`
-	Children     []PendingChild    `json:"pending_children,omitempty"`
+	// Paused is set while an operator holds the run paused.
+	Paused   *PauseInfo     `json:"paused,omitempty"`
+	Steps    []PendingStep  `json:"pending_steps,omitempty"`
+	Timers   []PendingTimer `json:"pending_timers,omitempty"`
+	Children []PendingChild `json:"pending_children,omitempty"`
 	// WorkflowTaskFailure is set while the run waits for a worker that can
 	// replay it (a non-determinism error, a panic).
 	WorkflowTaskFailure *Failure `json:"workflow_task_failure,omitempty"`

@@ -61,6 +61,10 @@ const (
 	// had a workflow task or a step attempt in flight, and not when a node
 	// restarted and took its own shards back.
 	EventRunRecovered EventType = "RunRecovered"
+	// EventWorkflowPaused and EventWorkflowResumed record an operator's
+	// pause and resume (Identity, Reason); replay skips them.
+	EventWorkflowPaused  EventType = "WorkflowPaused"
+	EventWorkflowResumed EventType = "WorkflowResumed"
 )
 
 // Event is one entry of a run's history: the audit trail a person reads and

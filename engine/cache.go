@@ -212,7 +212,7 @@ func (s *shard) evictable(r *run) bool {
 		return false
 	}
 	defer r.unlock()
-	if r.flight != nil || len(r.steps) > 0 || len(r.held) > 0 || r.retry != nil {
+	if r.flight != nil || len(r.steps) > 0 || len(r.held) > 0 || len(r.paused) > 0 || r.retry != nil {
 		return false
 	}
 	if r.wtTask.TaskID != 0 || len(r.stepTasks) > 0 {

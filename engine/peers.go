@@ -119,6 +119,9 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		}
 		err = e.notifyParent(ctx, n.Child, n.Data)
 		out = struct{}{}
+	case opPause, opResume:
+		err = e.peerPause(ctx, in, op == opPause)
+		out = struct{}{}
 	case opQueues, opOverview:
 		var m monitorCall
 		if err := json.Unmarshal(in, &m); err != nil {

@@ -40,6 +40,8 @@ type run struct {
 	// held are the attempts that may still run on a worker from before
 	// the shard changed hands, waiting RedeliveryDelay to be offered again.
 	held map[int64]*stepItem
+	// paused are the step attempts held while the run is paused (pause.go).
+	paused map[int64]*stepItem
 
 	// The cache's bookkeeping (cache.go): size is the run's footprint as
 	// its last holder measured it; charged, the LRU links and inLRU are

@@ -398,7 +398,7 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 		x := r.exec
 		d = api.Description{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, WorkflowType: x.Info.Type,
 			Status: x.Status, Queue: x.Info.Queue, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, NextEventID: x.NextEventID,
-			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: convertMemo[api.Value](x.Info.Memo), Parent: x.Info.Parent}
+			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: convertMemo[api.Value](x.Info.Memo), Parent: x.Info.Parent, Paused: x.Paused}
 		for seq, st := range x.Steps {
 			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure}
 			if sr := r.steps[seq]; sr != nil {

@@ -88,6 +88,10 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 		return
 	}
 	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input, redelivered: redelivered}
+	if r.isPaused() {
+		r.hold(it)
+		return
+	}
 	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
 	delay := r.s.e.opts.RedeliveryDelay
 	if !redelivered || delay <= 0 {
@@ -115,6 +119,7 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 // forgetStep drops what memory holds of a step that closed or was canceled.
 func (r *run) forgetStep(seq int64) {
 	delete(r.held, seq)
+	delete(r.paused, seq)
 	if sr := r.steps[seq]; sr != nil {
 		sr.stop()
 		delete(r.steps, seq)
@@ -191,6 +196,10 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 		x := r.exec
 		info, ok := currentAttempt(x, it.seq, it.attempt)
 		if !ok {
+			return nil
+		}
+		if r.isPaused() {
+			r.hold(it) // offered before the pause: offered again on resume
 			return nil
 		}
 		if sr := r.steps[it.seq]; sr != nil {

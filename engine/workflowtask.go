@@ -62,7 +62,7 @@ func (r *run) requestTask(t *txn, eager bool) bool {
 	if x.State == store.StateClosed || t.buffer || x.Task.Pending || r.retry != nil {
 		return false
 	}
-	if eager {
+	if eager && x.Paused == nil {
 		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x)); p != nil {
 			var inputs []api.Event
 			for _, e := range t.events {
@@ -261,7 +261,7 @@ func (r *run) takeBack(ctx context.Context) {
 // it into its queue.
 func (r *run) dispatchWT() {
 	x := r.exec
-	if x == nil || x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil {
+	if x == nil || x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil || x.Paused != nil {
 		return
 	}
 	if !x.Task.NotBefore.IsZero() && time.Now().Before(x.Task.NotBefore) {
@@ -293,7 +293,7 @@ func hasDocs(events []api.Event) bool {
 // is stale (taken already, or the run closed).
 func (r *run) claim(ctx context.Context) (*api.WorkflowTask, error) {
 	x := r.exec
-	if x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil {
+	if x.State == store.StateClosed || !x.Task.Pending || r.flight != nil || r.retry != nil || x.Paused != nil {
 		return nil, nil
 	}
 	if !x.Task.NotBefore.IsZero() && time.Now().Before(x.Task.NotBefore) {

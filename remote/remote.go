@@ -478,4 +478,19 @@ func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequ
 	return err
 }
 
-var _ api.Schedules = (*Service)(nil)
+var (
+	_ api.Schedules = (*Service)(nil)
+	_ api.Operator  = (*Service)(nil)
+)
+
+// PauseWorkflow implements api.Operator.
+func (s *Service) PauseWorkflow(ctx context.Context, req api.PauseRequest) error {
+	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/pause", req, nil)
+	return err
+}
+
+// ResumeWorkflow implements api.Operator.
+func (s *Service) ResumeWorkflow(ctx context.Context, req api.PauseRequest) error {
+	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/resume", req, nil)
+	return err
+}

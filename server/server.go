@@ -424,6 +424,18 @@ func (h *handler) routes() []Route {
 				})},
 		)
 	}
+	if op, ok := h.svc.(api.Operator); ok {
+		routes = append(routes,
+			Route{"POST", run + "/pause", "Pause a run: no workflow task or step is dispatched until it is resumed", call(h, func(ctx context.Context, r *http.Request, req api.PauseRequest) (struct{}, error) {
+				req.RunRef = ref(r, req.RunID)
+				return struct{}{}, op.PauseWorkflow(ctx, req)
+			}).pathFields("namespace", "workflow_id")},
+			Route{"POST", run + "/resume", "Resume a paused run", call(h, func(ctx context.Context, r *http.Request, req api.PauseRequest) (struct{}, error) {
+				req.RunRef = ref(r, req.RunID)
+				return struct{}{}, op.ResumeWorkflow(ctx, req)
+			}).pathFields("namespace", "workflow_id")},
+		)
+	}
 	if sc, ok := h.svc.(api.Schedules); ok {
 		routes = append(routes, scheduleRoutes(h, sc)...)
 	}

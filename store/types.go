@@ -389,6 +389,15 @@ type Execution struct {
 	Task WorkflowTaskInfo `json:"task,omitzero"`
 	// Outcome is how a closed run ended.
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// Paused is set while an operator holds the run paused.
+	Paused *PauseInfo `json:"paused,omitempty"`
+}
+
+// PauseInfo says who paused a run, when and why.
+type PauseInfo struct {
+	Identity string    `json:"identity,omitempty"`
+	Time     time.Time `json:"time"`
+	Reason   string    `json:"reason,omitempty"`
 }
 
 // WorkflowTaskInfo is the state of a run's workflow task (Cadence's

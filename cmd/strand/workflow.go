@@ -234,6 +234,9 @@ func newWorkflowCommand() *cobra.Command {
 				if !d.CloseTime.IsZero() {
 					fmt.Fprintf(tw, "closed\t%s\n", d.CloseTime.Format(time.RFC3339Nano))
 				}
+				if p := d.Paused; p != nil {
+					fmt.Fprintf(tw, "paused\tby %s at %s: %s\n", p.Identity, p.Time.Format(time.RFC3339), p.Reason)
+				}
 				for _, s := range d.Steps {
 					fmt.Fprintf(tw, "step #%d\t%s %s attempt %d %s\n", s.Seq, s.Name, s.State, s.Attempt, s.LastFailure)
 				}
@@ -365,6 +368,36 @@ func newWorkflowCommand() *cobra.Command {
 	result.Flags().DurationVar(&wait, "wait", 0, "give up after this long (default: wait until it closes)")
 	runFlag(result)
 
-	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result)
+	pauseCmd := func(pause bool) *cobra.Command {
+		var reason string
+		use, short, done := "pause", "Pause a run: no workflow task or step is dispatched until resume (running steps finish, timers fire; the workflow sees it all on resume)", "paused"
+		if !pause {
+			use, short, done = "resume", "Resume a paused run", "resumed"
+		}
+		c := &cobra.Command{
+			Use: use + " WORKFLOW_ID", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				svc, err := o.service()
+				if err != nil {
+					return err
+				}
+				req := api.PauseRequest{RunRef: o.ref(args[0], run), Reason: reason, Identity: cliIdentity()}
+				if pause {
+					err = svc.PauseWorkflow(cmd.Context(), req)
+				} else {
+					err = svc.ResumeWorkflow(cmd.Context(), req)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", done, args[0])
+				return nil
+			},
+		}
+		runFlag(c)
+		c.Flags().StringVar(&reason, "reason", "", "why, for the run's history")
+		return c
+	}
+	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result, pauseCmd(true), pauseCmd(false))
 	return cmd
 }

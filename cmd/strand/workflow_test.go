@@ -14,6 +14,7 @@ import (
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -179,5 +180,48 @@ func TestServerSettings(t *testing.T) {
 		for k := range tc.env {
 			os.Unsetenv(k)
 		}
+	}
+}
+
+// TestWorkflowPauseResume pauses and resumes a run with strand workflow.
+func TestWorkflowPauseResume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
+	defer srv.Close()
+	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
+	worker.RegisterWorkflow(w, Approval)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	cli := func(args ...string) (string, int) { return run(t, append(args, "--server", srv.URL)...) }
+	if out, code := cli("workflow", "start", "po-9", "--type", "Approval", "--input", `"chair"`); code != 0 {
+		t.Fatalf("start: %d %s", code, out)
+	}
+	if out, code := cli("workflow", "pause", "po-9", "--reason", "audit"); code != 0 || !strings.Contains(out, "paused po-9") {
+		t.Fatalf("pause: %d %s", code, out)
+	}
+	if out, _ := cli("workflow", "describe", "po-9"); !strings.Contains(out, "paused") || !strings.Contains(out, "audit") || !strings.Contains(out, "strand-cli:") {
+		t.Fatalf("describe: %s", out)
+	}
+	cli("workflow", "signal", "po-9", "approve", "--input", `"bo"`)
+	time.Sleep(300 * time.Millisecond)
+	if d, _ := eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "po-9"}); d.Status != store.StatusRunning {
+		t.Fatalf("a paused run went on: %s", d.Status)
+	}
+	if out, code := cli("workflow", "resume", "po-9"); code != 0 {
+		t.Fatalf("resume: %d %s", code, out)
+	}
+	if out, code := cli("workflow", "result", "po-9"); code != 0 || !strings.Contains(out, "chair approved by bo") {
+		t.Fatalf("result: %d %s", code, out)
+	}
+	if out, code := cli("workflow", "pause", "po-9"); code == 0 || !strings.Contains(out, "closed") {
+		t.Fatalf("pause of a closed run: %d %s", code, out)
 	}
 }
