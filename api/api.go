@@ -196,6 +196,50 @@ type Operator interface {
 	PauseWorkflow(ctx context.Context, req PauseRequest) error
 	// ResumeWorkflow resumes a paused run and delivers what waited.
 	ResumeWorkflow(ctx context.Context, req PauseRequest) error
+	// ResetWorkflow starts a new run of the workflow id that continues
+	// from a point of a run's history; the old run, if open, is
+	// terminated with a reason naming the new one.
+	ResetWorkflow(ctx context.Context, req ResetRequest) (StartResponse, error)
+	// RerunWorkflow starts a new run of a closed run's workflow id with
+	// its type, input and options.
+	RerunWorkflow(ctx context.Context, req RerunRequest) (StartResponse, error)
+}
+
+// ResetPoint names where in a run's history a reset goes back to: always
+// to just before a workflow task, which the new run runs again.
+type ResetPoint string
+
+// Reset points.
+const (
+	// ResetLastWorkflowTask runs the run's last completed workflow task again.
+	ResetLastWorkflowTask ResetPoint = "last_workflow_task"
+	// ResetFirstFailedStep goes back to the last workflow task before the
+	// run's first failed (or timed out) step: DolphinScheduler's "start
+	// from the failed node".
+	ResetFirstFailedStep ResetPoint = "first_failed_step"
+	// ResetBeforeEvent goes back to the last workflow task before EventID.
+	ResetBeforeEvent ResetPoint = "before_event"
+)
+
+// ResetRequest resets a run (the workflow's current run when RunID is
+// empty; a run that is not current cannot be reset).
+type ResetRequest struct {
+	RunRef
+	Point   ResetPoint `json:"point" required:"true"`
+	EventID int64      `json:"event_id,omitempty" minimum:"0"`
+	// SkipSignals leaves out the signals the run received after the
+	// point; by default the new run receives them again.
+	SkipSignals bool   `json:"skip_signals,omitempty"`
+	Reason      string `json:"reason,omitempty" max:"32768"`
+	Identity    string `json:"identity,omitempty" max:"256"`
+}
+
+// RerunRequest starts a closed run again.
+type RerunRequest struct {
+	RunRef
+	// RequestID makes a retried rerun start one run.
+	RequestID string `json:"request_id,omitempty" max:"250" id:"true"`
+	Identity  string `json:"identity,omitempty" max:"256"`
 }
 
 // PauseRequest pauses or resumes a run.

@@ -65,6 +65,9 @@ const (
 	// pause and resume (Identity, Reason); replay skips them.
 	EventWorkflowPaused  EventType = "WorkflowPaused"
 	EventWorkflowResumed EventType = "WorkflowResumed"
+	// EventWorkflowReset opens what a reset run adds to the history it
+	// copied (Target names the run it was reset from; Identity, Reason).
+	EventWorkflowReset EventType = "WorkflowReset"
 )
 
 // Event is one entry of a run's history: the audit trail a person reads and

@@ -119,6 +119,8 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		}
 		err = e.notifyParent(ctx, n.Child, n.Data)
 		out = struct{}{}
+	case opReset:
+		out, err = e.peerReset(ctx, in)
 	case opPause, opResume:
 		err = e.peerPause(ctx, in, op == opPause)
 		out = struct{}{}

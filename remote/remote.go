@@ -489,6 +489,20 @@ func (s *Service) PauseWorkflow(ctx context.Context, req api.PauseRequest) error
 	return err
 }
 
+// ResetWorkflow implements api.Operator.
+func (s *Service) ResetWorkflow(ctx context.Context, req api.ResetRequest) (api.StartResponse, error) {
+	var out api.StartResponse
+	_, err := s.do(ctx, sendOnce, "POST", wfPath(req.RunRef)+"/reset", req, &out)
+	return out, err
+}
+
+// RerunWorkflow implements api.Operator.
+func (s *Service) RerunWorkflow(ctx context.Context, req api.RerunRequest) (api.StartResponse, error) {
+	var out api.StartResponse
+	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/rerun", req, &out)
+	return out, err
+}
+
 // ResumeWorkflow implements api.Operator.
 func (s *Service) ResumeWorkflow(ctx context.Context, req api.PauseRequest) error {
 	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/resume", req, nil)

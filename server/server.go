@@ -434,6 +434,14 @@ func (h *handler) routes() []Route {
 				req.RunRef = ref(r, req.RunID)
 				return struct{}{}, op.ResumeWorkflow(ctx, req)
 			}).pathFields("namespace", "workflow_id")},
+			Route{"POST", run + "/reset", "Reset a run: a new run continues from a point of its history (the old run, if open, is terminated)", call(h, func(ctx context.Context, r *http.Request, req api.ResetRequest) (api.StartResponse, error) {
+				req.RunRef = ref(r, req.RunID)
+				return op.ResetWorkflow(ctx, req)
+			}).pathFields("namespace", "workflow_id").linked(runLinks("$request.path.workflow_id")...)},
+			Route{"POST", run + "/rerun", "Start a closed run again, with its type, input and options", call(h, func(ctx context.Context, r *http.Request, req api.RerunRequest) (api.StartResponse, error) {
+				req.RunRef = ref(r, req.RunID)
+				return op.RerunWorkflow(ctx, req)
+			}).pathFields("namespace", "workflow_id").linked(runLinks("$request.path.workflow_id")...)},
 		)
 	}
 	if sc, ok := h.svc.(api.Schedules); ok {

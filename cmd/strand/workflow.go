@@ -398,6 +398,57 @@ func newWorkflowCommand() *cobra.Command {
 		c.Flags().StringVar(&reason, "reason", "", "why, for the run's history")
 		return c
 	}
-	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result, pauseCmd(true), pauseCmd(false))
+	var point, resetReason string
+	var eventID int64
+	var skipSignals bool
+	reset := &cobra.Command{
+		Use: "reset WORKFLOW_ID", Short: "Start a new run that continues from a point of the current run's history (the old run, if open, is terminated)", Args: cobra.ExactArgs(1),
+		Long: "Reset goes back to just before a workflow task and runs it again in a new run of the workflow id, with\n" +
+			"the history before it, its pending steps and timers, and (unless --skip-signals) the signals received after it.\n" +
+			"--point last-workflow-task: run the last workflow task again (after a fix of the workflow's code)\n" +
+			"--point first-failed-step: go back to before the first failed step, which runs again\n" +
+			"--point before-event --event-id N: go back to the last workflow task before event N",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			p, ok := map[string]api.ResetPoint{"last-workflow-task": api.ResetLastWorkflowTask, "first-failed-step": api.ResetFirstFailedStep,
+				"before-event": api.ResetBeforeEvent}[point]
+			if !ok {
+				return &usageError{fmt.Errorf("--point %q: want last-workflow-task, first-failed-step or before-event", point)}
+			}
+			resp, err := svc.ResetWorkflow(cmd.Context(), api.ResetRequest{RunRef: o.ref(args[0], run), Point: p, EventID: eventID,
+				SkipSignals: skipSignals, Reason: resetReason, Identity: cliIdentity()})
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), resp, func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "reset %s: new run %s\n", args[0], resp.RunID) })
+		},
+	}
+	runFlag(reset)
+	reset.Flags().StringVar(&point, "point", "last-workflow-task", "where to go back to: last-workflow-task, first-failed-step or before-event")
+	reset.Flags().Int64Var(&eventID, "event-id", 0, "with --point before-event: the event")
+	reset.Flags().BoolVar(&skipSignals, "skip-signals", false, "leave out the signals received after the point")
+	reset.Flags().StringVar(&resetReason, "reason", "", "why, for both runs' histories")
+
+	var rerunRequestID string
+	rerun := &cobra.Command{
+		Use: "rerun WORKFLOW_ID", Short: "Start a closed run again, with its type, input and options", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			resp, err := svc.RerunWorkflow(cmd.Context(), api.RerunRequest{RunRef: o.ref(args[0], run), RequestID: orNew(rerunRequestID), Identity: cliIdentity()})
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), resp, func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "rerun %s: new run %s\n", args[0], resp.RunID) })
+		},
+	}
+	runFlag(rerun)
+	rerun.Flags().StringVar(&rerunRequestID, "request-id", "", "makes a retried rerun start one run (default: a new id)")
+	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result, pauseCmd(true), pauseCmd(false), reset, rerun)
 	return cmd
 }
