@@ -51,6 +51,10 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConflict: the update was based on a version that changed since.
 	ErrConflict = errors.New("conflict")
+	// ErrFailedPrecondition: the request is well formed, but the state of
+	// what it names does not allow it (a reset point the run's history
+	// does not have); nothing changed.
+	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrUnavailable: the engine cannot serve the request now (it is
 	// stopping, or it does not own the workflow's shard); retry later.
 	ErrUnavailable = errors.New("unavailable")

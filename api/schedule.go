@@ -25,6 +25,10 @@ type Schedules interface {
 	DeleteSchedule(ctx context.Context, req DeleteScheduleRequest) error
 }
 
+// SystemQueue is the task queue, in every namespace, of Strand's own
+// workflows: the runs that carry schedules and batch operations.
+const SystemQueue = "strand.system"
+
 // MemoScheduledTime is the memo key under which a run that a schedule
 // started finds its fire time (RFC 3339); workflow.ScheduledTime reads it.
 const MemoScheduledTime = "strand.scheduled_time"

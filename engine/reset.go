@@ -30,6 +30,9 @@ func (e *Engine) ResetWorkflow(ctx context.Context, req api.ResetRequest) (api.S
 	if req.WorkflowID == "" {
 		return api.StartResponse{}, api.InvalidArgument("workflow_id", "empty")
 	}
+	if req.EventID < 0 {
+		return api.StartResponse{}, api.InvalidArgument("event_id", "negative")
+	}
 	switch req.Point {
 	case api.ResetLastWorkflowTask, api.ResetFirstFailedStep:
 	case api.ResetBeforeEvent:
@@ -76,11 +79,11 @@ func resetPoint(events []api.Event, req api.ResetRequest) (int64, error) {
 			}
 		}
 		if before == 0 {
-			return 0, api.InvalidArgument("point", "the run has no failed step")
+			return 0, fmt.Errorf("%w: reset point: the run has no failed step", api.ErrFailedPrecondition)
 		}
 	case api.ResetBeforeEvent:
 		if req.EventID > int64(len(events)) {
-			return 0, api.InvalidArgument("event_id", "the run has %d events; there is no event %d", len(events), req.EventID)
+			return 0, fmt.Errorf("%w: reset point: the run has %d events; there is no event %d", api.ErrFailedPrecondition, len(events), req.EventID)
 		}
 		before = req.EventID
 	}
@@ -89,11 +92,7 @@ func resetPoint(events []api.Event, req api.ResetRequest) (int64, error) {
 			return events[i].ID, nil
 		}
 	}
-	field := "point"
-	if req.Point == api.ResetBeforeEvent {
-		field = "event_id"
-	}
-	return 0, api.InvalidArgument(field, "no workflow task completed before event %d: nothing to go back to", before)
+	return 0, fmt.Errorf("%w: reset point: no workflow task completed before event %d, so there is nothing to go back to", api.ErrFailedPrecondition, before)
 }
 
 // readHistory reads a run's whole history with its documents' bytes.
@@ -120,7 +119,7 @@ func (e *Engine) resetOn(ctx context.Context, s *shard, req api.ResetRequest) (a
 	}
 	k := cur
 	if req.RunID != "" && req.RunID != cur.RunID {
-		return api.StartResponse{}, api.InvalidArgument("run_id", "%s is not the workflow's current run (%s): only the current run can be reset", req.RunID, cur.RunID)
+		return api.StartResponse{}, fmt.Errorf("%w: run %s is not the workflow's current run (%s): only the current run can be reset", api.ErrFailedPrecondition, req.RunID, cur.RunID)
 	}
 	// The history is read before the run is locked (it may be long); the
 	// run must not have moved on meanwhile.
@@ -205,8 +204,8 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 	}
 	for seq, ev := range steps {
 		if seq < 0 {
-			return "", api.InvalidArgument("point", "event %d (%s #%d) is still open at the reset point, and a reset cannot take a child or a request to another run along; reset to a point before it or after it closed",
-				ev.ID, ev.Type, ev.Seq)
+			return "", fmt.Errorf("%w: reset point: event %d (%s #%d) is still open there, and a reset cannot take a child or a request to another run along; reset to a point before it or after it closed",
+				api.ErrFailedPrecondition, ev.ID, ev.Type, ev.Seq)
 		}
 		o := api.StepOptions{}
 		if ev.Step != nil {

@@ -478,7 +478,50 @@ func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequ
 	return err
 }
 
+func batchPath(ref api.BatchRef) string {
+	return "/namespaces/" + ns(ref.Namespace) + "/batches/" + url.PathEscape(ref.BatchID)
+}
+
+// StartBatch implements api.Batches.
+func (s *Service) StartBatch(ctx context.Context, req api.StartBatchRequest) (api.BatchRef, error) {
+	var out api.BatchRef
+	may := sendOnce
+	if req.BatchID != "" {
+		may = idempotent // a second start of the id is refused, not doubled
+	}
+	_, err := s.do(ctx, may, "POST", "/namespaces/"+ns(req.Namespace)+"/batches", req, &out)
+	return out, err
+}
+
+// DescribeBatch implements api.Batches.
+func (s *Service) DescribeBatch(ctx context.Context, ref api.BatchRef) (api.BatchDescription, error) {
+	var out api.BatchDescription
+	_, err := s.do(ctx, idempotent, "GET", batchPath(ref), nil, &out)
+	return out, err
+}
+
+// ListBatches implements api.Batches.
+func (s *Service) ListBatches(ctx context.Context, req api.ListBatchesRequest) (api.ListBatchesResponse, error) {
+	q := url.Values{}
+	if req.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(req.PageSize))
+	}
+	if len(req.PageToken) > 0 {
+		q.Set("page_token", base64.StdEncoding.EncodeToString(req.PageToken))
+	}
+	var out api.ListBatchesResponse
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/batches?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// StopBatch implements api.Batches.
+func (s *Service) StopBatch(ctx context.Context, req api.StopBatchRequest) error {
+	_, err := s.do(ctx, idempotent, "POST", batchPath(req.BatchRef)+"/stop", req, nil)
+	return err
+}
+
 var (
+	_ api.Batches   = (*Service)(nil)
 	_ api.Schedules = (*Service)(nil)
 	_ api.Operator  = (*Service)(nil)
 )

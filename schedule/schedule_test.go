@@ -19,6 +19,7 @@ import (
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -73,7 +74,7 @@ type env struct {
 	st     store.Store
 	eng    *engine.Engine
 	w      *worker.Worker
-	runner *schedule.Runner
+	runner *system.Runner
 	sch    *schedule.Service
 	c      *client.Client
 }
@@ -99,7 +100,7 @@ func (e *env) start() {
 	if err := e.w.Start(e.ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	e.runner = schedule.NewRunner(eng, schedule.RunnerOptions{Logger: logger(), Worker: worker.Options{Logger: logger()}})
+	e.runner = system.NewRunner(eng, system.RunnerOptions{Logger: logger(), Worker: worker.Options{Logger: logger()}})
 	if err := e.runner.Start(e.ctx); err != nil {
 		e.t.Fatal(err)
 	}

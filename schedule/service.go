@@ -354,7 +354,7 @@ func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequ
 }
 
 // applyWait bounds how long a command waits to see itself applied.
-const applyWait = 10 * time.Second
+const applyWait = 5 * time.Second
 
 // send signals a command to a schedule's run and waits (up to applyWait)
 // until the schedule has applied it and the runs it started have started,

@@ -11,6 +11,7 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
 
@@ -18,8 +19,17 @@ import (
 const WorkflowType = "strand.Schedule"
 
 // Queue is the task queue of the runs that carry schedules, in each
-// namespace; the scheduler worker (Runner) polls it.
-const Queue = "strand.schedules"
+// namespace: the system queue, which package system's worker polls.
+const Queue = api.SystemQueue
+
+// Register registers the workflow that carries schedules and its steps on
+// a worker of api.SystemQueue in namespace (package system does).
+func Register(w *worker.Worker, svc api.Service, namespace, identity string) {
+	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
+	p := steps{svc: svc, namespace: namespace, identity: identity}
+	worker.RegisterStepNamed(w, stepTerminate, p.terminate)
+	worker.RegisterStepNamed(w, stepWatch, p.watch)
+}
 
 // WorkflowIDPrefix starts the workflow id of the run that carries a
 // schedule: "strand-schedule:" and the schedule id.

@@ -108,6 +108,15 @@ def fix_schedules(context, case):
     if not _mode_is_positive(case) or not isinstance(case.body, dict):
         return case
     _fix_schedule(case.body.get("schedule"))
+    # A reset before an event names the event (1 or more): a rule between
+    # two fields.
+    if case.body.get("point") == "before_event" and not (isinstance(case.body.get("event_id"), int) and case.body["event_id"] >= 1):
+        case.body["event_id"] = 1
+    if case.body.get("reset_point") == "before_event" and not (isinstance(case.body.get("reset_event_id"), int) and case.body["reset_event_id"] >= 1):
+        case.body["reset_event_id"] = 1
+    # A signal batch names its signal.
+    if case.body.get("operation") == "signal" and not case.body.get("signal_name"):
+        case.body["signal_name"] = "example"
     if "/backfill" in case.path:
         start = _time(case.body.get("start", "")) if isinstance(case.body.get("start"), str) else None
         if start is not None:

@@ -24,20 +24,21 @@ type Error struct {
 
 // Error codes.
 const (
-	CodeInvalidArgument   = "invalid_argument"
-	CodePayloadTooLarge   = "payload_too_large"
-	CodeNamespaceNotFound = "namespace_not_found"
-	CodeNotFound          = "not_found"
-	CodeAlreadyStarted    = "already_started"
-	CodeAlreadyExists     = "already_exists"
-	CodeConflict          = "conflict"
-	CodeRunClosed         = "run_closed"
-	CodeTaskNotFound      = "task_not_found"
-	CodeQueryFailed       = "query_failed"
-	CodeUnavailable       = "unavailable"
-	CodeRateLimited       = "rate_limited"
-	CodeTimeout           = "timeout"
-	CodeInternal          = "internal"
+	CodeInvalidArgument    = "invalid_argument"
+	CodePayloadTooLarge    = "payload_too_large"
+	CodeNamespaceNotFound  = "namespace_not_found"
+	CodeNotFound           = "not_found"
+	CodeAlreadyStarted     = "already_started"
+	CodeAlreadyExists      = "already_exists"
+	CodeConflict           = "conflict"
+	CodeRunClosed          = "run_closed"
+	CodeFailedPrecondition = "failed_precondition"
+	CodeTaskNotFound       = "task_not_found"
+	CodeQueryFailed        = "query_failed"
+	CodeUnavailable        = "unavailable"
+	CodeRateLimited        = "rate_limited"
+	CodeTimeout            = "timeout"
+	CodeInternal           = "internal"
 )
 
 // kinds maps the errors a caller switches on to their code and status, in
@@ -57,6 +58,7 @@ var kinds = []struct {
 	{api.ErrAlreadyExists, CodeAlreadyExists, http.StatusConflict},
 	{api.ErrConflict, CodeConflict, http.StatusConflict},
 	{api.ErrRunClosed, CodeRunClosed, http.StatusConflict},
+	{api.ErrFailedPrecondition, CodeFailedPrecondition, http.StatusConflict},
 	{api.ErrTaskNotFound, CodeTaskNotFound, http.StatusNotFound},
 	{api.ErrQueryFailed, CodeQueryFailed, http.StatusUnprocessableEntity},
 	{api.ErrNoWorker, "no_worker", http.StatusConflict},

@@ -158,7 +158,7 @@ func pathSchema(name string) map[string]any {
 			"description": "a namespace's name (default is always there)"}
 	case "workflow_id":
 		return idSchema()
-	case "schedule_id":
+	case "schedule_id", "batch_id":
 		s := idSchema()
 		s["maxLength"] = 200
 		return s
@@ -286,6 +286,8 @@ func valueSchema() map[string]any {
 var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.IDReusePolicy]():     {api.AllowDuplicate, api.AllowDuplicateFailedOnly, api.RejectDuplicate, api.TerminateIfRunning},
 	reflect.TypeFor[api.ParentClosePolicy](): {api.ParentCloseTerminate, api.ParentCloseRequestCancel, api.ParentCloseAbandon},
+	reflect.TypeFor[api.BatchOperation]():    {api.BatchSignal, api.BatchCancel, api.BatchTerminate, api.BatchReset, api.BatchPause, api.BatchResume},
+	reflect.TypeFor[api.ResetPoint]():        {"", api.ResetLastWorkflowTask, api.ResetFirstFailedStep, api.ResetBeforeEvent},
 	reflect.TypeFor[api.OverlapPolicy]():     {"", api.OverlapSkip, api.OverlapBufferOne, api.OverlapBufferAll, api.OverlapCancelOther, api.OverlapTerminateOther, api.OverlapAllowAll},
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,

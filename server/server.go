@@ -447,6 +447,9 @@ func (h *handler) routes() []Route {
 	if sc, ok := h.svc.(api.Schedules); ok {
 		routes = append(routes, scheduleRoutes(h, sc)...)
 	}
+	if b, ok := h.svc.(api.Batches); ok {
+		routes = append(routes, batchRoutes(h, b)...)
+	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 			// A forwarded poll is a long poll: it ends when the server drains.
@@ -536,6 +539,43 @@ func scheduleRoutes(h *handler, sc api.Schedules) []Route {
 		{"DELETE", one, "Delete a schedule (the runs it started go on)", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
 			return struct{}{}, sc.DeleteSchedule(ctx, api.DeleteScheduleRequest{ScheduleRef: sref(r), Identity: r.URL.Query().Get("identity")})
 		}).with(stringParam("identity", "who deletes it, for the record"))},
+	}
+}
+
+// batchRoutes are the routes of batch operations.
+func batchRoutes(h *handler, b api.Batches) []Route {
+	list := prefix + "/namespaces/{namespace}/batches"
+	one := list + "/{batch_id}"
+	bref := func(r *http.Request) api.BatchRef {
+		return api.BatchRef{Namespace: r.PathValue("namespace"), BatchID: r.PathValue("batch_id")}
+	}
+	return []Route{
+		{"POST", list, "Start a batch operation on every run a filter matches", call(h, func(ctx context.Context, r *http.Request, req api.StartBatchRequest) (api.BatchRef, error) {
+			req.Namespace = r.PathValue("namespace")
+			return b.StartBatch(ctx, req)
+		}).pathFields("namespace").linked(link{name: "describe", target: "GET " + one, desc: "the batch started",
+			params: map[string]any{"path.namespace": "$request.path.namespace", "path.batch_id": "$response.body#/batch_id"}})},
+		{"GET", list, "List a namespace's batches, in pages", get(h, func(ctx context.Context, r *http.Request) (api.ListBatchesResponse, error) {
+			q := r.URL.Query()
+			req := api.ListBatchesRequest{Namespace: r.PathValue("namespace")}
+			var err error
+			if req.PageToken, err = bytesParam(q, "page_token"); err != nil {
+				return api.ListBatchesResponse{}, err
+			}
+			n, err := intParam(q, "page_size", 1000)
+			req.PageSize = int(n)
+			if err != nil {
+				return api.ListBatchesResponse{}, err
+			}
+			return b.ListBatches(ctx, req)
+		}).with(intQuery("page_size", 0, 1000, "batches per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
+		{"GET", one, "Describe a batch: its progress and a result per run", get(h, func(ctx context.Context, r *http.Request) (api.BatchDescription, error) {
+			return b.DescribeBatch(ctx, bref(r))
+		})},
+		{"POST", one + "/stop", "Stop a batch", call(h, func(ctx context.Context, r *http.Request, req api.StopBatchRequest) (struct{}, error) {
+			req.BatchRef = bref(r)
+			return struct{}{}, b.StopBatch(ctx, req)
+		}).pathFields("namespace", "batch_id")},
 	}
 }
 

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -33,12 +35,12 @@ func TestScheduleVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	runner := schedule.NewRunner(eng, schedule.RunnerOptions{})
+	runner := system.NewRunner(eng, system.RunnerOptions{})
 	if err := runner.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer runner.Stop(context.Background())
-	srv := httptest.NewServer(server.New(served{eng, schedule.NewService(eng)}, server.Options{PollWait: time.Second}))
+	srv := httptest.NewServer(server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{PollWait: time.Second}))
 	defer srv.Close()
 	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
 	worker.RegisterWorkflow(w, Report)

@@ -15,12 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store/sqlite"
+	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 )
 
@@ -98,7 +100,7 @@ func newServerCommand() *cobra.Command {
 			defer drainNow()
 			// The scheduler worker runs the schedules of every namespace on
 			// this node, beside the engine (each node of a cluster runs one).
-			runner := schedule.NewRunner(eng, schedule.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
+			runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
 			if err := runner.Start(ctx); err != nil {
 				ln.Close()
 				return err
@@ -110,7 +112,7 @@ func newServerCommand() *cobra.Command {
 					log.Warn("stopping the scheduler", "error", err)
 				}
 			}()
-			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
+			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole)}),
 				// No ReadTimeout: it would end long polls; the handler
@@ -157,11 +159,19 @@ func newServerCommand() *cobra.Command {
 	return cmd
 }
 
-// served is what strand server serves: the engine, and the schedules over it.
+// served is what strand server serves: the engine, and the schedules and
+// batches over it.
 type served struct {
 	*engine.Engine
-	*schedule.Service
+	*schedules
+	*batches
 }
+
+// schedules and batches name the services served embeds.
+type (
+	schedules = schedule.Service
+	batches   = batch.Service
+)
 
 // consoleHandler is the web console's handler, or nil (none) when the
 // server is not to serve it.

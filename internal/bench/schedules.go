@@ -15,6 +15,7 @@ import (
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -100,7 +101,7 @@ func RunSchedules(ctx context.Context, cfg SchedulesConfig) (SchedulesReport, er
 		return rep, err
 	}
 	defer w.Stop(context.WithoutCancel(ctx))
-	runner := schedule.NewRunner(eng, schedule.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
+	runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
 	if err := runner.Start(ctx); err != nil {
 		return rep, err
 	}

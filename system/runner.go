@@ -1,4 +1,10 @@
-package schedule
+// Package system runs Strand's own workflows: the runs that carry
+// schedules (package schedule) and batch operations (package batch). They
+// are workflows like any other, on the task queue api.SystemQueue of each
+// namespace, so they live on every store, survive restarts and move with
+// their shards; a Runner runs their worker for every namespace, and strand
+// server runs one on every node.
+package system
 
 import (
 	"context"
@@ -10,27 +16,30 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/worker"
 )
 
-// NewWorker returns a worker that runs the schedules of a namespace: the
-// workflow WorkflowType and its steps, polling Queue. opts.Namespace and
-// opts.Queue are set here.
+// NewWorker returns a worker that runs Strand's own workflows in a
+// namespace, polling api.SystemQueue. opts.Namespace and opts.Queue are
+// set here.
 func NewWorker(svc api.Service, namespace string, opts worker.Options) *worker.Worker {
-	opts.Namespace, opts.Queue = namespaceOr(namespace), Queue
+	if namespace == "" {
+		namespace = api.DefaultNamespace
+	}
+	opts.Namespace, opts.Queue = namespace, api.SystemQueue
 	if opts.Identity == "" {
 		host, _ := os.Hostname()
-		opts.Identity = fmt.Sprintf("strand-scheduler@%s:%d", host, os.Getpid())
+		opts.Identity = fmt.Sprintf("strand-system@%s:%d", host, os.Getpid())
 	}
 	if opts.MaxConcurrentSteps == 0 {
 		// Watch steps wait for long runs; they hold a goroutine each, not a core.
 		opts.MaxConcurrentSteps = 1000
 	}
 	w := worker.New(svc, opts)
-	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
-	p := steps{svc: svc, namespace: opts.Namespace, identity: opts.Identity}
-	worker.RegisterStepNamed(w, stepTerminate, p.terminate)
-	worker.RegisterStepNamed(w, stepWatch, p.watch)
+	schedule.Register(w, svc, namespace, opts.Identity)
+	batch.Register(w, svc, namespace, opts.Identity)
 	return w
 }
 
@@ -40,16 +49,16 @@ type RunnerOptions struct {
 	// namespace, looked up every Interval (svc must implement
 	// api.Namespaces; else the default namespace only).
 	Namespaces []string
-	// Interval is how often new namespaces are looked for (default 10s).
+	// Interval is how often new namespaces are looked for (default 2s).
 	Interval time.Duration
 	// Worker configures each namespace's worker.
 	Worker worker.Options
 	Logger *slog.Logger
 }
 
-// Runner runs a scheduler worker for each namespace. Every node of a
-// cluster may run one: a schedule's run is served by the node that owns
-// its shard, and its workflow tasks go to whichever worker polls.
+// Runner runs the system worker of each namespace. Every node of a
+// cluster may run one: a schedule's or a batch's run is served by the node
+// that owns its shard, and its tasks go to whichever worker polls.
 type Runner struct {
 	svc  api.Service
 	opts RunnerOptions
@@ -61,10 +70,10 @@ type Runner struct {
 	done    chan struct{}
 }
 
-// NewRunner returns a runner of svc's schedules; Start starts it.
+// NewRunner returns a runner of svc's system workflows; Start starts it.
 func NewRunner(svc api.Service, opts RunnerOptions) *Runner {
 	if opts.Interval <= 0 {
-		opts.Interval = 10 * time.Second
+		opts.Interval = 2 * time.Second
 	}
 	log := opts.Logger
 	if log == nil {
@@ -97,7 +106,7 @@ func (r *Runner) Start(ctx context.Context) error {
 				return
 			case <-t.C:
 				if err := r.sync(lctx); err != nil && lctx.Err() == nil {
-					r.log.Warn("schedules: looking for new namespaces", "error", err)
+					r.log.Warn("system: looking for new namespaces", "error", err)
 				}
 			}
 		}
@@ -113,7 +122,7 @@ func (r *Runner) sync(ctx context.Context) error {
 		if ns, ok := r.svc.(api.Namespaces); ok {
 			all, err := ns.ListNamespaces(ctx)
 			if err != nil {
-				return fmt.Errorf("schedules: list namespaces: %w", err)
+				return fmt.Errorf("system: list namespaces: %w", err)
 			}
 			names = names[:0]
 			for _, n := range all {
@@ -129,7 +138,7 @@ func (r *Runner) sync(ctx context.Context) error {
 		}
 		w := NewWorker(r.svc, n, r.opts.Worker)
 		if err := w.Start(ctx); err != nil {
-			return fmt.Errorf("schedules: start the worker of namespace %s: %w", n, err)
+			return fmt.Errorf("system: start the worker of namespace %s: %w", n, err)
 		}
 		r.workers[n] = w
 	}
@@ -148,7 +157,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 	var errs []error
 	for n, w := range r.workers {
 		if err := w.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("schedules: stop the worker of namespace %s: %w", n, err))
+			errs = append(errs, fmt.Errorf("system: stop the worker of namespace %s: %w", n, err))
 		}
 		delete(r.workers, n)
 	}
