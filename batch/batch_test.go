@@ -1,11 +1,8 @@
 package batch_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -14,27 +11,12 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/client"
-	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/internal/testenv"
 	"github.com/strandhq/strand/store"
-	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
-
-func backends(t *testing.T, f func(t *testing.T, st store.Store)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, testdb.SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, testdb.Postgres(t)) })
-	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, testdb.Cassandra(t)) })
-}
-
-func logger() *slog.Logger {
-	level := slog.LevelError
-	if os.Getenv("STRAND_TEST_LOG") != "" {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-}
 
 // Waiter waits for the signal "poke" and returns its value.
 func Waiter(ctx workflow.Context, _ struct{}) (string, error) {
@@ -42,128 +24,77 @@ func Waiter(ctx workflow.Context, _ struct{}) (string, error) {
 	return v, nil
 }
 
-type env struct {
-	t      *testing.T
-	ctx    context.Context
-	st     store.Store
-	eng    *engine.Engine
-	w      *worker.Worker
-	runner *system.Runner
-	b      *batch.Service
-	c      *client.Client
-}
+// env is an engine over a store with the system worker and a worker
+// running Waiter.
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, st store.Store) *env {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, st: st}
-	e.start()
-	t.Cleanup(e.stop)
-	return e
+	return &env{testenv.New(t, st, 4*time.Minute, func(w *worker.Worker) { worker.RegisterWorkflow(w, Waiter) })}
 }
 
-func (e *env) start() {
-	e.t.Helper()
-	eng, err := engine.Open(e.ctx, e.st, engine.Options{Logger: logger(), WorkflowTaskTimeout: 2 * time.Second})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.eng, e.c, e.b = eng, client.New(eng, client.Options{}), batch.NewService(eng)
-	e.w = worker.New(eng, worker.Options{Logger: logger()})
-	worker.RegisterWorkflow(e.w, Waiter)
-	if err := e.w.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	e.runner = system.NewRunner(eng, system.RunnerOptions{Logger: logger(), Worker: worker.Options{Logger: logger()}})
-	if err := e.runner.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-func (e *env) stop() {
-	if e.eng == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = e.runner.Stop(ctx)
-	_ = e.w.Stop(ctx)
-	e.eng.Close()
-	e.eng = nil
-}
-
-func (e *env) eventually(what string, d time.Duration, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// b is the batches of the engine running now.
+func (e *env) b() *batch.Service { return batch.NewService(e.Engine) }
 
 func (e *env) count(f api.ListRequest) int64 {
-	e.t.Helper()
-	n, err := e.c.Count(e.ctx, f)
+	e.T.Helper()
+	n, err := e.Client.Count(e.Ctx, f)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return n
 }
 
 // startWaiters starts n runs of Waiter with ids prefix-0000...
 func (e *env) startWaiters(prefix string, n int) {
-	e.t.Helper()
-	g, ctx := errgroup.WithContext(e.ctx)
+	e.T.Helper()
+	g, ctx := errgroup.WithContext(e.Ctx)
 	g.SetLimit(32)
 	for i := range n {
 		g.Go(func() error {
-			_, err := client.Start(ctx, e.c, Waiter, struct{}{}, client.StartOptions{ID: fmt.Sprintf("%s-%04d", prefix, i)})
+			_, err := client.Start(ctx, e.Client, Waiter, struct{}{}, client.StartOptions{ID: fmt.Sprintf("%s-%04d", prefix, i)})
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 }
 
 // TestBatchTerminateSurvivesRestart terminates 1,000 runs with a batch
 // whose engine restarts halfway: every run ends terminated, once.
 func TestBatchTerminateSurvivesRestart(t *testing.T) {
-	backends(t, func(t *testing.T, st store.Store) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		const n = 1000
 		e.startWaiters("order", n)
 		running := api.ListRequest{WorkflowType: "Waiter", Statuses: []store.RunStatus{store.StatusRunning}}
-		e.eventually("the runs listed", 30*time.Second, func() bool { return e.count(running) == n })
-		ref, err := e.b.StartBatch(e.ctx, api.StartBatchRequest{BatchID: "cleanup", Filter: running, Operation: api.BatchTerminate,
+		e.Eventually("the runs listed", 30*time.Second, func() bool { return e.count(running) == n })
+		ref, err := e.b().StartBatch(e.Ctx, api.StartBatchRequest{BatchID: "cleanup", Filter: running, Operation: api.BatchTerminate,
 			Reason: "decommissioned", Rate: 250, Identity: "ops"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.eventually("some runs terminated", 30*time.Second, func() bool {
-			d, err := e.b.DescribeBatch(e.ctx, ref)
+		e.Eventually("some runs terminated", 30*time.Second, func() bool {
+			d, err := e.b().DescribeBatch(e.Ctx, ref)
 			return err == nil && d.Done >= 100
 		})
-		e.stop()
-		e.start()
-		e.eventually("the batch done", 2*time.Minute, func() bool {
-			d, err := e.b.DescribeBatch(e.ctx, ref)
+		e.Restart()
+		e.Eventually("the batch done", 2*time.Minute, func() bool {
+			d, err := e.b().DescribeBatch(e.Ctx, ref)
 			return err == nil && d.State == batch.StateCompleted
 		})
-		d, err := e.b.DescribeBatch(e.ctx, ref)
+		d, err := e.b().DescribeBatch(e.Ctx, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.Done != n || d.Succeeded != n || d.Failed != 0 {
 			t.Fatalf("batch: done %d, succeeded %d, failed %d; want %d, %d, 0 (results %v)", d.Done, d.Succeeded, d.Failed, n, n, d.Results[:min(5, len(d.Results))])
 		}
-		e.eventually("every run terminated", 30*time.Second, func() bool {
+		e.Eventually("every run terminated", 30*time.Second, func() bool {
 			return e.count(api.ListRequest{WorkflowType: "Waiter", Statuses: []store.RunStatus{store.StatusTerminated}}) == n
 		})
 		// Each run's history says who terminated it, once.
-		evs, err := e.c.AllHistory(e.ctx, "order-0007", "")
+		evs, err := e.Client.AllHistory(e.Ctx, "order-0007", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +102,7 @@ func TestBatchTerminateSurvivesRestart(t *testing.T) {
 		if last.Type != api.EventWorkflowTerminated || last.Identity != "ops" || last.Reason != "decommissioned" {
 			t.Fatalf("order-0007 ends with %+v", last)
 		}
-		list, err := e.b.ListBatches(e.ctx, api.ListBatchesRequest{})
+		list, err := e.b().ListBatches(e.Ctx, api.ListBatchesRequest{})
 		if err != nil || len(list.Batches) != 1 || list.Batches[0].BatchID != "cleanup" || list.Batches[0].Operation != api.BatchTerminate {
 			t.Fatalf("list: %+v, %v", list, err)
 		}
@@ -184,46 +115,46 @@ func TestBatchSignalAndStop(t *testing.T) {
 	e := newEnv(t, testdb.SQLite(t))
 	e.startWaiters("poke", 30)
 	filter := api.ListRequest{WorkflowIDPrefix: "poke-", Statuses: []store.RunStatus{store.StatusRunning}}
-	e.eventually("the runs listed", 30*time.Second, func() bool { return e.count(filter) == 30 })
+	e.Eventually("the runs listed", 30*time.Second, func() bool { return e.count(filter) == 30 })
 
 	// A slow batch, stopped after its first chunk.
-	ref, err := e.b.StartBatch(e.ctx, api.StartBatchRequest{Filter: filter, Operation: api.BatchPause, Rate: 2, Identity: "ops"})
+	ref, err := e.b().StartBatch(e.Ctx, api.StartBatchRequest{Filter: filter, Operation: api.BatchPause, Rate: 2, Identity: "ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("the first chunk", 30*time.Second, func() bool {
-		d, err := e.b.DescribeBatch(e.ctx, ref)
+	e.Eventually("the first chunk", 30*time.Second, func() bool {
+		d, err := e.b().DescribeBatch(e.Ctx, ref)
 		return err == nil && d.Done > 0
 	})
-	if err := e.b.StopBatch(e.ctx, api.StopBatchRequest{BatchRef: ref, Identity: "ops"}); err != nil {
+	if err := e.b().StopBatch(e.Ctx, api.StopBatchRequest{BatchRef: ref, Identity: "ops"}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("stopped", 30*time.Second, func() bool {
-		d, err := e.b.DescribeBatch(e.ctx, ref)
+	e.Eventually("stopped", 30*time.Second, func() bool {
+		d, err := e.b().DescribeBatch(e.Ctx, ref)
 		return err == nil && d.State == batch.StateStopped && d.StoppedBy == "ops"
 	})
-	d, _ := e.b.DescribeBatch(e.ctx, ref)
+	d, _ := e.b().DescribeBatch(e.Ctx, ref)
 	if d.Done == 0 || d.Done >= 30 {
 		t.Fatalf("stopped batch acted on %d runs; want some", d.Done)
 	}
 	// Resume what it paused, then signal every run.
-	if _, err := e.b.StartBatch(e.ctx, api.StartBatchRequest{Filter: filter, Operation: api.BatchResume, Rate: 1000}); err != nil {
+	if _, err := e.b().StartBatch(e.Ctx, api.StartBatchRequest{Filter: filter, Operation: api.BatchResume, Rate: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err = e.b.StartBatch(e.ctx, api.StartBatchRequest{BatchID: "poke-all", Filter: filter, Operation: api.BatchSignal,
+	ref, err = e.b().StartBatch(e.Ctx, api.StartBatchRequest{BatchID: "poke-all", Filter: filter, Operation: api.BatchSignal,
 		SignalName: "poke", SignalInput: api.Value(`"hello"`), Rate: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("every run completed", time.Minute, func() bool {
+	e.Eventually("every run completed", time.Minute, func() bool {
 		return e.count(api.ListRequest{WorkflowIDPrefix: "poke-", Statuses: []store.RunStatus{store.StatusCompleted}}) == 30
 	})
-	out, err := client.GetRun[string](e.c, "poke-0003", "").Get(e.ctx)
+	out, err := client.GetRun[string](e.Client, "poke-0003", "").Get(e.Ctx)
 	if err != nil || out != "hello" {
 		t.Fatalf("poke-0003: %q, %v", out, err)
 	}
 
-	if _, err := e.b.StartBatch(e.ctx, api.StartBatchRequest{BatchID: "poke-all", Filter: filter, Operation: api.BatchSignal, SignalName: "poke"}); !errors.Is(err, api.ErrAlreadyExists) {
+	if _, err := e.b().StartBatch(e.Ctx, api.StartBatchRequest{BatchID: "poke-all", Filter: filter, Operation: api.BatchSignal, SignalName: "poke"}); !errors.Is(err, api.ErrAlreadyExists) {
 		t.Fatalf("a second batch of one id: %v", err)
 	}
 	for _, bad := range []api.StartBatchRequest{
@@ -233,11 +164,11 @@ func TestBatchSignalAndStop(t *testing.T) {
 		{Operation: api.BatchTerminate, Rate: -1},
 	} {
 		var ia *store.InvalidArgumentError
-		if _, err := e.b.StartBatch(e.ctx, bad); !errors.As(err, &ia) {
+		if _, err := e.b().StartBatch(e.Ctx, bad); !errors.As(err, &ia) {
 			t.Fatalf("start %+v: %v; want invalid argument", bad, err)
 		}
 	}
-	if _, err := e.b.DescribeBatch(e.ctx, api.BatchRef{BatchID: "nope"}); !errors.Is(err, api.ErrNotFound) {
+	if _, err := e.b().DescribeBatch(e.Ctx, api.BatchRef{BatchID: "nope"}); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("describe of no batch: %v", err)
 	}
 }

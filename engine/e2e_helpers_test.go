@@ -16,11 +16,7 @@ import (
 )
 
 // backends runs f on each real backend: SQLite, PostgreSQL and Cassandra.
-func backends(t *testing.T, f func(t *testing.T, st store.Store)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, testdb.SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, testdb.Postgres(t)) })
-	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, testdb.Cassandra(t)) })
-}
+func backends(t *testing.T, f func(t *testing.T, st store.Store)) { testdb.Backends(t, f) }
 
 // env is an engine with a worker and a client over one store.
 type env struct {

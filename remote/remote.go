@@ -417,6 +417,18 @@ func (s *Service) PeerCall(ctx context.Context, op string, in json.RawMessage) (
 	return out, err
 }
 
+// pageQuery is the query of a GET list's page.
+func pageQuery(size int, token []byte) string {
+	q := url.Values{}
+	if size > 0 {
+		q.Set("page_size", strconv.Itoa(size))
+	}
+	if len(token) > 0 {
+		q.Set("page_token", base64.StdEncoding.EncodeToString(token))
+	}
+	return q.Encode()
+}
+
 func schedulePath(ref api.ScheduleRef) string {
 	return "/namespaces/" + ns(ref.Namespace) + "/schedules/" + url.PathEscape(ref.ScheduleID)
 }
@@ -436,15 +448,8 @@ func (s *Service) DescribeSchedule(ctx context.Context, ref api.ScheduleRef) (ap
 
 // ListSchedules implements api.Schedules.
 func (s *Service) ListSchedules(ctx context.Context, req api.ListSchedulesRequest) (api.ListSchedulesResponse, error) {
-	q := url.Values{}
-	if req.PageSize > 0 {
-		q.Set("page_size", strconv.Itoa(req.PageSize))
-	}
-	if len(req.PageToken) > 0 {
-		q.Set("page_token", base64.StdEncoding.EncodeToString(req.PageToken))
-	}
 	var out api.ListSchedulesResponse
-	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/schedules?"+q.Encode(), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/schedules?"+pageQuery(req.PageSize, req.PageToken), nil, &out)
 	return out, err
 }
 
@@ -502,15 +507,8 @@ func (s *Service) DescribeBatch(ctx context.Context, ref api.BatchRef) (api.Batc
 
 // ListBatches implements api.Batches.
 func (s *Service) ListBatches(ctx context.Context, req api.ListBatchesRequest) (api.ListBatchesResponse, error) {
-	q := url.Values{}
-	if req.PageSize > 0 {
-		q.Set("page_size", strconv.Itoa(req.PageSize))
-	}
-	if len(req.PageToken) > 0 {
-		q.Set("page_token", base64.StdEncoding.EncodeToString(req.PageToken))
-	}
 	var out api.ListBatchesResponse
-	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/batches?"+q.Encode(), nil, &out)
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/batches?"+pageQuery(req.PageSize, req.PageToken), nil, &out)
 	return out, err
 }
 

@@ -1,12 +1,9 @@
 package schedule_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,30 +11,13 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
-	"github.com/strandhq/strand/client"
-	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/internal/testenv"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
-	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
-
-// backends runs f on each real backend: SQLite, PostgreSQL and Cassandra.
-func backends(t *testing.T, f func(t *testing.T, st store.Store)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, testdb.SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, testdb.Postgres(t)) })
-	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, testdb.Cassandra(t)) })
-}
-
-func logger() *slog.Logger {
-	level := slog.LevelError
-	if os.Getenv("STRAND_TEST_LOG") != "" {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-}
 
 // jobInput says how the scheduled workflow behaves.
 type jobInput struct {
@@ -67,86 +47,46 @@ func Job(ctx workflow.Context, in jobInput) (time.Time, error) {
 	return workflow.ScheduledTime(ctx), nil
 }
 
-// env is an engine over a store with the scheduler and a worker running Job.
-type env struct {
-	t      *testing.T
-	ctx    context.Context
-	st     store.Store
-	eng    *engine.Engine
-	w      *worker.Worker
-	runner *system.Runner
-	sch    *schedule.Service
-	c      *client.Client
-}
+// env is an engine over a store with the system worker and a worker
+// running Job.
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, st store.Store) *env {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, st: st}
-	e.start()
-	t.Cleanup(e.stop)
-	return e
+	return &env{testenv.New(t, st, 3*time.Minute, func(w *worker.Worker) { worker.RegisterWorkflow(w, Job) })}
 }
 
-func (e *env) start() {
-	e.t.Helper()
-	eng, err := engine.Open(e.ctx, e.st, engine.Options{Logger: logger(), WorkflowTaskTimeout: 2 * time.Second})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.eng, e.c, e.sch = eng, client.New(eng, client.Options{Identity: "test"}), schedule.NewService(eng)
-	e.w = worker.New(eng, worker.Options{Logger: logger(), Identity: "test-worker"})
-	worker.RegisterWorkflow(e.w, Job)
-	if err := e.w.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	e.runner = system.NewRunner(eng, system.RunnerOptions{Logger: logger(), Worker: worker.Options{Logger: logger()}})
-	if err := e.runner.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-func (e *env) stop() {
-	if e.eng == nil {
-		return
-	}
-	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = e.runner.Stop(stop)
-	_ = e.w.Stop(stop)
-	e.eng.Close()
-	e.eng = nil
-}
+// sch is the schedules of the engine running now.
+func (e *env) sch() *schedule.Service { return schedule.NewService(e.Engine) }
 
 // create creates a schedule of Job.
 func (e *env) create(id string, sc api.Schedule) {
-	e.t.Helper()
+	e.T.Helper()
 	if sc.Action.WorkflowType == "" {
 		sc.Action.WorkflowType = "Job"
 	}
-	if err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Schedule: sc, Identity: "tester"}); err != nil {
-		e.t.Fatalf("create %s: %v", id, err)
+	if err := e.sch().CreateSchedule(e.Ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Schedule: sc, Identity: "tester"}); err != nil {
+		e.T.Fatalf("create %s: %v", id, err)
 	}
 }
 
 func (e *env) describe(id string) api.ScheduleDescription {
-	e.t.Helper()
-	d, err := e.sch.DescribeSchedule(e.ctx, api.ScheduleRef{ScheduleID: id})
+	e.T.Helper()
+	d, err := e.sch().DescribeSchedule(e.Ctx, api.ScheduleRef{ScheduleID: id})
 	if err != nil {
-		e.t.Fatalf("describe %s: %v", id, err)
+		e.T.Fatalf("describe %s: %v", id, err)
 	}
 	return d
 }
 
 // runs returns the runs a schedule started, by start time.
 func (e *env) runs(id string) []store.VisibilityRecord {
-	e.t.Helper()
+	e.T.Helper()
 	var out []store.VisibilityRecord
 	req := api.ListRequest{Attributes: map[string]string{api.AttributeSchedule: id}, PageSize: 1000}
 	for {
-		page, err := e.c.List(e.ctx, req)
+		page, err := e.Client.List(e.Ctx, req)
 		if err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		out = append(out, page.Runs...)
 		if len(page.NextPageToken) == 0 {
@@ -170,27 +110,21 @@ func open(runs []store.VisibilityRecord) []string {
 
 // eventually polls cond until it holds or 30 seconds pass.
 func (e *env) eventually(what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	e.T.Helper()
+	e.Eventually(what, 30*time.Second, cond)
 }
 
 func (e *env) trigger(id string) {
-	e.t.Helper()
-	if err := e.sch.TriggerSchedule(e.ctx, api.TriggerScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Identity: "tester"}); err != nil {
-		e.t.Fatalf("trigger %s: %v", id, err)
+	e.T.Helper()
+	if err := e.sch().TriggerSchedule(e.Ctx, api.TriggerScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}, Identity: "tester"}); err != nil {
+		e.T.Fatalf("trigger %s: %v", id, err)
 	}
 }
 
 func (e *env) finish(workflowID string) {
-	e.t.Helper()
-	if err := e.c.Signal(e.ctx, workflowID, "", "finish", struct{}{}); err != nil {
-		e.t.Fatalf("finish %s: %v", workflowID, err)
+	e.T.Helper()
+	if err := e.Client.Signal(e.Ctx, workflowID, "", "finish", struct{}{}); err != nil {
+		e.T.Fatalf("finish %s: %v", workflowID, err)
 	}
 }
 
@@ -202,11 +136,11 @@ func hold() api.Value { return api.Value(`{"hold":true}`) }
 // TestOverlapPolicies triggers three actions while the first run is open,
 // under each policy, and checks what started and when.
 func TestOverlapPolicies(t *testing.T) {
-	backends(t, func(t *testing.T, st store.Store) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		for _, p := range api.OverlapPolicies {
 			t.Run(string(p), func(t *testing.T) {
-				e.t = t
+				e.T = t
 				id := "overlap-" + string(p)
 				e.create(id, api.Schedule{Spec: yearly, Action: api.ScheduleAction{Input: hold()}, Policies: api.SchedulePolicies{Overlap: p}})
 				e.trigger(id)
@@ -293,17 +227,17 @@ func TestOverlapPolicies(t *testing.T) {
 // every second: after the restart the missed fires within the catch-up
 // window are taken, each second exactly once, and those older are not.
 func TestCatchUp(t *testing.T) {
-	backends(t, func(t *testing.T, st store.Store) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		e.create("every-second", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
 			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Minute}})
 		e.create("short-window", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
 			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: 1500 * time.Millisecond}})
 		e.eventually("two fires", func() bool { return len(e.runs("every-second")) >= 2 })
-		e.stop()
+		e.Stop()
 		down := time.Now()
 		time.Sleep(3500 * time.Millisecond)
-		e.start()
+		e.Start()
 		up := time.Now()
 		e.eventually("fires after the restart", func() bool {
 			runs := e.runs("every-second")
@@ -317,7 +251,7 @@ func TestCatchUp(t *testing.T) {
 		}
 		// Each run saw its own fire time.
 		for _, r := range runs {
-			res, err := e.c.Result(e.ctx, r.WorkflowID, r.RunID)
+			res, err := e.Client.Result(e.Ctx, r.WorkflowID, r.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,13 +288,13 @@ func fireTime(t *testing.T, r store.VisibilityRecord) time.Time {
 // TestBackfill backfills ten days of a daily schedule, one run after
 // another and three at a time; each run sees its own day.
 func TestBackfill(t *testing.T) {
-	backends(t, func(t *testing.T, st store.Store) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		for _, par := range []int{0, 3} {
 			id := fmt.Sprintf("daily-%d", par)
 			e.create(id, api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@daily"}}, Action: api.ScheduleAction{Input: api.Value(`{"sleep":300000000}`)}})
-			if err := e.sch.BackfillSchedule(e.ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id},
+			if err := e.sch().BackfillSchedule(e.Ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id},
 				Start: from, End: from.AddDate(0, 0, 10), Parallelism: par, Identity: "tester"}); err != nil {
 				t.Fatal(err)
 			}
@@ -374,7 +308,7 @@ func TestBackfill(t *testing.T) {
 				if !fireTime(t, r).Equal(day) {
 					t.Fatalf("%s: run %d is %s; want day %s", id, i, r.WorkflowID, day)
 				}
-				res, err := e.c.Result(e.ctx, r.WorkflowID, r.RunID)
+				res, err := e.Client.Result(e.Ctx, r.WorkflowID, r.RunID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -421,14 +355,14 @@ func mostOpen(runs []store.VisibilityRecord) int {
 // TestPauseTriggerLimit pauses and unpauses a schedule firing every second,
 // triggers one, and stops a schedule at its action limit.
 func TestPauseTriggerLimit(t *testing.T) {
-	backends(t, func(t *testing.T, st store.Store) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		ref := api.ScheduleRef{ScheduleID: "pausing"}
 		e.create(ref.ScheduleID, api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}})
 		e.create("limited", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}, ActionLimit: 2})
 		e.eventually("a fire", func() bool { return len(e.runs(ref.ScheduleID)) >= 1 })
 
-		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true, Note: "upstream late", Identity: "ops"}); err != nil {
+		if err := e.sch().PauseSchedule(e.Ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true, Note: "upstream late", Identity: "ops"}); err != nil {
 			t.Fatal(err)
 		}
 		d := e.describe(ref.ScheduleID)
@@ -436,7 +370,7 @@ func TestPauseTriggerLimit(t *testing.T) {
 			t.Fatalf("paused schedule described as %+v", d)
 		}
 		e.eventually("the list shows it paused", func() bool {
-			list, err := e.sch.ListSchedules(e.ctx, api.ListSchedulesRequest{})
+			list, err := e.sch().ListSchedules(e.Ctx, api.ListSchedulesRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -451,7 +385,7 @@ func TestPauseTriggerLimit(t *testing.T) {
 		e.eventually("every action's run listed", func() bool { return len(e.runs(ref.ScheduleID)) == int(before) })
 		e.trigger(ref.ScheduleID)
 		e.eventually("the triggered run", func() bool { return len(e.runs(ref.ScheduleID)) == int(before)+1 })
-		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: false, Identity: "ops"}); err != nil {
+		if err := e.sch().PauseSchedule(e.Ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: false, Identity: "ops"}); err != nil {
 			t.Fatal(err)
 		}
 		if d := e.describe(ref.ScheduleID); d.Schedule.Paused || len(d.NextFires) != 10 || d.Triggers != 1 {
@@ -465,13 +399,13 @@ func TestPauseTriggerLimit(t *testing.T) {
 			t.Fatalf("limited: %d runs, next fires %v; want 2 and none", n, d.NextFires)
 		}
 
-		if err := e.sch.DeleteSchedule(e.ctx, api.DeleteScheduleRequest{ScheduleRef: ref, Identity: "ops"}); err != nil {
+		if err := e.sch().DeleteSchedule(e.Ctx, api.DeleteScheduleRequest{ScheduleRef: ref, Identity: "ops"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.sch.DescribeSchedule(e.ctx, ref); !errors.Is(err, api.ErrNotFound) {
+		if _, err := e.sch().DescribeSchedule(e.Ctx, ref); !errors.Is(err, api.ErrNotFound) {
 			t.Fatalf("describe after delete: %v; want not found", err)
 		}
-		if err := e.sch.PauseSchedule(e.ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true}); !errors.Is(err, api.ErrNotFound) {
+		if err := e.sch().PauseSchedule(e.Ctx, api.PauseScheduleRequest{ScheduleRef: ref, Paused: true}); !errors.Is(err, api.ErrNotFound) {
 			t.Fatalf("pause after delete: %v; want not found", err)
 		}
 	})
@@ -497,21 +431,21 @@ func TestBadInput(t *testing.T) {
 	} {
 		sc := good
 		c.edit(&sc)
-		err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "bad"}, Schedule: sc})
+		err := e.sch().CreateSchedule(e.Ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "bad"}, Schedule: sc})
 		var ia *store.InvalidArgumentError
 		if !errors.As(err, &ia) || ia.Field != c.field {
 			t.Errorf("%s: got %v; want an invalid argument of that field", c.field, err)
 		}
 	}
-	list, err := e.sch.ListSchedules(e.ctx, api.ListSchedulesRequest{})
+	list, err := e.sch().ListSchedules(e.Ctx, api.ListSchedulesRequest{})
 	if err != nil || len(list.Schedules) != 0 {
 		t.Fatalf("after bad input: %+v, %v; want no schedule", list, err)
 	}
-	if _, err := e.sch.DescribeSchedule(e.ctx, api.ScheduleRef{ScheduleID: "bad"}); !errors.Is(err, api.ErrNotFound) {
+	if _, err := e.sch().DescribeSchedule(e.Ctx, api.ScheduleRef{ScheduleID: "bad"}); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("describe: %v; want not found", err)
 	}
 	e.create("good", good)
-	if err := e.sch.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: good}); !errors.Is(err, api.ErrAlreadyExists) {
+	if err := e.sch().CreateSchedule(e.Ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: good}); !errors.Is(err, api.ErrAlreadyExists) {
 		t.Fatalf("second create: %v; want already exists", err)
 	}
 	for _, c := range []struct {
@@ -523,7 +457,7 @@ func TestBadInput(t *testing.T) {
 		{"start", api.BackfillScheduleRequest{End: at}},
 	} {
 		c.req.ScheduleRef = api.ScheduleRef{ScheduleID: "good"}
-		err := e.sch.BackfillSchedule(e.ctx, c.req)
+		err := e.sch().BackfillSchedule(e.Ctx, c.req)
 		var ia *store.InvalidArgumentError
 		if !errors.As(err, &ia) || ia.Field != c.field {
 			t.Errorf("backfill %s: got %v; want an invalid argument of that field", c.field, err)
@@ -531,7 +465,7 @@ func TestBadInput(t *testing.T) {
 	}
 	bad := good
 	bad.Spec.Cron = []string{"@every 0.5s"}
-	err = e.sch.UpdateSchedule(e.ctx, api.UpdateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: bad})
+	err = e.sch().UpdateSchedule(e.Ctx, api.UpdateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "good"}, Schedule: bad})
 	var ia *store.InvalidArgumentError
 	if !errors.As(err, &ia) || ia.Field != "schedule.spec.cron[0]" {
 		t.Fatalf("update with a bad spec: %v", err)

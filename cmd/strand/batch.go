@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -107,7 +106,7 @@ func newBatchCommand() *cobra.Command {
 	}
 
 	var limit int
-	var pageToken string
+	var pageTokenFlag string
 	list := &cobra.Command{
 		Use: "list", Short: "List batches", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -115,9 +114,9 @@ func newBatchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			token, err := base64.StdEncoding.DecodeString(pageToken)
+			token, err := pageToken(pageTokenFlag)
 			if err != nil {
-				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
+				return err
 			}
 			page, err := svc.ListBatches(cmd.Context(), api.ListBatchesRequest{Namespace: o.namespace, PageSize: limit, PageToken: token})
 			if err != nil {
@@ -128,14 +127,12 @@ func newBatchCommand() *cobra.Command {
 				for _, b := range page.Batches {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.BatchID, b.Operation, b.State, b.StartTime.Format(time.RFC3339))
 				}
-				if len(page.NextPageToken) > 0 {
-					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.StdEncoding.EncodeToString(page.NextPageToken))
-				}
+				printMore(tw, page.NextPageToken)
 			})
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many batches (a page)")
-	list.Flags().StringVar(&pageToken, "page-token", "", "the page after the one that printed this token")
+	list.Flags().StringVar(&pageTokenFlag, "page-token", "", "the page after the one that printed this token")
 
 	stop := &cobra.Command{
 		Use: "stop BATCH_ID", Short: "Stop a batch; what it did stays done", Args: cobra.ExactArgs(1),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -172,7 +171,7 @@ func newScheduleCommand() *cobra.Command {
 	uf.register(update.Flags())
 
 	var limit int
-	var pageToken string
+	var pageTokenFlag string
 	list := &cobra.Command{
 		Use: "list", Short: "List schedules", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -180,9 +179,9 @@ func newScheduleCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			token, err := base64.StdEncoding.DecodeString(pageToken)
+			token, err := pageToken(pageTokenFlag)
 			if err != nil {
-				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
+				return err
 			}
 			page, err := svc.ListSchedules(cmd.Context(), api.ListSchedulesRequest{Namespace: o.namespace, PageSize: limit, PageToken: token})
 			if err != nil {
@@ -200,14 +199,12 @@ func newScheduleCommand() *cobra.Command {
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ScheduleID, s.WorkflowType, specText(s.Spec), state, next)
 				}
-				if len(page.NextPageToken) > 0 {
-					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.StdEncoding.EncodeToString(page.NextPageToken))
-				}
+				printMore(tw, page.NextPageToken)
 			})
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many schedules (a page)")
-	list.Flags().StringVar(&pageToken, "page-token", "", "the page after the one that printed this token")
+	list.Flags().StringVar(&pageTokenFlag, "page-token", "", "the page after the one that printed this token")
 
 	describe := &cobra.Command{
 		Use: "describe SCHEDULE_ID", Short: "Show a schedule: its spec, next fire times and recent actions", Args: cobra.ExactArgs(1),

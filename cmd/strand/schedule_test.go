@@ -1,22 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strandhq/strand/api"
-	"github.com/strandhq/strand/batch"
-	"github.com/strandhq/strand/engine"
-	"github.com/strandhq/strand/internal/testdb"
-	"github.com/strandhq/strand/remote"
-	"github.com/strandhq/strand/schedule"
-	"github.com/strandhq/strand/server"
-	"github.com/strandhq/strand/system"
-	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
 
@@ -28,30 +18,10 @@ func Report(ctx workflow.Context, _ struct{}) (string, error) {
 // TestScheduleVerbs drives strand schedule against a server that runs the
 // scheduler, as strand server does.
 func TestScheduleVerbs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	runner := system.NewRunner(eng, system.RunnerOptions{})
-	if err := runner.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer runner.Stop(context.Background())
-	srv := httptest.NewServer(server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{PollWait: time.Second}))
-	defer srv.Close()
-	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
-	worker.RegisterWorkflow(w, Report)
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(context.Background())
-
+	url := systemServer(t)
 	cli := func(args ...string) string {
 		t.Helper()
-		out, code := run(t, append(args, "--server", srv.URL)...)
+		out, code := run(t, append(args, "--server", url)...)
 		if code != 0 {
 			t.Fatalf("strand %s: exit %d: %s", strings.Join(args, " "), code, out)
 		}
@@ -72,7 +42,7 @@ func TestScheduleVerbs(t *testing.T) {
 		{"--cron @daily --start 2026-02-01 --end 2026-01-01 --workflow-type Report", "schedule.spec.end: 2026-01-01T00:00:00Z is not after the start"},
 		{"--cron @daily --start yesterday --workflow-type Report", `--start "yesterday": want RFC 3339`},
 	} {
-		args := []string{"schedule", "create", "bad", "--server", srv.URL}
+		args := []string{"schedule", "create", "bad", "--server", url}
 		for _, a := range strings.Fields(c.args) {
 			args = append(args, strings.ReplaceAll(a, "_", " "))
 		}
@@ -128,7 +98,7 @@ func TestScheduleVerbs(t *testing.T) {
 	}
 
 	cli("schedule", "delete", "daily-report")
-	if out, code := run(t, "schedule", "describe", "daily-report", "--server", srv.URL); code == 0 || !strings.Contains(out, `schedule "daily-report" not found`) {
+	if out, code := run(t, "schedule", "describe", "daily-report", "--server", url); code == 0 || !strings.Contains(out, `schedule "daily-report" not found`) {
 		t.Fatalf("describe after delete: exit %d: %s", code, out)
 	}
 }

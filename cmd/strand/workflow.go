@@ -91,6 +91,26 @@ func orNew(id string) string {
 	return id
 }
 
+// pageToken reads --page-token: the token as the API's JSON gives it (and
+// as the list commands print it), or as older versions printed it.
+func pageToken(flag string) ([]byte, error) {
+	token, err := base64.StdEncoding.DecodeString(flag)
+	if err != nil {
+		token, err = base64.RawURLEncoding.DecodeString(flag)
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--page-token: not a token this command printed")}
+	}
+	return token, nil
+}
+
+// printMore prints how to get the page after a list's, if there is one.
+func printMore(tw *tabwriter.Writer, next []byte) {
+	if len(next) > 0 {
+		fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.StdEncoding.EncodeToString(next))
+	}
+}
+
 // jsonArg checks that a command-line value is JSON (workflow and signal
 // inputs are JSON, as the SDK encodes them).
 func jsonArg(flag, v string) ([]byte, error) {
@@ -255,7 +275,7 @@ func newWorkflowCommand() *cobra.Command {
 	runFlag(describe)
 
 	var statuses []string
-	var wfType, pageToken, idPrefix, keyPrefix string
+	var wfType, pageTokenFlag, idPrefix, keyPrefix string
 	var limit int
 	list := &cobra.Command{
 		Use: "list", Short: "List runs", Args: cobra.NoArgs,
@@ -264,14 +284,9 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The token as the API's JSON gives it (and as this command
-			// prints it), or as older versions printed it.
-			token, err := base64.StdEncoding.DecodeString(pageToken)
+			token, err := pageToken(pageTokenFlag)
 			if err != nil {
-				token, err = base64.RawURLEncoding.DecodeString(pageToken)
-			}
-			if err != nil {
-				return &usageError{fmt.Errorf("--page-token: not a token this command printed")}
+				return err
 			}
 			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, WorkflowIDPrefix: idPrefix,
 				BusinessKeyPrefix: keyPrefix, PageSize: limit, PageToken: token}
@@ -295,9 +310,7 @@ func newWorkflowCommand() *cobra.Command {
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RunID, r.Type, r.Status, r.StartTime.Format(time.RFC3339), closed)
 				}
-				if len(page.NextPageToken) > 0 {
-					fmt.Fprintf(tw, "\nmore: --page-token %s\n", base64.StdEncoding.EncodeToString(page.NextPageToken))
-				}
+				printMore(tw, page.NextPageToken)
 			})
 		},
 	}
@@ -306,7 +319,7 @@ func newWorkflowCommand() *cobra.Command {
 	list.Flags().StringVar(&idPrefix, "workflow-id-prefix", "", "only runs whose workflow id starts with this")
 	list.Flags().StringVar(&keyPrefix, "business-key-prefix", "", "only runs whose business key starts with this")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs (a page)")
-	list.Flags().StringVar(&pageToken, "page-token", "", "the page after the one that printed this token")
+	list.Flags().StringVar(&pageTokenFlag, "page-token", "", "the page after the one that printed this token")
 
 	history := &cobra.Command{
 		Use: "history WORKFLOW_ID", Short: "Print a run's history, one event a line", Args: cobra.ExactArgs(1),

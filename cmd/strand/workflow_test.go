@@ -185,22 +185,9 @@ func TestServerSettings(t *testing.T) {
 
 // TestWorkflowPauseResume pauses and resumes a run with strand workflow.
 func TestWorkflowPauseResume(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
-	defer srv.Close()
-	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
-	worker.RegisterWorkflow(w, Approval)
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(context.Background())
-	cli := func(args ...string) (string, int) { return run(t, append(args, "--server", srv.URL)...) }
+	url := systemServer(t)
+	ctx := context.Background()
+	cli := func(args ...string) (string, int) { return run(t, append(args, "--server", url)...) }
 	if out, code := cli("workflow", "start", "po-9", "--type", "Approval", "--input", `"chair"`); code != 0 {
 		t.Fatalf("start: %d %s", code, out)
 	}
@@ -212,7 +199,7 @@ func TestWorkflowPauseResume(t *testing.T) {
 	}
 	cli("workflow", "signal", "po-9", "approve", "--input", `"bo"`)
 	time.Sleep(300 * time.Millisecond)
-	if d, _ := eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "po-9"}); d.Status != store.StatusRunning {
+	if d, _ := remote.New(url, nil).DescribeWorkflow(ctx, api.RunRef{WorkflowID: "po-9"}); d.Status != store.StatusRunning {
 		t.Fatalf("a paused run went on: %s", d.Status)
 	}
 	if out, code := cli("workflow", "resume", "po-9"); code != 0 {

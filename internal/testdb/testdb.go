@@ -191,3 +191,11 @@ func migrated(t testing.TB, st store.Store) store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// Backends runs f on each real store, in parallel subtests: SQLite,
+// PostgreSQL and Cassandra (each skipped as its environment says).
+func Backends(t *testing.T, f func(t *testing.T, st store.Store)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, Postgres(t)) })
+	t.Run("cassandra", func(t *testing.T) { t.Parallel(); f(t, Cassandra(t)) })
+}
