@@ -62,8 +62,11 @@ type shard struct {
 	commits        int64
 	partsCommitted int64
 
-	commitCh  chan *part
-	timerWake chan struct{}
+	commitCh chan *part
+	// committerDone closes when the commit loop has returned: a part sent
+	// after its last drain of commitCh is answered by no one.
+	committerDone chan struct{}
+	timerWake     chan struct{}
 	// extend asks the committer to move the timer horizon on.
 	extend chan struct{}
 	work   workQueue
@@ -79,14 +82,15 @@ type shard struct {
 func newShard(e *Engine, id int32) *shard {
 	s := &shard{
 		e: e, id: id, log: e.log.With("shard", id),
-		runs:      map[store.RunKey]*run{},
-		parked:    map[store.RunKey]parkedTasks{},
-		current:   map[workflowKey]*run{},
-		waiters:   map[store.RunKey][]chan struct{}{},
-		commitCh:  make(chan *part, 4096),
-		timerWake: make(chan struct{}, 1),
-		extend:    make(chan struct{}, 1),
-		stopped:   make(chan struct{}),
+		runs:          map[store.RunKey]*run{},
+		parked:        map[store.RunKey]parkedTasks{},
+		current:       map[workflowKey]*run{},
+		waiters:       map[store.RunKey][]chan struct{}{},
+		commitCh:      make(chan *part, 4096),
+		committerDone: make(chan struct{}),
+		timerWake:     make(chan struct{}, 1),
+		extend:        make(chan struct{}, 1),
+		stopped:       make(chan struct{}),
 	}
 	s.work.signal = make(chan struct{}, 1)
 	s.vis.init()
@@ -289,8 +293,21 @@ func (s *shard) commit(ctx context.Context, p *part) error {
 		return ctx.Err()
 	}
 	// Once submitted, the outcome is awaited regardless of ctx: the caller
-	// holds the run and must know what was written.
-	return <-p.done
+	// holds the run and must know what was written. A part that went into
+	// the channel as the shard stopped (the select took the send though
+	// the shard's context was done) after the committer's last drain is
+	// answered by no one: it was not written.
+	select {
+	case err := <-p.done:
+		return err
+	case <-s.committerDone:
+		select {
+		case err := <-p.done:
+			return err
+		default:
+			return fmt.Errorf("%w: shard %d is stopping", errNotOwner, s.id)
+		}
+	}
 }
 
 func (s *shard) ctxDone() <-chan struct{} {
@@ -301,6 +318,7 @@ func (s *shard) ctxDone() <-chan struct{} {
 }
 
 func (s *shard) commitLoop(ctx context.Context) {
+	defer close(s.committerDone)
 	for {
 		var first *part
 		select {
