@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
@@ -208,12 +210,22 @@ func (p steps) list(ctx context.Context, in listInput) (listOutput, error) {
 	}
 	out := listOutput{NextPageToken: page.NextPageToken}
 	for _, r := range page.Runs {
-		if r.Type == WorkflowType && len(r.WorkflowID) > len(WorkflowIDPrefix) && r.WorkflowID[:len(WorkflowIDPrefix)] == WorkflowIDPrefix {
-			continue // a batch does not act on batches
+		if systemRun(r) && r.Type != in.Filter.WorkflowType {
+			// Strand's own runs (batches, schedules) are acted on only when
+			// the filter names their type: a batch of every running run
+			// leaves them be.
+			continue
 		}
 		out.Runs = append(out.Runs, store.RunKey{Namespace: p.namespace, WorkflowID: r.WorkflowID, RunID: r.RunID})
 	}
 	return out, nil
+}
+
+// systemRun reports whether a run is one of Strand's own: a batch or a
+// schedule.
+func systemRun(r store.VisibilityRecord) bool {
+	return r.Type == WorkflowType && strings.HasPrefix(r.WorkflowID, WorkflowIDPrefix) ||
+		r.Type == schedule.WorkflowType && strings.HasPrefix(r.WorkflowID, schedule.WorkflowIDPrefix)
 }
 
 // apply acts on runs; a run's failure is its result, not the step's.

@@ -7,13 +7,26 @@
 // full-page screenshot each, axe-core: serious and critical violations
 // fail); an error in the browser's console, or one the page throws, fails
 // it too. A new page adds one test: checkPage({name, path, check}) does
-// the rest (see helpers.mjs). The tests run in order: the start-again
-// test, which adds a running run, comes after those that count runs, and
-// the signal test, which completes the waiting run, is last.
+// the rest (see helpers.mjs). The tests run in order: the tests of
+// schedules, run operations and batches, and the start-again test, which
+// add runs, come after those that count runs, and the signal test, which
+// completes the waiting run, is last.
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { api, audit, checkPage, close, fixture, launch, runPath, settle, statusLabel, withPage } from './helpers.mjs'
+import {
+  api,
+  audit,
+  baseURL,
+  checkPage,
+  close,
+  fixture,
+  launch,
+  runPath,
+  settle,
+  statusLabel,
+  withPage,
+} from './helpers.mjs'
 
 const ns = fixture.namespace
 const runs = fixture.runs
@@ -442,7 +455,13 @@ test('queues page lists the queues and the worker polling them', { timeout }, as
       const table = page.locator('table.queues-table')
       await table.getByRole('cell', { name: 'default', exact: true }).waitFor()
       const queues = (await api('GET', `/namespaces/${ns}/queues`)).queues
-      assert.deepEqual(queues.map((q) => `${q.name}/${q.kind}`).sort(), ['default/step', 'default/workflow'])
+      // The fixture's worker polls default; the server's own worker (schedules, batches) strand.system.
+      assert.deepEqual(queues.map((q) => `${q.name}/${q.kind}`).sort(), [
+        'default/step',
+        'default/workflow',
+        'strand.system/step',
+        'strand.system/workflow',
+      ])
       const shown = await text(table)
       for (const want of ['Workflow', 'Step', fixture.worker, fixture.node]) {
         assert.ok(shown.includes(want), `the queues table shows ${want}: ${shown}`)
@@ -491,6 +510,442 @@ test('overview page counts the last hour as the API does', { timeout }, async ()
       await page.locator('canvas').first().waitFor()
       await page.getByText('The minutes as a table').waitFor()
     },
+  })
+})
+
+// ---- schedules, run operations and batches --------------------------------
+//
+// These add runs (and the runs that carry schedules and batches), so they
+// come after the tests that count runs. Each makes the runs it acts on.
+
+/** The path of a schedule's page. */
+function schedulePath(id) {
+  return `/namespaces/${ns}/schedules/${encodeURIComponent(id)}`
+}
+
+/** The status of a GET of the API (for what should not be there: 404). */
+async function apiStatus(path) {
+  const res = await fetch(`${baseURL}/api/v1${path}`)
+  await res.text()
+  return res.status
+}
+
+/** Starts an Approval run with the API and waits until it waits for its signal (its first task done). */
+async function startApproval(workflowId, input) {
+  const { run_id } = await api('POST', `/namespaces/${ns}/workflows`, {
+    workflow_id: workflowId,
+    workflow_type: 'Approval',
+    input,
+  })
+  const run = { workflow_id: workflowId, run_id, type: 'Approval', input }
+  await eventually(async () => {
+    const events = await apiHistory(run)
+    assert.ok(
+      events.some((e) => e.type === 'WorkflowTaskCompleted'),
+      `${workflowId} has run its first task`,
+    )
+  }, 20_000)
+  return run
+}
+
+/** The run id of the page open now (the last segment of its path). */
+function pageRunId(page) {
+  return decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1))
+}
+
+test(
+  'schedules page: empty, then a schedule created with the form; a bad cron expression is refused',
+  { timeout },
+  async () => {
+    const made = { id: 'nightly-report', cron: ['0 2 * * *', '30 14 * * 1-5'], zone: 'Europe/Berlin', type: 'Nightly' }
+    const createPath = `/api/v1/namespaces/${ns}/schedules`
+    await withPage(
+      `/namespaces/${ns}/schedules`,
+      async (page) => {
+        assert.equal(await text(page.locator('main h1')), 'Schedules')
+        // None yet: the page says so, and what a schedule is.
+        await page.getByText('No schedules in this namespace.').waitFor()
+        assert.equal(
+          await page
+            .getByRole('navigation', { name: 'Main' })
+            .getByRole('link', { name: 'Schedules' })
+            .getAttribute('aria-current'),
+          'page',
+          'the navigation marks the page',
+        )
+        await audit(page, 'schedules-empty')
+
+        await page.getByRole('button', { name: 'Create schedule…' }).click()
+        const dialog = page.getByRole('dialog', { name: 'New schedule' })
+        await dialog.waitFor()
+        await dialog.getByLabel('Schedule ID').fill(made.id)
+        await dialog.getByLabel('Cron expressions').fill('61 * * * *')
+        await dialog.getByLabel('Workflow type').fill(made.type)
+        await dialog.getByRole('button', { name: 'Create schedule' }).click()
+        // The API refuses the expression: the error shows under the field, which is marked invalid.
+        const cron = dialog.getByLabel('Cron expressions')
+        const refusal = dialog.getByRole('alert').filter({ hasText: 'schedule.spec.cron[0]' })
+        await refusal.waitFor()
+        assert.ok((await text(refusal)).includes('invalid_argument'), `the refusal: ${await text(refusal)}`)
+        assert.equal(await cron.getAttribute('aria-invalid'), 'true', 'the cron field is marked invalid')
+        const describedBy = (await cron.getAttribute('aria-describedby')).split(' ')
+        assert.ok(
+          await refusal.evaluate((el, ids) => ids.some((id) => document.getElementById(id)?.contains(el)), describedBy),
+          'the error describes the cron field',
+        )
+        assert.equal(await apiStatus(`/namespaces/${ns}/schedules/${made.id}`), 404, 'no schedule was created')
+        await audit(page, 'schedules-new-dialog-error')
+
+        // Valid: the schedule is created and listed.
+        await cron.fill(made.cron.join('\n'))
+        await dialog.getByLabel('Time zone').fill(made.zone)
+        await dialog.getByLabel('While a run is open').selectOption('buffer_one')
+        await dialog.getByLabel('Catch-up window').fill('30m')
+        await dialog.getByRole('button', { name: 'Create schedule' }).click()
+        await dialog.waitFor({ state: 'detached' })
+        await page
+          .getByRole('status')
+          .filter({ hasText: `Schedule ${made.id} created.` })
+          .waitFor()
+        // The row of the schedule (the status line links to it too).
+        const row = page.locator('tbody tr').filter({ has: page.getByRole('link', { name: made.id, exact: true }) })
+        await row.waitFor()
+        assert.equal(await row.getByRole('link').getAttribute('href'), schedulePath(made.id))
+        const cells = (await row.locator('td').allInnerTexts()).map((c) => c.replace(/\s+/g, ' ').trim())
+        assert.equal(cells[1], made.type, 'the workflow type')
+        assert.equal(cells[2], `${made.cron.join(' ')} ${made.zone}`, 'the calendar')
+        assert.equal(cells[3], 'Active', 'the state')
+        assert.match(cells[4], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in .+\)$/, 'the next fire')
+        const got = await api('GET', `/namespaces/${ns}/schedules/${made.id}`)
+        assert.deepEqual(got.schedule.spec, { cron: made.cron, time_zone: made.zone }, 'the API has its spec')
+        assert.deepEqual(got.schedule.policies, { overlap: 'buffer_one', catchup_window: 30 * 60e9 }, 'and policies')
+        await audit(page, 'schedules')
+      },
+      // The refusal of the bad expression, 400, is logged by the browser as an error: expected here.
+      { expectedFailures: [{ method: 'POST', path: createPath, status: 400 }] },
+    )
+  },
+)
+
+test('schedule page: next fires, trigger, backfill, pause, edit and delete', { timeout: 150_000 }, async () => {
+  const id = 'daily-export'
+  await api('POST', `/namespaces/${ns}/schedules`, {
+    schedule_id: id,
+    schedule: { spec: { cron: ['0 2 * * *'] }, action: { workflow_type: 'Nightly' } },
+  })
+  await withPage(schedulePath(id), async (page) => {
+    assert.equal(await text(page.locator('main h1')), id)
+    await page.locator('.page-header .badge', { hasText: 'Active' }).waitFor()
+    // The next 10 fire times, as the API computes them.
+    const d = await api('GET', `/namespaces/${ns}/schedules/${id}`)
+    const fires = card(page, 'Next fire times').locator('li time')
+    await eventually(async () => assert.equal(await fires.count(), 10, 'ten fire times'))
+    const shown = await fires.evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))
+    assert.deepEqual(
+      shown,
+      d.next_fires.map((t) => new Date(t).toISOString()),
+      'the fire times are the API’s',
+    )
+    assert.ok((await text(card(page, 'Schedule'))).includes('0 2 * * *'), 'the calendar')
+
+    // Trigger now: a run starts, and the recent actions link to it.
+    await page.getByRole('button', { name: 'Trigger now' }).click()
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Triggered at/ })
+      .waitFor()
+    const recent = card(page, 'Recent actions').locator('tbody tr')
+    const triggered = recent.filter({ hasText: 'Trigger' })
+    await triggered.waitFor()
+    const runLink = triggered.getByRole('link')
+    const { recent: actions } = await api('GET', `/namespaces/${ns}/schedules/${id}`)
+    const t = actions.find((a) => a.kind === 'trigger')
+    assert.ok(t?.run_id, 'the API lists the trigger with its run')
+    assert.equal(await runLink.innerText(), t.workflow_id)
+    assert.equal(await runLink.getAttribute('href'), runPath(t), 'the link opens its run')
+    await eventually(async () => assert.equal(await text(triggered.locator('.badge')), 'Completed'), 20_000)
+
+    // Backfill the three days before today: a run for each 02:00.
+    const today = new Date()
+    today.setUTCHours(0, 0, 0, 0)
+    const day = (n) => new Date(today.getTime() - n * 86_400_000).toISOString().slice(0, 10)
+    await page.getByRole('button', { name: 'Backfill…' }).click()
+    const backfill = page.getByRole('dialog', { name: 'Backfill' })
+    await backfill.waitFor()
+    // The browser runs in UTC: local times are UTC.
+    await backfill.getByLabel('Start').fill(`${day(3)}T00:00`)
+    await backfill.getByLabel('End').fill(`${day(0)}T00:00`)
+    await backfill.getByLabel('Parallelism').fill('2')
+    await audit(page, 'schedule-backfill-dialog')
+    await backfill.getByRole('button', { name: 'Start backfill' }).click()
+    await backfill.waitFor({ state: 'detached' })
+    const counts = card(page, 'Actions taken')
+    await eventually(async () => assert.ok((await text(counts)).includes('Backfilled 3'), await text(counts)), 20_000)
+    const backfilled = recent.filter({ hasText: 'Backfill' })
+    await eventually(async () => assert.equal(await backfilled.count(), 3, 'three backfilled runs'))
+    for (const n of [1, 2, 3]) {
+      const wf = `${id}-${day(n)}T02:00:00Z`
+      const row = backfilled.filter({ has: page.getByRole('link', { name: wf, exact: true }) })
+      await row.waitFor()
+      await eventually(async () => assert.equal(await text(row.locator('.badge')), 'Completed'), 20_000)
+      const r = await api('GET', `/namespaces/${ns}/workflows/${encodeURIComponent(wf)}/result`)
+      assert.equal(r.output, `processed ${day(n)}`, `${wf} processed its day`)
+    }
+
+    // Pause with a note: the state, the note and who paused it; no next fire times.
+    const note = 'holiday freeze'
+    await page.getByRole('button', { name: 'Pause…' }).click()
+    const pause = page.getByRole('dialog', { name: 'Pause the schedule' })
+    await pause.getByLabel('Note (optional)').fill(note)
+    await pause.getByRole('button', { name: 'Pause schedule' }).click()
+    await pause.waitFor({ state: 'detached' })
+    await page.locator('.page-header .badge', { hasText: 'Paused' }).waitFor()
+    const notice = page.locator('main .notice').filter({ hasText: 'Paused by strand-console at' })
+    await notice.waitFor()
+    assert.ok((await text(notice)).includes(`: ${note}.`), `the notice has the note: ${await text(notice)}`)
+    await card(page, 'Next fire times').getByText('None while the schedule is paused.').waitFor()
+    const paused = await api('GET', `/namespaces/${ns}/schedules/${id}`)
+    assert.deepEqual([paused.schedule.paused, paused.schedule.note, paused.paused_by], [true, note, 'strand-console'])
+    await audit(page, 'schedule-paused')
+    await page.getByRole('button', { name: 'Unpause…' }).click()
+    const unpause = page.getByRole('dialog', { name: 'Unpause the schedule' })
+    await unpause.getByRole('button', { name: 'Unpause schedule' }).click()
+    await unpause.waitFor({ state: 'detached' })
+    await page.locator('.page-header .badge', { hasText: 'Active' }).waitFor()
+    await eventually(async () => assert.equal(await fires.count(), 10, 'fire times again'))
+
+    // Edit: the form opens with the schedule; a new calendar is saved.
+    await page.getByRole('button', { name: 'Edit…' }).click()
+    const edit = page.getByRole('dialog', { name: `Edit schedule ${id}` })
+    await edit.waitFor()
+    assert.equal(await edit.getByLabel('Cron expressions').inputValue(), '0 2 * * *')
+    assert.equal(await edit.getByLabel('Workflow type').inputValue(), 'Nightly')
+    await edit.getByLabel('Cron expressions').fill('0 3 * * *')
+    await audit(page, 'schedule-edit-dialog')
+    await edit.getByRole('button', { name: 'Save changes' }).click()
+    await edit.waitFor({ state: 'detached' })
+    await eventually(async () => assert.ok((await text(card(page, 'Schedule'))).includes('0 3 * * *')))
+    const edited = await api('GET', `/namespaces/${ns}/schedules/${id}`)
+    assert.deepEqual(edited.schedule.spec.cron, ['0 3 * * *'], 'the API has the new calendar')
+    assert.ok(
+      edited.next_fires.every((f) => f.includes('T03:00:00')),
+      'its fires are at 03:00',
+    )
+    await audit(page, 'schedule')
+
+    // Delete: confirmed, then back to the list, where it is gone.
+    await page.getByRole('button', { name: 'Delete…' }).click()
+    const del = page.getByRole('dialog', { name: 'Delete the schedule' })
+    await del.getByRole('button', { name: 'Delete schedule' }).click()
+    await page.waitForURL((url) => url.pathname === `/namespaces/${ns}/schedules`)
+    assert.equal(await apiStatus(`/namespaces/${ns}/schedules/${id}`), 404, 'the API has no schedule')
+    await eventually(async () =>
+      assert.equal(await page.getByRole('link', { name: id, exact: true }).count(), 0, 'the list has it no more'),
+    )
+  })
+})
+
+test('run page: pause shows who paused the run, resume clears it', { timeout }, async () => {
+  const run = await startApproval('ops-pause', 'lamp')
+  const reason = 'checking the lamp'
+  await withPage(runPath(run), async (page) => {
+    await checkSummary(page, { ...run, status: 'running' })
+    await page.getByRole('button', { name: 'Pause…', exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Pause the run' })
+    await dialog.getByLabel('Reason (optional)').fill(reason)
+    await dialog.getByRole('button', { name: 'Pause run' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    const notice = card(page, 'Summary').locator('.notice')
+    await notice.waitFor()
+    const said = await text(notice)
+    assert.match(said, /^Paused by strand-console at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: checking the lamp\./, said)
+    const d = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}`)
+    assert.deepEqual([d.paused?.identity, d.paused?.reason], ['strand-console', reason], 'the API has it paused')
+    await audit(page, 'run-paused')
+
+    await page.getByRole('button', { name: 'Resume…', exact: true }).click()
+    const resume = page.getByRole('dialog', { name: 'Resume the run' })
+    await resume.getByRole('button', { name: 'Resume run' }).click()
+    await resume.waitFor({ state: 'detached' })
+    await notice.waitFor({ state: 'detached' })
+    await page.getByRole('button', { name: 'Pause…', exact: true }).waitFor()
+    const after = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}`)
+    assert.equal(after.paused, undefined, 'the API has it resumed')
+    const events = await checkHistory(page, run)
+    assert.deepEqual(
+      events.filter((e) => e.type.startsWith('WorkflowPa') || e.type === 'WorkflowResumed').map((e) => e.type),
+      ['WorkflowPaused', 'WorkflowResumed'],
+    )
+  })
+})
+
+test(
+  'run page: reset to a point the run lacks is refused; to its last task opens the new run',
+  { timeout },
+  async () => {
+    const run = await startApproval('ops-reset', 'stool')
+    const resetPath = `/api/v1/namespaces/${ns}/workflows/${run.workflow_id}/reset`
+    await withPage(
+      runPath(run),
+      async (page) => {
+        await checkSummary(page, { ...run, status: 'running' })
+        await page.getByRole('button', { name: 'Reset…', exact: true }).click()
+        const dialog = page.getByRole('dialog', { name: 'Reset the run' })
+        await dialog.waitFor()
+        assert.ok(
+          await dialog.getByLabel('Re-apply signals received after the point').isChecked(),
+          'signals by default',
+        )
+        // The event id is asked for the point that needs it.
+        await dialog.getByLabel('Reset to').selectOption('before_event')
+        await dialog.getByLabel(/^Event ID/).waitFor()
+        // No step failed: the API refuses, and the dialog says why.
+        await dialog.getByLabel('Reset to').selectOption('first_failed_step')
+        assert.equal(await dialog.getByLabel(/^Event ID/).count(), 0, 'no event id for this point')
+        await dialog.getByLabel('Reason (optional)').fill('try again')
+        await dialog.getByRole('button', { name: 'Reset run' }).click()
+        await dialog.getByRole('alert').filter({ hasText: 'failed_precondition' }).waitFor()
+        await audit(page, 'run-reset-dialog')
+
+        await dialog.getByLabel('Reset to').selectOption('last_workflow_task')
+        await dialog.getByRole('button', { name: 'Reset run' }).click()
+        await dialog.waitFor({ state: 'detached' })
+        await page.waitForURL(
+          (url) =>
+            url.pathname.startsWith(`/namespaces/${ns}/runs/${run.workflow_id}/`) && pageRunId(page) !== run.run_id,
+        )
+        const next = { ...run, run_id: pageRunId(page) }
+        await checkSummary(page, next, 'running')
+        const events = await checkHistory(page, next)
+        const reset = events.find((e) => e.type === 'WorkflowReset')
+        assert.deepEqual(
+          [reset?.identity, reset?.reason, reset?.target?.run_id],
+          ['strand-console', 'try again', run.run_id],
+          'the new run says it was reset from the old one',
+        )
+        // The summary links back to it.
+        const from = card(page, 'Summary').getByRole('link', { name: run.run_id })
+        assert.equal(await from.getAttribute('href'), runPath(run), 'Reset from links to the old run')
+        const old = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}?run_id=${run.run_id}`)
+        assert.equal(old.status, 'terminated', 'the old run is terminated')
+        await audit(page, 'run-reset')
+      },
+      { expectedFailures: [{ method: 'POST', path: resetPath, status: 409 }] },
+    )
+  },
+)
+
+test('run page: rerun of a closed run opens the new run', { timeout }, async () => {
+  const run = await startApproval('ops-rerun', 'lamp')
+  await api('POST', `/namespaces/${ns}/workflows/${run.workflow_id}/signals`, { name: 'approve', input: 'bob' })
+  await eventually(async () => {
+    const d = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}`)
+    assert.equal(d.status, 'completed')
+  }, 20_000)
+  await withPage(runPath(run), async (page) => {
+    await checkSummary(page, { ...run, status: 'completed' })
+    assert.ok(
+      await page.getByRole('button', { name: 'Pause…', exact: true }).isDisabled(),
+      'a closed run is not paused',
+    )
+    await page.getByRole('button', { name: 'Rerun…', exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Rerun' })
+    await dialog.waitFor()
+    await dialog.getByRole('button', { name: 'Rerun' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await page.waitForURL(
+      (url) => url.pathname.startsWith(`/namespaces/${ns}/runs/${run.workflow_id}/`) && pageRunId(page) !== run.run_id,
+    )
+    const next = { ...run, run_id: pageRunId(page) }
+    // The same input; Approval waits for its signal again.
+    await checkSummary(page, next, 'running')
+    await checkJSON(page, 'Input', run.input)
+    assert.ok(
+      await page.getByRole('button', { name: 'Rerun…', exact: true }).isDisabled(),
+      'a running run is not rerun',
+    )
+    const d = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}`)
+    assert.deepEqual([d.run_id, d.status], [next.run_id, 'running'], 'the API has the new run')
+  })
+})
+
+test('runs page: a batch terminates the runs the filter matches and shows its progress', { timeout }, async () => {
+  const ids = ['batch-1', 'batch-2', 'batch-3']
+  const made = []
+  for (const id of ids) made.push(await startApproval(id, id))
+  await eventually(async () => {
+    const { count } = await api('POST', `/namespaces/${ns}/workflow-count`, { workflow_id_prefix: 'batch-' })
+    assert.equal(count, ids.length, 'the runs are listed')
+  })
+  const reason = 'cleared by a batch'
+  await withPage(`/namespaces/${ns}/runs?id=batch-`, async (page) => {
+    const all = page.getByRole('navigation', { name: 'Runs by status' }).getByRole('link', { name: /^All/ })
+    await eventually(async () => assert.equal(await all.locator('.chip-count').innerText(), String(ids.length)))
+    await page.getByRole('button', { name: 'Batch…' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Batch operation' })
+    await dialog.waitFor()
+    const said = await text(dialog.locator('.dialog-description'))
+    assert.ok(said.includes('3 runs now (workflow id starting batch-)'), `the dialog counts the runs: ${said}`)
+    // Signal asks for its name; terminate for a reason.
+    await dialog.getByLabel('Signal name').waitFor()
+    await dialog.getByLabel('Operation').selectOption('terminate')
+    await dialog.getByLabel('Reason (optional)').fill(reason)
+    await dialog.getByLabel('Rate (runs a second)').fill('20')
+    await audit(page, 'runs-batch-dialog')
+    await dialog.getByRole('button', { name: 'Terminate 3 runs' }).click()
+    await dialog.waitFor({ state: 'detached' })
+
+    // Its progress, until it completes; then the list shows the runs terminated.
+    const status = page.locator('.batch-notice [role=status]')
+    await eventually(
+      async () => assert.match(await text(status), /^Terminate batch completed: 3 done: 3 succeeded, 0 failed\./),
+      20_000,
+    )
+    await eventually(async () => {
+      const states = await page.locator('tbody tr td:nth-child(3)').allInnerTexts()
+      assert.deepEqual(
+        states.map((s) => s.trim()),
+        ['Terminated', 'Terminated', 'Terminated'],
+      )
+    })
+    for (const run of made) {
+      const d = await api('GET', `/namespaces/${ns}/workflows/${run.workflow_id}`)
+      assert.equal(d.status, 'terminated', `${run.workflow_id} is terminated`)
+    }
+    await audit(page, 'runs-batch-done')
+
+    // The batch's page: its request, its counts and a result per run.
+    await status.getByRole('link', { name: 'See the batch' }).click()
+    await page.waitForURL(/\/batches\/[^/]+$/)
+    const batchId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1))
+    const b = await api('GET', `/namespaces/${ns}/batches/${batchId}`)
+    assert.deepEqual(
+      [b.request.operation, b.request.reason, b.request.rate, b.request.filter, b.request.identity],
+      ['terminate', reason, 20, { workflow_id_prefix: 'batch-' }, 'strand-console'],
+      'what the console asked',
+    )
+    assert.equal(await text(page.locator('main h1')), `Terminate batch ${batchId}`)
+    await page.locator('.page-header .badge', { hasText: 'Completed' }).waitFor()
+    assert.ok(
+      (await text(card(page, 'Progress'))).includes('Done 3 Succeeded 3 Failed 0'),
+      await text(card(page, 'Progress')),
+    )
+    const results = card(page, 'Results').locator('tbody tr')
+    assert.equal(await results.count(), 3, 'a result per run')
+    for (const run of made) {
+      const link = card(page, 'Results').getByRole('link', { name: run.workflow_id, exact: true })
+      assert.equal(await link.getAttribute('href'), runPath(run), `the result of ${run.workflow_id} links to it`)
+    }
+    await audit(page, 'batch')
+
+    // The batches page lists it.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Batches' }).click()
+    await page.waitForURL(`**/namespaces/${ns}/batches`)
+    const row = page.locator('tbody tr').filter({ has: page.getByRole('link', { name: batchId }) })
+    await row.waitFor()
+    const cells = (await row.locator('td').allInnerTexts()).map((c) => c.trim())
+    assert.deepEqual(cells.slice(0, 3), [batchId, 'Terminate', 'Completed'])
+    await audit(page, 'batches')
   })
 })
 

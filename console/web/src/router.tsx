@@ -1,4 +1,6 @@
 import { createRouter } from '@tanstack/react-router'
+import { batchRoute } from './pages/batch/route'
+import { batchesRoute } from './pages/batches/route'
 import { clusterRoute } from './pages/cluster/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
@@ -6,6 +8,8 @@ import { queuesRoute } from './pages/queues/route'
 import { indexRoute, rootRoute } from './pages/root/route'
 import { runRoute } from './pages/run/route'
 import { runsRoute } from './pages/runs/route'
+import { scheduleRoute } from './pages/schedule/route'
+import { schedulesRoute } from './pages/schedules/route'
 
 /** Every page of the console; a new page adds its route here. */
 const routeTree = rootRoute.addChildren([
@@ -13,6 +17,10 @@ const routeTree = rootRoute.addChildren([
   overviewRoute,
   runsRoute,
   runRoute,
+  schedulesRoute,
+  scheduleRoute,
+  batchesRoute,
+  batchRoute,
   queuesRoute,
   namespacesRoute,
   clusterRoute,

@@ -28,6 +28,9 @@ export class ApiError extends Error {
   }
 }
 
+/** How the console names itself in the history of the runs (and schedules, batches) it acts on. */
+export const identity = 'strand-console'
+
 /** The API's base path; the console is served by the same server. */
 const prefix = '/api/v1'
 

@@ -142,6 +142,13 @@ export interface Count {
   count: number
 }
 
+/** Who paused a run, when and why. */
+export interface PauseInfo {
+  identity?: string
+  time: string
+  reason?: string
+}
+
 /** A step that has not closed. */
 export interface PendingStep {
   seq: number
@@ -183,6 +190,8 @@ export interface Description {
   attributes?: Record<string, string>
   memo?: Record<string, Payload>
   parent?: RunKey
+  /** Set while an operator holds the run paused. */
+  paused?: PauseInfo
   pending_steps?: PendingStep[]
   pending_timers?: PendingTimer[]
   pending_children?: PendingChild[]
@@ -279,6 +288,9 @@ export type EventType =
   | 'WorkflowTaskFailed'
   | 'StepAttemptFailed'
   | 'RunRecovered'
+  | 'WorkflowPaused'
+  | 'WorkflowResumed'
+  | 'WorkflowReset'
 
 /** One entry of a run's history; each type uses the fields it needs. */
 export interface HistoryEvent {
@@ -400,4 +412,226 @@ export interface Overview {
   since: string
   /** A node of the cluster did not answer: the counts miss its shards' runs. */
   partial?: boolean
+}
+
+/** Where in a run's history a reset goes back to (always just before a workflow task). */
+export type ResetPoint = 'last_workflow_task' | 'first_failed_step' | 'before_event'
+
+/** Every reset point, the default first. */
+export const resetPoints: readonly ResetPoint[] = ['last_workflow_task', 'first_failed_step', 'before_event']
+
+/** POST .../reset: what a reset takes besides the run. */
+export interface ResetOptions {
+  point: ResetPoint
+  /** The event the run goes back to before (before_event only). */
+  event_id?: number
+  /** Leaves out the signals received after the point; by default the new run receives them again. */
+  skip_signals?: boolean
+  reason?: string
+}
+
+// ---- Schedules (api/schedule.go) ----
+
+/** When a schedule fires. */
+export interface ScheduleSpec {
+  /** Cron expressions of 5 or 6 fields, names (@daily) and intervals ("@every 90s"). */
+  cron: string[]
+  /** The IANA time zone the expressions are read in (UTC when empty). */
+  time_zone?: string
+  /** No fire before start, none at or after end. */
+  start?: string
+  end?: string
+  jitter?: Duration
+}
+
+/** The workflow a schedule starts at each fire. */
+export interface ScheduleAction {
+  workflow_type: string
+  input?: Payload
+  queue?: string
+  priority?: number
+  run_timeout?: Duration
+  memo?: Record<string, Payload>
+  attributes?: Record<string, string>
+}
+
+/** What a fire does while a run the schedule started is still open. */
+export type OverlapPolicy = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'terminate_other' | 'allow_all'
+
+/** Every overlap policy, the default first. */
+export const overlapPolicies: readonly OverlapPolicy[] = [
+  'skip',
+  'buffer_one',
+  'buffer_all',
+  'cancel_other',
+  'terminate_other',
+  'allow_all',
+]
+
+/** What a schedule does with overlaps and missed fires. */
+export interface SchedulePolicies {
+  overlap?: OverlapPolicy
+  /** How late a missed fire may still be taken (0: an hour). */
+  catchup_window?: Duration
+}
+
+/** What a schedule does and when. */
+export interface Schedule {
+  spec: ScheduleSpec
+  action: ScheduleAction
+  policies?: SchedulePolicies
+  /** When positive, the fires the schedule takes in all (triggers and backfills aside). */
+  action_limit?: number
+  /** The state it is created in (describe: its state now). */
+  paused?: boolean
+  note?: string
+}
+
+/** A schedule as the list shows it. */
+export interface ScheduleSummary {
+  schedule_id: string
+  workflow_type: string
+  /** Absent when too long for a list. */
+  spec?: ScheduleSpec
+  paused?: boolean
+  next_fire?: string
+  create_time: string
+}
+
+/** GET /namespaces/{ns}/schedules. */
+export interface ScheduleList {
+  schedules: ScheduleSummary[] | null
+  next_page_token?: string
+}
+
+/** How a schedule took an action: at a fire time, triggered, or backfilled. */
+export type ScheduleActionKind = 'scheduled' | 'trigger' | 'backfill'
+
+/** One action a schedule took. */
+export interface ScheduledRun {
+  /** The time the action stands for (its workflow id has it). */
+  fire_time: string
+  /** When it was taken. */
+  time: string
+  kind: ScheduleActionKind
+  workflow_id: string
+  run_id?: string
+  /** The run's status, or starting, or not_started. */
+  status: string
+  reason?: string
+}
+
+/** A backfill in progress. */
+export interface BackfillProgress {
+  start: string
+  end: string
+  parallelism: number
+  total: number
+  started: number
+  closed: number
+  identity?: string
+}
+
+/** GET /namespaces/{ns}/schedules/{id}. */
+export interface ScheduleDescription {
+  namespace: string
+  schedule_id: string
+  schedule: Schedule
+  /** The next 10 fire times (none while paused, or past the end or the action limit). */
+  next_fires: string[] | null
+  /** The last actions, oldest first. */
+  recent: ScheduledRun[] | null
+  /** The runs the schedule started that are still open. */
+  running: ScheduledRun[] | null
+  buffered: number
+  backfills?: BackfillProgress[] | null
+  actions: number
+  triggers: number
+  backfilled: number
+  skipped: number
+  missed: number
+  paused_fires: number
+  /** Who last paused or unpaused it, and when. */
+  paused_by?: string
+  paused_at?: string
+  create_time: string
+  update_time: string
+  /** The run that carries the schedule now. */
+  workflow_id: string
+  run_id: string
+}
+
+// ---- Batches (api/batch.go) ----
+
+/** What a batch does to each run. */
+export type BatchOperation = 'signal' | 'cancel' | 'terminate' | 'reset' | 'pause' | 'resume'
+
+/** Every batch operation. */
+export const batchOperations: readonly BatchOperation[] = ['signal', 'cancel', 'terminate', 'reset', 'pause', 'resume']
+
+/** POST /namespaces/{ns}/batches. */
+export interface StartBatchRequest {
+  batch_id?: string
+  /** Selects the runs, as workflow-search does (its page fields unused). */
+  filter: ListRequest
+  operation: BatchOperation
+  signal_name?: string
+  signal_input?: Payload
+  reset_point?: ResetPoint
+  reset_event_id?: number
+  reason?: string
+  /** Runs acted on a second (0: 50). */
+  rate?: number
+  identity?: string
+}
+
+/** A batch's name. */
+export interface BatchRef {
+  namespace: string
+  batch_id: string
+}
+
+/** A batch's state: running, completed, stopped or failed. */
+export type BatchState = 'running' | 'completed' | 'stopped' | 'failed'
+
+/** A batch as the list shows it. */
+export interface BatchSummary {
+  batch_id: string
+  operation: BatchOperation
+  state: BatchState
+  start_time: string
+  close_time?: string
+}
+
+/** GET /namespaces/{ns}/batches. */
+export interface BatchList {
+  batches: BatchSummary[] | null
+  next_page_token?: string
+}
+
+/** What a batch did to one run. */
+export interface BatchRunResult {
+  workflow_id: string
+  run_id: string
+  /** Empty when the operation succeeded. */
+  error?: string
+  /** A reset's new run. */
+  new_run_id?: string
+}
+
+/** GET /namespaces/{ns}/batches/{id}. */
+export interface BatchDescription {
+  namespace: string
+  batch_id: string
+  request: StartBatchRequest
+  state: BatchState
+  /** Runs acted on, split into succeeded and failed. */
+  done: number
+  succeeded: number
+  failed: number
+  /** The last results, failures kept first. */
+  results: BatchRunResult[] | null
+  start_time: string
+  close_time?: string
+  stopped_by?: string
 }

@@ -1,4 +1,4 @@
-import { path, request } from './client'
+import { identity, path, request } from './client'
 import type {
   Count,
   Description,
@@ -9,6 +9,7 @@ import type {
   ListResponse,
   Payload,
   QueryResult,
+  ResetOptions,
   StartRequest,
   StartResponse,
 } from './types'
@@ -19,9 +20,6 @@ export interface RunRef {
   workflowId: string
   runId: string
 }
-
-/** How the console names itself in the history of the runs it acts on. */
-const identity = 'strand-console'
 
 function runPath({ namespace, workflowId }: RunRef, suffix = ''): string {
   return path`/namespaces/${namespace}/workflows/${workflowId}` + suffix
@@ -106,4 +104,35 @@ export function cancelWorkflow(run: RunRef, reason: string): Promise<void> {
 /** POST .../terminate: closes the run at once. */
 export function terminateWorkflow(run: RunRef, reason: string): Promise<void> {
   return request('POST', runPath(run, '/terminate'), { body: { run_id: run.runId, reason, identity } })
+}
+
+/**
+ * POST .../pause: holds the run: no workflow task or step is dispatched
+ * until it is resumed (a closed run is refused: run_closed).
+ */
+export function pauseWorkflow(run: RunRef, reason: string): Promise<void> {
+  return request('POST', runPath(run, '/pause'), { body: { run_id: run.runId, reason, identity } })
+}
+
+/** POST .../resume: lets a paused run go on, with what waited. */
+export function resumeWorkflow(run: RunRef, reason: string): Promise<void> {
+  return request('POST', runPath(run, '/resume'), { body: { run_id: run.runId, reason, identity } })
+}
+
+/**
+ * POST .../reset: a new run of the workflow id continues from a point of
+ * the run's history; the run, if open, is terminated. A point the run
+ * lacks is refused (failed_precondition). Answers with the new run.
+ */
+export function resetWorkflow(run: RunRef, opts: ResetOptions): Promise<StartResponse> {
+  return request('POST', runPath(run, '/reset'), { body: { run_id: run.runId, ...opts, identity } })
+}
+
+/**
+ * POST .../rerun: starts a closed run again with its type, input and
+ * options, under its workflow id. The request id makes a retried rerun
+ * start one run.
+ */
+export function rerunWorkflow(run: RunRef, requestId: string): Promise<StartResponse> {
+  return request('POST', runPath(run, '/rerun'), { body: { run_id: run.runId, request_id: requestId, identity } })
 }

@@ -8,6 +8,8 @@ interface ConfirmDialogProps {
   confirmLabel: string
   /** Styles the confirm button as destructive. */
   danger?: boolean
+  /** A wider dialog, for a form of many fields. */
+  wide?: boolean
   pending?: boolean
   /** The confirm button waits: what the action needs has not loaded yet. */
   disabled?: boolean
@@ -26,7 +28,8 @@ interface ConfirmDialogProps {
  * does once the action succeeded. Submitting the form confirms.
  */
 export function ConfirmDialog(props: ConfirmDialogProps) {
-  const { title, description, confirmLabel, danger, pending, disabled, error, onConfirm, onClose, children } = props
+  const { title, description, confirmLabel, danger, wide, pending, disabled, error, onConfirm, onClose, children } =
+    props
   const ref = useRef<HTMLDialogElement>(null)
   // What had focus before the dialog (the button that opened it) gets it
   // back when the dialog goes away.
@@ -46,7 +49,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
   return (
     <dialog
       ref={ref}
-      className="dialog"
+      className={wide ? 'dialog wide' : 'dialog'}
       aria-labelledby={titleId}
       aria-describedby={description ? descId : undefined}
       onClose={onClose}

@@ -41,6 +41,16 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               </Link>
             </li>
             <li>
+              <Link to="/namespaces/$namespace/schedules" params={{ namespace }}>
+                Schedules
+              </Link>
+            </li>
+            <li>
+              <Link to="/namespaces/$namespace/batches" params={{ namespace }}>
+                Batches
+              </Link>
+            </li>
+            <li>
               <Link to="/namespaces/$namespace/queues" params={{ namespace }}>
                 Queues
               </Link>

@@ -18,8 +18,8 @@ export function RefreshToggle({ live, onChange, every, updatedAt, fetching }: Re
         {fetching ? 'Refreshing…' : updatedAt ? `Updated ${formatTime(new Date(updatedAt)).slice(11)}` : ''}
       </span>
       <button type="button" aria-pressed={!live} onClick={() => onChange(!live)} title={`Auto-refresh every ${every}s`}>
-        {live ? '❚❚ Pause' : '▶ Resume'}
-        <span className="visually-hidden"> auto-refresh</span>
+        {/* "refresh": a page may also pause or resume what it shows (a run, a schedule). */}
+        {live ? '❚❚ Pause refresh' : '▶ Resume refresh'}
       </button>
     </div>
   )

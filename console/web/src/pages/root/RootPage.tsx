@@ -7,6 +7,8 @@ import { useNamespaces } from './queries'
 const namespacePages = [
   '/namespaces/$namespace/overview',
   '/namespaces/$namespace/runs',
+  '/namespaces/$namespace/schedules',
+  '/namespaces/$namespace/batches',
   '/namespaces/$namespace/queues',
 ] as const
 

@@ -2,22 +2,34 @@ import type { UseMutationResult } from '@tanstack/react-query'
 import { useNavigate } from '@tanstack/react-router'
 import { useState, type ReactNode } from 'react'
 import { decodePayload } from '../../api/payload'
-import type { Description, HistoryEvent, Payload } from '../../api/types'
+import { resetPoints, type Description, type HistoryEvent, type Payload, type ResetPoint } from '../../api/types'
 import { newRequestId, type RunRef } from '../../api/workflows'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { useDocument } from '../../components/documents'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { PayloadView } from '../../components/JsonView'
 import { formatNanos } from '../../components/timeFormat'
-import { useCancel, useQueryRun, useSignal, useStart, useTerminate } from './queries'
+import {
+  useCancel,
+  usePause,
+  useQueryRun,
+  useRerun,
+  useReset,
+  useResume,
+  useSignal,
+  useStart,
+  useTerminate,
+} from './queries'
+import { resetPointLabels } from './resetPoints'
 
-type Action = 'signal' | 'query' | 'start' | 'cancel' | 'terminate'
+type Action = 'signal' | 'query' | 'start' | 'pause' | 'resume' | 'reset' | 'rerun' | 'cancel' | 'terminate'
 
 /**
  * The buttons that act on a run. Each opens a dialog that takes what the
- * action needs and confirms it; signal, cancel and terminate are offered
- * while the run runs, start again once its history (its start event) has
- * loaded.
+ * action needs and confirms it; signal, pause or resume, cancel and
+ * terminate are offered while the run runs, rerun once it has closed, start
+ * again once its history (its start event) has loaded, reset always (the
+ * server says when the run lacks the point).
  */
 export function Actions({
   run,
@@ -31,6 +43,7 @@ export function Actions({
 }) {
   const [open, setOpen] = useState<Action | null>(null)
   const running = description.status === 'running'
+  const paused = description.paused !== undefined
   const close = () => setOpen(null)
   return (
     <div className="actions" role="group" aria-label="Actions">
@@ -43,6 +56,21 @@ export function Actions({
       <button type="button" onClick={() => setOpen('start')} disabled={!started}>
         Start again…
       </button>
+      {paused ? (
+        <button type="button" onClick={() => setOpen('resume')} disabled={!running}>
+          Resume…
+        </button>
+      ) : (
+        <button type="button" onClick={() => setOpen('pause')} disabled={!running}>
+          Pause…
+        </button>
+      )}
+      <button type="button" onClick={() => setOpen('reset')}>
+        Reset…
+      </button>
+      <button type="button" onClick={() => setOpen('rerun')} disabled={running}>
+        Rerun…
+      </button>
       <button type="button" onClick={() => setOpen('cancel')} disabled={!running}>
         Cancel…
       </button>
@@ -54,6 +82,10 @@ export function Actions({
       {open === 'start' && started && (
         <StartAgainDialog run={run} description={description} started={started} onClose={close} />
       )}
+      {open === 'pause' && <PauseDialog run={run} onClose={close} />}
+      {open === 'resume' && <ResumeDialog run={run} onClose={close} />}
+      {open === 'reset' && <ResetDialog run={run} description={description} onClose={close} />}
+      {open === 'rerun' && <RerunDialog run={run} description={description} onClose={close} />}
       {open === 'cancel' && <CancelDialog run={run} onClose={close} />}
       {open === 'terminate' && <TerminateDialog run={run} onClose={close} />}
     </div>
@@ -316,6 +348,7 @@ function CancelDialog({ run, onClose }: DialogProps) {
         </>
       }
       confirmLabel="Cancel run"
+      danger
       reasonRequired={false}
       mutation={cancel}
       onClose={onClose}
@@ -335,9 +368,172 @@ function TerminateDialog({ run, onClose }: DialogProps) {
         </>
       }
       confirmLabel="Terminate run"
+      danger
       reasonRequired
       mutation={terminate}
       onClose={onClose}
+    />
+  )
+}
+
+function PauseDialog({ run, onClose }: DialogProps) {
+  const pause = usePause(run)
+  return (
+    <ReasonDialog
+      title="Pause the run"
+      description={
+        <>
+          No workflow task or step of <strong>{run.workflowId}</strong> is dispatched until it is resumed. Steps running
+          now finish, and timers fire into its history.
+        </>
+      }
+      confirmLabel="Pause run"
+      reasonRequired={false}
+      mutation={pause}
+      onClose={onClose}
+    />
+  )
+}
+
+function ResumeDialog({ run, onClose }: DialogProps) {
+  const resume = useResume(run)
+  return (
+    <ReasonDialog
+      title="Resume the run"
+      description={
+        <>
+          <strong>{run.workflowId}</strong> goes on: what waited while it was paused is dispatched.
+        </>
+      }
+      confirmLabel="Resume run"
+      reasonRequired={false}
+      mutation={resume}
+      onClose={onClose}
+    />
+  )
+}
+
+/** Opens the page of a run of the workflow id that an action started. */
+function useOpenRun(run: RunRef) {
+  const navigate = useNavigate()
+  return (runId: string) =>
+    void navigate({
+      to: '/namespaces/$namespace/runs/$workflowId/$runId',
+      params: { namespace: run.namespace, workflowId: run.workflowId, runId },
+    })
+}
+
+/**
+ * Resets the run: a new run of its workflow id gets the history before
+ * the point and runs the workflow task there again; the run, if open, is
+ * terminated. Its page opens once it started.
+ */
+function ResetDialog({ run, description: d, onClose }: DialogProps & { description: Description }) {
+  const [point, setPoint] = useState<ResetPoint>('last_workflow_task')
+  const [eventId, setEventId] = useState('')
+  const [signals, setSignals] = useState(true)
+  const [reason, setReason] = useState('')
+  const reset = useReset(run)
+  const openRun = useOpenRun(run)
+  const lastEvent = d.next_event_id - 1
+  return (
+    <ConfirmDialog
+      title="Reset the run"
+      description={
+        <>
+          A new run of <strong>{run.workflowId}</strong> starts with this run&apos;s history up to the point and runs
+          the workflow task there again.
+          {d.status === 'running' && ' This run is terminated.'}
+        </>
+      }
+      confirmLabel="Reset run"
+      danger={d.status === 'running'}
+      pending={reset.isPending}
+      error={reset.error}
+      onClose={onClose}
+      onConfirm={() =>
+        reset.mutate(
+          {
+            point,
+            event_id: point === 'before_event' ? Number(eventId) : undefined,
+            skip_signals: !signals,
+            reason,
+          },
+          {
+            onSuccess: ({ run_id }) => {
+              onClose()
+              openRun(run_id)
+            },
+          },
+        )
+      }
+    >
+      <label className="field">
+        <span>Reset to</span>
+        <select autoFocus value={point} onChange={(e) => setPoint(e.target.value as ResetPoint)}>
+          {resetPoints.map((p) => (
+            <option key={p} value={p}>
+              {resetPointLabels[p]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {point === 'before_event' && (
+        <label className="field">
+          <span>Event ID (1 to {lastEvent})</span>
+          <input
+            type="number"
+            required
+            min={1}
+            max={lastEvent}
+            step={1}
+            value={eventId}
+            onChange={(e) => setEventId(e.target.value)}
+          />
+        </label>
+      )}
+      <label className="check">
+        <input type="checkbox" checked={signals} onChange={(e) => setSignals(e.target.checked)} />
+        <span>Re-apply signals received after the point</span>
+      </label>
+      <label className="field">
+        <span>Reason (optional)</span>
+        <input type="text" value={reason} onChange={(e) => setReason(e.target.value)} />
+      </label>
+    </ConfirmDialog>
+  )
+}
+
+/**
+ * Starts the closed run again under its workflow id, with its type, input
+ * and options. The request id is the dialog's, so that a confirm tried
+ * again starts one run at most. The new run's page opens once it started.
+ */
+function RerunDialog({ run, description: d, onClose }: DialogProps & { description: Description }) {
+  const [requestId] = useState(newRequestId)
+  const rerun = useRerun(run)
+  const openRun = useOpenRun(run)
+  return (
+    <ConfirmDialog
+      title="Rerun"
+      description={
+        <>
+          A new run of <strong>{run.workflowId}</strong> starts with the type ({d.workflow_type}), input and options of
+          this run.
+        </>
+      }
+      confirmLabel="Rerun"
+      pending={rerun.isPending}
+      error={rerun.error}
+      onClose={onClose}
+      onConfirm={() =>
+        rerun.mutate(requestId, {
+          onSuccess: ({ run_id }) => {
+            onClose()
+            openRun(run_id)
+          },
+        })
+      }
     />
   )
 }
@@ -347,6 +543,8 @@ function ReasonDialog(props: {
   title: string
   description: ReactNode
   confirmLabel: string
+  /** Styles the confirm button as destructive. */
+  danger?: boolean
   reasonRequired: boolean
   mutation: UseMutationResult<void, Error, string>
   onClose: () => void
@@ -358,7 +556,7 @@ function ReasonDialog(props: {
       title={props.title}
       description={props.description}
       confirmLabel={props.confirmLabel}
-      danger
+      danger={props.danger}
       pending={m.isPending}
       error={m.error}
       onClose={onClose}

@@ -82,6 +82,9 @@ function tone(t: EventType): string {
     case 'WorkflowStarted':
     case 'TimerFired':
     case 'ChildClosed':
+    case 'WorkflowPaused':
+    case 'WorkflowResumed':
+    case 'WorkflowReset':
       return 'tone-info'
     case 'WorkflowTaskCompleted':
       return 'tone-quiet'
@@ -143,7 +146,20 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
           <div>
             <dt>Target</dt>
             <dd>
-              {target.workflow_id}
+              {target.run_id ? (
+                <Link
+                  to="/namespaces/$namespace/runs/$workflowId/$runId"
+                  params={{
+                    namespace: target.namespace || namespace,
+                    workflowId: target.workflow_id,
+                    runId: target.run_id,
+                  }}
+                >
+                  {target.workflow_id}
+                </Link>
+              ) : (
+                target.workflow_id
+              )}
               {target.run_id && <span className="mono muted"> {target.run_id}</span>}
             </dd>
           </div>

@@ -29,6 +29,7 @@ export function RunPage() {
   const d = desc.data
   const events = history.data
   const started = events?.find((e) => e.type === 'WorkflowStarted')
+  const reset = events?.find((e) => e.type === 'WorkflowReset')
   // Open bars run to the run's close, or to the time of the last refresh.
   const end = parseTime(d?.close_time)?.getTime() ?? desc.dataUpdatedAt
   const gantt = useMemo(() => buildGantt(events ?? [], d?.pending_steps ?? [], end), [events, d?.pending_steps, end])
@@ -76,7 +77,7 @@ export function RunPage() {
             <FailureView failure={d.workflow_task_failure} />
           </div>
         )}
-        {d && <Summary run={d} started={started} now={desc.dataUpdatedAt} />}
+        {d && <Summary run={d} started={started} reset={reset} now={desc.dataUpdatedAt} />}
         <ErrorMessage error={history.error} title="Reading the history failed" />
         {events && (
           <>

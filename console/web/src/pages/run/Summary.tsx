@@ -1,6 +1,6 @@
 import { Link } from '@tanstack/react-router'
 import type { ReactNode } from 'react'
-import type { Description, HistoryEvent } from '../../api/types'
+import type { Description, HistoryEvent, PauseInfo } from '../../api/types'
 import { Attributes } from '../../components/Attributes'
 import { PayloadView } from '../../components/JsonView'
 import { StatusBadge } from '../../components/StatusBadge'
@@ -11,11 +11,13 @@ interface SummaryProps {
   run: Description
   /** The run's WorkflowStarted event, when history has come. */
   started: HistoryEvent | undefined
+  /** The run's WorkflowReset event, if it was reset from another run. */
+  reset?: HistoryEvent | undefined
   now: number
 }
 
 /** What describe says of a run, with what its start event adds. */
-export function Summary({ run, started, now }: SummaryProps) {
+export function Summary({ run, started, reset, now }: SummaryProps) {
   const start = parseTime(run.start_time)
   const close = parseTime(run.close_time)
   const attrs = started?.start
@@ -23,6 +25,7 @@ export function Summary({ run, started, now }: SummaryProps) {
   return (
     <section className="card" aria-labelledby="summary-title">
       <h2 id="summary-title">Summary</h2>
+      {run.paused && <PausedNotice paused={run.paused} />}
       <dl className="facts">
         <Fact term="Status">
           <StatusBadge status={run.status} />
@@ -63,6 +66,21 @@ export function Summary({ run, started, now }: SummaryProps) {
             </Link>
           </Fact>
         )}
+        {reset?.target?.run_id && (
+          <Fact term="Reset from">
+            <Link
+              to="/namespaces/$namespace/runs/$workflowId/$runId"
+              params={{
+                namespace: reset.target.namespace || run.namespace,
+                workflowId: reset.target.workflow_id,
+                runId: reset.target.run_id,
+              }}
+              className="mono"
+            >
+              {reset.target.run_id}
+            </Link>
+          </Fact>
+        )}
         {attrs?.priority ? <Fact term="Priority">{attrs.priority}</Fact> : null}
         {attrs?.run_timeout ? <Fact term="Run timeout">{formatNanos(attrs.run_timeout)}</Fact> : null}
         <Fact term="Events">{run.next_event_id - 1}</Fact>
@@ -86,6 +104,16 @@ export function Summary({ run, started, now }: SummaryProps) {
         </>
       )}
     </section>
+  )
+}
+
+/** Says that an operator holds the run paused: who, since when and why. */
+function PausedNotice({ paused }: { paused: PauseInfo }) {
+  return (
+    <p className="notice summary-notice">
+      <strong>Paused</strong> by {paused.identity || 'an operator'} at <Time value={paused.time} />
+      {paused.reason ? `: ${paused.reason}` : ''}. No workflow task or step is dispatched until it is resumed.
+    </p>
   )
 }
 

@@ -1,10 +1,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import type { Payload, StartRequest } from '../../api/types'
+import type { Payload, ResetOptions, StartRequest } from '../../api/types'
 import {
   cancelWorkflow,
   describeWorkflow,
   getHistory,
+  pauseWorkflow,
   queryWorkflow,
+  rerunWorkflow,
+  resetWorkflow,
+  resumeWorkflow,
   signalWorkflow,
   startWorkflow,
   terminateWorkflow,
@@ -88,4 +92,28 @@ export function useStart(namespace: string) {
     mutationFn: (req: StartRequest) => startWorkflow(namespace, req),
     onSuccess: () => qc.invalidateQueries({ queryKey: runsKeys.all(namespace) }),
   })
+}
+
+/** Pauses the run: no workflow task or step is dispatched until it is resumed. */
+export function usePause(run: RunRef) {
+  const onSuccess = useInvalidate(run)
+  return useMutation({ mutationFn: (reason: string) => pauseWorkflow(run, reason), onSuccess })
+}
+
+/** Resumes the paused run. */
+export function useResume(run: RunRef) {
+  const onSuccess = useInvalidate(run)
+  return useMutation({ mutationFn: (reason: string) => resumeWorkflow(run, reason), onSuccess })
+}
+
+/** Resets the run to a point of its history; the new run is the mutation's data. */
+export function useReset(run: RunRef) {
+  const onSuccess = useInvalidate(run)
+  return useMutation({ mutationFn: (opts: ResetOptions) => resetWorkflow(run, opts), onSuccess })
+}
+
+/** Starts the closed run again, with the request id given; the new run is the mutation's data. */
+export function useRerun(run: RunRef) {
+  const onSuccess = useInvalidate(run)
+  return useMutation({ mutationFn: (requestId: string) => rerunWorkflow(run, requestId), onSuccess })
 }

@@ -1,8 +1,11 @@
 import { getRouteApi } from '@tanstack/react-router'
 import { useMemo, useState } from 'react'
-import type { ListRequest } from '../../api/types'
+import type { BatchRef, ListRequest } from '../../api/types'
+import { runStatuses } from '../../api/types'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { RefreshToggle } from '../../components/RefreshToggle'
+import { BatchDialog } from './BatchDialog'
+import { BatchNotice } from './BatchNotice'
 import { Filters } from './Filters'
 import { refreshMs, useRunsPage, useStatusCounts } from './queries'
 import { RunsTable } from './RunsTable'
@@ -11,7 +14,10 @@ import { StatusChips } from './StatusChips'
 
 const route = getRouteApi('/namespaces/$namespace/runs')
 
-/** The runs of a namespace: counts by status, filters and a paged table. */
+/**
+ * The runs of a namespace: counts by status, filters and a paged table; a
+ * batch operation acts on every run they match.
+ */
 export function RunsPage() {
   const { namespace } = route.useParams()
   const search = route.useSearch()
@@ -19,7 +25,18 @@ export function RunsPage() {
   const [live, setLive] = useState(true)
   const filter = useMemo(() => toFilter(search), [search])
   const { counts, error: countError } = useStatusCounts(namespace, filter, live)
+  const [batching, setBatching] = useState(false)
+  // The batch started from here, and the runs it was to act on.
+  const [batch, setBatch] = useState<{ ref: BatchRef; expected: number | undefined } | null>(null)
   const apply = (next: RunsSearch) => void navigate({ search: next })
+  // What a batch acts on: the filter and the status chip chosen.
+  const batchFilter: ListRequest = search.status ? { ...filter, statuses: [search.status] } : filter
+  const known = runStatuses.map((s) => counts[s])
+  const matched = search.status
+    ? counts[search.status]
+    : known.every((n) => n !== undefined)
+      ? known.reduce((a: number, n) => a + (n ?? 0), 0)
+      : undefined
   // A new URL resets the form's draft, and starts the list again at its
   // first page.
   const urlKey = JSON.stringify([namespace, search])
@@ -28,7 +45,19 @@ export function RunsPage() {
     <section className="page" aria-labelledby="runs-title">
       <div className="page-header">
         <h1 id="runs-title">Runs</h1>
+        <div className="spacer" />
+        <button type="button" onClick={() => setBatching(true)} disabled={matched === 0}>
+          Batch…
+        </button>
       </div>
+      {batch && (
+        <BatchNotice
+          key={batch.ref.batch_id}
+          batch={batch.ref}
+          expected={batch.expected}
+          onDismiss={() => setBatch(null)}
+        />
+      )}
       <Filters key={`filters ${urlKey}`} search={search} onApply={apply} />
       <StatusChips namespace={namespace} search={search} counts={counts} error={countError} />
       <RunsList
@@ -39,6 +68,15 @@ export function RunsPage() {
         live={live}
         setLive={setLive}
       />
+      {batching && (
+        <BatchDialog
+          namespace={namespace}
+          filter={batchFilter}
+          count={matched}
+          onClose={() => setBatching(false)}
+          onStarted={(ref) => setBatch({ ref, expected: matched })}
+        />
+      )}
     </section>
   )
 }
