@@ -3,6 +3,7 @@ import { useMemo, useState } from 'react'
 import type { BatchRef, ListRequest } from '../../api/types'
 import { runStatuses } from '../../api/types'
 import { ErrorMessage } from '../../components/ErrorMessage'
+import { Pager, usePages } from '../../components/Pager'
 import { RefreshToggle } from '../../components/RefreshToggle'
 import { BatchDialog } from './BatchDialog'
 import { BatchNotice } from './BatchNotice'
@@ -91,10 +92,7 @@ interface RunsListProps {
 
 /** The table with its pager: the tokens of the pages before this one are a stack. */
 function RunsList({ namespace, search, filter, live, setLive }: RunsListProps) {
-  const [pages, setPages] = useState<{ before: (string | undefined)[]; token: string | undefined }>({
-    before: [],
-    token: undefined,
-  })
+  const [pages, setPages] = usePages()
   const req: ListRequest = { ...filter, page_size: search.size ?? defaultPageSize }
   if (search.status) req.statuses = [search.status]
   if (pages.token) req.page_token = pages.token
@@ -105,23 +103,7 @@ function RunsList({ namespace, search, filter, live, setLive }: RunsListProps) {
   return (
     <>
       <div className="toolbar">
-        <div className="pager" role="group" aria-label="Pages">
-          <button
-            type="button"
-            disabled={pages.before.length === 0}
-            onClick={() => setPages({ before: pages.before.slice(0, -1), token: pages.before.at(-1) })}
-          >
-            ← Previous
-          </button>
-          <span className="muted">Page {pages.before.length + 1}</span>
-          <button
-            type="button"
-            disabled={!next || q.isPlaceholderData}
-            onClick={() => setPages({ before: [...pages.before, pages.token], token: next })}
-          >
-            Next →
-          </button>
-        </div>
+        <Pager pages={pages} setPages={setPages} next={next} waiting={q.isPlaceholderData} />
         <RefreshToggle
           live={live}
           onChange={setLive}

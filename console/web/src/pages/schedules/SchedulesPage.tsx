@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import type { ScheduleSummary } from '../../api/types'
 import { ErrorMessage } from '../../components/ErrorMessage'
+import { Pager, usePages } from '../../components/Pager'
 import { RefreshToggle } from '../../components/RefreshToggle'
 import { Time } from '../../components/Time'
 import { refreshMs, useSchedules } from './queries'
@@ -56,10 +57,7 @@ export function SchedulesPage() {
 /** The table with its pager: the tokens of the pages before this one are a stack. */
 function SchedulesList(props: { namespace: string; live: boolean; setLive: (live: boolean) => void }) {
   const { namespace, live, setLive } = props
-  const [pages, setPages] = useState<{ before: (string | undefined)[]; token: string | undefined }>({
-    before: [],
-    token: undefined,
-  })
+  const [pages, setPages] = usePages()
   const q = useSchedules(namespace, pages.token, live)
   const next = q.data?.next_page_token
   const schedules = q.data?.schedules ?? []
@@ -68,23 +66,7 @@ function SchedulesList(props: { namespace: string; live: boolean; setLive: (live
     <>
       <div className="toolbar">
         {paged ? (
-          <div className="pager" role="group" aria-label="Pages">
-            <button
-              type="button"
-              disabled={pages.before.length === 0}
-              onClick={() => setPages({ before: pages.before.slice(0, -1), token: pages.before.at(-1) })}
-            >
-              ← Previous
-            </button>
-            <span className="muted">Page {pages.before.length + 1}</span>
-            <button
-              type="button"
-              disabled={!next || q.isPlaceholderData}
-              onClick={() => setPages({ before: [...pages.before, pages.token], token: next })}
-            >
-              Next →
-            </button>
-          </div>
+          <Pager pages={pages} setPages={setPages} next={next} waiting={q.isPlaceholderData} />
         ) : (
           <span className="muted">
             {q.data && `${schedules.length.toLocaleString()} schedule${schedules.length === 1 ? '' : 's'}`}
