@@ -1,7 +1,10 @@
-// Package schedule computes when a schedule fires: its calendar of cron
-// expressions and intervals in a time zone, inside a start and end time,
-// each fire time delayed by a jitter that depends only on the schedule and
-// the time. Every answer is a function of the spec and the times asked
+// Package schedule starts workflows on a calendar. A schedule is a run of
+// the workflow WorkflowType (Run) in its namespace, which the system
+// worker runs (package system); Service is its api.Schedules over an
+// api.Service. Compile reads a schedule's calendar: cron expressions and
+// intervals in a time zone, inside a start and end time, each fire time
+// delayed by a jitter that depends only on the schedule and the time.
+// Every answer of a Calendar is a function of the spec and the times asked
 // about, never of when it is asked, so every node of a cluster, and a node
 // that restarts, finds the same fire times.
 package schedule
