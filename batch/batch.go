@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
@@ -240,48 +242,69 @@ func (p steps) apply(ctx context.Context, in applyInput) ([]api.BatchRunResult, 
 		reason = "batch " + in.BatchID
 	}
 	op, _ := p.svc.(api.Operator)
-	out := make([]api.BatchRunResult, 0, len(in.Runs))
-	for _, k := range in.Runs {
-		ref := api.RunRef{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID}
-		requestID := in.BatchID + "/" + k.RunID
-		res := api.BatchRunResult{WorkflowID: k.WorkflowID, RunID: k.RunID}
-		var err error
-		switch req.Operation {
-		case api.BatchSignal:
-			err = p.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: ref, Name: req.SignalName, Input: req.SignalInput, RequestID: requestID, Identity: identity})
-		case api.BatchCancel:
-			err = p.svc.CancelWorkflow(ctx, api.CancelRequest{RunRef: ref, Reason: reason, RequestID: requestID, Identity: identity})
-		case api.BatchTerminate:
-			err = p.svc.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: ref, Reason: reason, RequestID: requestID, Identity: identity})
-		case api.BatchReset, api.BatchPause, api.BatchResume:
-			if op == nil {
-				err = fmt.Errorf("%w: the service cannot %s runs", api.ErrInvalidArgument, req.Operation)
-				break
-			}
-			switch req.Operation {
-			case api.BatchReset:
-				point := req.ResetPoint
-				if point == "" {
-					point = api.ResetLastWorkflowTask
-				}
-				var resp api.StartResponse
-				resp, err = op.ResetWorkflow(ctx, api.ResetRequest{RunRef: ref, Point: point, EventID: req.ResetEventID, Reason: reason, Identity: identity})
-				res.NewRunID = resp.RunID
-			case api.BatchPause:
-				err = op.PauseWorkflow(ctx, api.PauseRequest{RunRef: ref, Reason: reason, Identity: identity})
-			default:
-				err = op.ResumeWorkflow(ctx, api.PauseRequest{RunRef: ref, Reason: reason, Identity: identity})
-			}
-		}
-		if transient(err) {
-			return nil, err // the step is retried: every operation is idempotent or pinned to its run
-		}
-		if err != nil {
-			res.Error = err.Error()
-		}
-		out = append(out, res)
+	// The runs of a chunk are acted on at once (a few at a time): on a
+	// store whose commits take tens of milliseconds, one after another
+	// would bound a batch well under its rate.
+	out := make([]api.BatchRunResult, len(in.Runs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(applyConcurrency)
+	for i, k := range in.Runs {
+		g.Go(func() error {
+			res, err := p.act(gctx, op, in.BatchID, req, identity, reason, k)
+			out[i] = res
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// applyConcurrency is how many runs of a chunk are acted on at once.
+const applyConcurrency = 8
+
+// act applies the batch's operation to one run; an error is returned only
+// when the step should be retried, and is the run's result otherwise.
+func (p steps) act(ctx context.Context, op api.Operator, batchID string, req api.StartBatchRequest, identity, reason string, k store.RunKey) (api.BatchRunResult, error) {
+	ref := api.RunRef{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID}
+	requestID := batchID + "/" + k.RunID
+	res := api.BatchRunResult{WorkflowID: k.WorkflowID, RunID: k.RunID}
+	var err error
+	switch req.Operation {
+	case api.BatchSignal:
+		err = p.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: ref, Name: req.SignalName, Input: req.SignalInput, RequestID: requestID, Identity: identity})
+	case api.BatchCancel:
+		err = p.svc.CancelWorkflow(ctx, api.CancelRequest{RunRef: ref, Reason: reason, RequestID: requestID, Identity: identity})
+	case api.BatchTerminate:
+		err = p.svc.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: ref, Reason: reason, RequestID: requestID, Identity: identity})
+	case api.BatchReset, api.BatchPause, api.BatchResume:
+		if op == nil {
+			err = fmt.Errorf("%w: the service cannot %s runs", api.ErrInvalidArgument, req.Operation)
+			break
+		}
+		switch req.Operation {
+		case api.BatchReset:
+			point := req.ResetPoint
+			if point == "" {
+				point = api.ResetLastWorkflowTask
+			}
+			var resp api.StartResponse
+			resp, err = op.ResetWorkflow(ctx, api.ResetRequest{RunRef: ref, Point: point, EventID: req.ResetEventID, Reason: reason, Identity: identity})
+			res.NewRunID = resp.RunID
+		case api.BatchPause:
+			err = op.PauseWorkflow(ctx, api.PauseRequest{RunRef: ref, Reason: reason, Identity: identity})
+		default:
+			err = op.ResumeWorkflow(ctx, api.PauseRequest{RunRef: ref, Reason: reason, Identity: identity})
+		}
+	}
+	if transient(err) {
+		return res, err // the step is retried: every operation is idempotent or pinned to its run
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, nil
 }
 
 // transient reports whether an error may pass if the step is retried.

@@ -29,7 +29,7 @@ func Waiter(ctx workflow.Context, _ struct{}) (string, error) {
 type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, st store.Store) *env {
-	return &env{testenv.New(t, st, 4*time.Minute, func(w *worker.Worker) { worker.RegisterWorkflow(w, Waiter) })}
+	return &env{testenv.New(t, st, 8*time.Minute, func(w *worker.Worker) { worker.RegisterWorkflow(w, Waiter) })}
 }
 
 // b is the batches of the engine running now.
@@ -79,7 +79,9 @@ func TestBatchTerminateSurvivesRestart(t *testing.T) {
 			return err == nil && d.Done >= 100
 		})
 		e.Restart()
-		e.Eventually("the batch done", 2*time.Minute, func() bool {
+		// Generous: under the whole suite on two cores, a Cassandra commit
+		// takes tens of milliseconds.
+		e.Eventually("the batch done", 5*time.Minute, func() bool {
 			d, err := e.b().DescribeBatch(e.Ctx, ref)
 			return err == nil && d.State == batch.StateCompleted
 		})
