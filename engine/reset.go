@@ -173,7 +173,10 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 
 	// The copy, with what was pending at its end.
 	var last int64 // the last event of the last workflow task in the copy
-	steps, timers := map[int64]api.Event{}, map[int64]api.Event{}
+	// What is open at the end of the copy, by seq: steps and timers, which
+	// the new run takes along, and children and requests to other runs,
+	// which it cannot.
+	steps, timers, others := map[int64]api.Event{}, map[int64]api.Event{}, map[int64]api.Event{}
 	for _, ev := range prefix {
 		if ev.Payload.Data != nil {
 			pl, err := nt.payload(next, ev.Payload.Data)
@@ -197,16 +200,16 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 		case api.EventTimerFired, api.EventTimerCanceled:
 			delete(timers, ev.Seq)
 		case api.EventChildInitiated, api.EventSignalExternal, api.EventCancelExternal:
-			steps[-ev.Seq] = ev // pending until its outcome below
+			others[ev.Seq] = ev
 		case api.EventChildClosed, api.EventChildStartFailed, api.EventExternalSignaled, api.EventExternalCancelRequested:
-			delete(steps, -ev.Seq)
+			delete(others, ev.Seq)
 		}
 	}
+	for _, ev := range others {
+		return "", fmt.Errorf("%w: reset point: event %d (%s #%d) is still open there, and a reset cannot take a child or a request to another run along; reset to a point before it or after it closed",
+			api.ErrFailedPrecondition, ev.ID, ev.Type, ev.Seq)
+	}
 	for seq, ev := range steps {
-		if seq < 0 {
-			return "", fmt.Errorf("%w: reset point: event %d (%s #%d) is still open there, and a reset cannot take a child or a request to another run along; reset to a point before it or after it closed",
-				api.ErrFailedPrecondition, ev.ID, ev.Type, ev.Seq)
-		}
 		o := api.StepOptions{}
 		if ev.Step != nil {
 			o = *ev.Step

@@ -152,20 +152,29 @@ func (s *Service) read(ctx context.Context, ref api.ScheduleRef) (state, api.Des
 		return state{}, d, s.notFound(ref, err)
 	}
 	rr.RunID = d.RunID
-	raw, err := s.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: rr, Name: queryName})
+	st, err := s.query(ctx, ref, rr)
 	if err != nil {
 		// It continued as new meanwhile: ask the run that carries it now.
 		rr.RunID = ""
-		raw, err = s.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: rr, Name: queryName})
+		st, err = s.query(ctx, ref, rr)
 	}
 	if err != nil {
 		return state{}, d, s.notFound(ref, err)
 	}
+	return st, d, nil
+}
+
+// query asks a schedule's run for its state.
+func (s *Service) query(ctx context.Context, ref api.ScheduleRef, rr api.RunRef) (state, error) {
+	raw, err := s.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: rr, Name: queryName})
+	if err != nil {
+		return state{}, err
+	}
 	var st state
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return state{}, d, fmt.Errorf("schedule %q: decode its state: %w", ref.ScheduleID, err)
+		return state{}, fmt.Errorf("schedule %q: decode its state: %w", ref.ScheduleID, err)
 	}
-	return st, d, nil
+	return st, nil
 }
 
 // notFound turns the errors of a schedule's run that does not exist into
@@ -367,13 +376,9 @@ func (s *Service) send(ctx context.Context, ref api.ScheduleRef, c command) erro
 	if err != nil {
 		return err
 	}
+	// A deleted schedule's run is closed: the signal is refused (run
+	// closed), which notFound reports as the schedule not found.
 	rr := runRef(ref)
-	if d, err := s.svc.DescribeWorkflow(ctx, rr); err != nil || d.Status != store.StatusRunning {
-		if err == nil {
-			err = api.ErrNotFound
-		}
-		return s.notFound(ref, err)
-	}
 	err = s.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: rr, Name: signalName, Input: input, RequestID: c.ID, Identity: c.Identity})
 	if err != nil {
 		return s.notFound(ref, err)
@@ -381,7 +386,8 @@ func (s *Service) send(ctx context.Context, ref api.ScheduleRef, c command) erro
 	wctx, cancel := context.WithTimeout(ctx, applyWait)
 	defer cancel()
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
-		if st, _, err := s.read(wctx, ref); err == nil && slices.Contains(st.Applied, c.ID) && !starting(st) {
+		// The run that carries the schedule now (it may have continued as new).
+		if st, err := s.query(wctx, ref, rr); err == nil && slices.Contains(st.Applied, c.ID) && !starting(st) {
 			return nil
 		}
 		select {

@@ -488,6 +488,17 @@ func (h *handler) routes() []Route {
 	)
 }
 
+// pageParams reads the page_size (0 to 1000) and page_token of a GET list.
+func pageParams(r *http.Request) (int, []byte, error) {
+	q := r.URL.Query()
+	token, err := bytesParam(q, "page_token")
+	if err != nil {
+		return 0, nil, err
+	}
+	n, err := intParam(q, "page_size", 1000)
+	return int(n), token, err
+}
+
 // scheduleRoutes are the routes of schedules.
 func scheduleRoutes(h *handler, sc api.Schedules) []Route {
 	list := prefix + "/namespaces/{namespace}/schedules"
@@ -504,18 +515,11 @@ func scheduleRoutes(h *handler, sc api.Schedules) []Route {
 		}).pathFields("namespace").linked(link{name: "describe", target: "GET " + one, desc: "the schedule created",
 			params: map[string]any{"path.namespace": "$request.path.namespace", "path.schedule_id": "$request.body#/schedule_id"}})},
 		{"GET", list, "List a namespace's schedules, in pages", get(h, func(ctx context.Context, r *http.Request) (api.ListSchedulesResponse, error) {
-			q := r.URL.Query()
-			req := api.ListSchedulesRequest{Namespace: r.PathValue("namespace")}
-			var err error
-			if req.PageToken, err = bytesParam(q, "page_token"); err != nil {
-				return api.ListSchedulesResponse{}, err
-			}
-			n, err := intParam(q, "page_size", 1000)
+			size, token, err := pageParams(r)
 			if err != nil {
 				return api.ListSchedulesResponse{}, err
 			}
-			req.PageSize = int(n)
-			return sc.ListSchedules(ctx, req)
+			return sc.ListSchedules(ctx, api.ListSchedulesRequest{Namespace: r.PathValue("namespace"), PageSize: size, PageToken: token})
 		}).with(intQuery("page_size", 0, 1000, "schedules per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
 		{"GET", one, "Describe a schedule: its spec, next fire times, recent actions", get(h, func(ctx context.Context, r *http.Request) (api.ScheduleDescription, error) {
 			return sc.DescribeSchedule(ctx, sref(r))
@@ -556,18 +560,11 @@ func batchRoutes(h *handler, b api.Batches) []Route {
 		}).pathFields("namespace").linked(link{name: "describe", target: "GET " + one, desc: "the batch started",
 			params: map[string]any{"path.namespace": "$request.path.namespace", "path.batch_id": "$response.body#/batch_id"}})},
 		{"GET", list, "List a namespace's batches, in pages", get(h, func(ctx context.Context, r *http.Request) (api.ListBatchesResponse, error) {
-			q := r.URL.Query()
-			req := api.ListBatchesRequest{Namespace: r.PathValue("namespace")}
-			var err error
-			if req.PageToken, err = bytesParam(q, "page_token"); err != nil {
-				return api.ListBatchesResponse{}, err
-			}
-			n, err := intParam(q, "page_size", 1000)
-			req.PageSize = int(n)
+			size, token, err := pageParams(r)
 			if err != nil {
 				return api.ListBatchesResponse{}, err
 			}
-			return b.ListBatches(ctx, req)
+			return b.ListBatches(ctx, api.ListBatchesRequest{Namespace: r.PathValue("namespace"), PageSize: size, PageToken: token})
 		}).with(intQuery("page_size", 0, 1000, "batches per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
 		{"GET", one, "Describe a batch: its progress and a result per run", get(h, func(ctx context.Context, r *http.Request) (api.BatchDescription, error) {
 			return b.DescribeBatch(ctx, bref(r))
