@@ -204,10 +204,10 @@ func (e *Engine) place(ctx context.Context) error {
 		}
 	}
 	// The shards go back at once, not one after the other: a node that
-	// joins waits only a third of the node TTL for a live owner to hand a
-	// shard over before it takes the shard as abandoned, and a handover
-	// (stop the shard, then a conditional write) takes a few hundred
-	// milliseconds on a busy Cassandra.
+	// joins waits one node TTL for a live owner to hand a shard over
+	// before it takes the shard as abandoned, and a handover (stop the
+	// shard, then a conditional write) takes a few hundred milliseconds on
+	// a busy Cassandra.
 	var handingBack sync.WaitGroup
 	for _, id := range release {
 		handingBack.Go(func() { e.handBack(ctx, id) })
@@ -297,7 +297,11 @@ func (e *Engine) checkLease(ctx context.Context) {
 var errWaitHandover = errors.New("engine: waiting for the owner to hand the shard over")
 
 // take acquires shard id. A shard a live node holds is left to that node
-// for one heartbeat interval, to hand it over; then it is taken anyway.
+// for one node TTL, to hand it over; then it is taken anyway. The owner
+// sees the new view within a controller tick (a tenth of the TTL), but on a
+// loaded machine stopping the shard and the conditional release can take
+// a second or more, and a shard taken from a live owner makes its runs go
+// through recovery.
 func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 	prev := ""
 	sh, err := e.store.GetShard(ctx, id)
@@ -313,7 +317,7 @@ func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 			e.cluster.waiting[id] = time.Now()
 			return errWaitHandover
 		}
-		if time.Since(first) < e.opts.NodeTTL/3 {
+		if time.Since(first) < e.opts.NodeTTL {
 			return errWaitHandover
 		}
 		e.log.Warn("taking a shard its live owner did not hand over", "shard", id, "owner", prev)
