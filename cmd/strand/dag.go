@@ -1,0 +1,399 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/store"
+)
+
+// newDAGCommand is strand dag: DolphinScheduler-style pipelines.
+func newDAGCommand() *cobra.Command {
+	o := &cliOptions{}
+	cmd := &cobra.Command{Use: "dag", Short: "Define, run and command DAG pipelines (run by strand worker)"}
+	o.register(cmd)
+	client := func() (*dag.Client, error) {
+		svc, err := o.service()
+		if err != nil {
+			return nil, err
+		}
+		return dag.NewClient(svc, o.namespace), nil
+	}
+
+	var offline bool
+	var file string
+	apply := &cobra.Command{
+		Use: "apply -f FILE", Short: "Check a definition (YAML or JSON) and store it as a new version when it changed", Args: cobra.NoArgs,
+		Example: "  strand dag apply -f pipeline.yaml",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			if file == "" {
+				return &usageError{errors.New("-f FILE: name the definition's file (- for stdin)")}
+			}
+			text, err := readFileArg(file)
+			if err != nil {
+				return &usageError{err}
+			}
+			a, err := c.Catalog.Apply(cmd.Context(), text, cliIdentity(), offline)
+			var de *dag.DefinitionError
+			if errors.As(err, &de) {
+				de.File = file
+				return &usageError{de}
+			}
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), a, func(tw *tabwriter.Writer) {
+				what := "unchanged"
+				if a.Changed {
+					what = "stored"
+				}
+				state := "offline"
+				if a.Release.Online {
+					state = "online"
+				}
+				fmt.Fprintf(tw, "%s version %d %s (sha1 %s); current version %d, %s\n", a.Definition.Name, a.Version, what, a.SHA1, a.Release.Current, state)
+			})
+		},
+	}
+	apply.Flags().StringVarP(&file, "file", "f", "", "the definition's file")
+	apply.Flags().BoolVar(&offline, "offline", false, "a new definition starts offline (it cannot be started or scheduled until strand dag online)")
+
+	list := &cobra.Command{
+		Use: "list", Short: "List the definitions with their current version and release state", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			all, err := c.Catalog.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), all, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "NAME\tCURRENT\tVERSIONS\tSTATE")
+				for _, s := range all {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", s.Name, s.Current, s.Versions, onlineWord(s.Online))
+				}
+			})
+		},
+	}
+
+	var version int32
+	show := &cobra.Command{
+		Use: "show NAME", Short: "Print a definition's text (the current version, or --version)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			d, err := c.Catalog.Get(cmd.Context(), args[0], version)
+			if err != nil {
+				return err
+			}
+			if o.output == "json" {
+				return o.print(cmd.OutOrStdout(), d, nil)
+			}
+			_, err = cmd.OutOrStdout().Write(d.Body)
+			return err
+		},
+	}
+	show.Flags().Int32Var(&version, "version", 0, "the version (default: the current one)")
+
+	versions := &cobra.Command{
+		Use: "versions NAME", Short: "List a definition's versions", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			all, err := c.Catalog.Versions(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			rel, _ := c.Catalog.Release(cmd.Context(), args[0])
+			return o.print(cmd.OutOrStdout(), all, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "VERSION\tSHA1\tCREATED\tBY\t")
+				for _, d := range all {
+					mark := ""
+					if d.Version == rel.Current {
+						mark = "current"
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", d.Version, d.SHA1, d.CreatedAt.Format(time.RFC3339), d.ModifiedBy, mark)
+				}
+			})
+		},
+	}
+
+	release := func(use, short string, online bool) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				c, err := client()
+				if err != nil {
+					return err
+				}
+				if err := c.Catalog.SetOnline(cmd.Context(), args[0], online, cliIdentity()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is %s\n", args[0], onlineWord(online))
+				return nil
+			},
+		}
+	}
+
+	var (
+		params     []string
+		id         string
+		group      string
+		strategy   string
+		scheduleAt string
+		from       []string
+		wait       bool
+	)
+	run := &cobra.Command{
+		Use: "run NAME", Short: "Start an instance", Args: cobra.ExactArgs(1),
+		Example: "  strand dag run daily-sales --param dt=20261124 --wait",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			in := dag.RunInput{DAG: args[0], Version: version, WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), StartFrom: from}
+			switch in.FailureStrategy {
+			case "", dag.FailureEnd, dag.FailureContinue:
+			default:
+				return &usageError{fmt.Errorf("--failure-strategy %q: want end or continue", strategy)}
+			}
+			if in.Params, err = keyValues("param", params); err != nil {
+				return err
+			}
+			if scheduleAt != "" {
+				if in.ScheduleTime, err = time.Parse(time.RFC3339, scheduleAt); err != nil {
+					return &usageError{fmt.Errorf("--schedule-time %q: want RFC 3339, such as 2026-11-24T00:00:00Z", scheduleAt)}
+				}
+			}
+			started, err := c.Start(cmd.Context(), in, dag.StartOptions{ID: id, Identity: cliIdentity()})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "started instance %s\n", started.WorkflowID)
+			if !wait {
+				return nil
+			}
+			return waitInstance(cmd, o, c, started.WorkflowID)
+		},
+	}
+	rf := run.Flags()
+	rf.StringArrayVar(&params, "param", nil, "a start parameter NAME=VALUE, over the global one (repeat)")
+	rf.StringVar(&id, "id", "", "the instance's workflow id (default NAME-TIME-RANDOM)")
+	rf.Int32Var(&version, "version", 0, "run this version (default: the current one)")
+	rf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
+	rf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
+	rf.StringVar(&scheduleAt, "schedule-time", "", "the business time time expressions count from (RFC 3339; default now)")
+	rf.StringSliceVar(&from, "start-from", nil, "start at these tasks; those they do not lead to count as succeeded")
+	rf.BoolVar(&wait, "wait", false, "wait for the instance to end and print its tasks")
+
+	var pageSize int
+	instances := &cobra.Command{
+		Use: "instances [NAME]", Short: "List instances, newest first", Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			page, err := c.Instances(cmd.Context(), name, pageSize, nil)
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), page, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "INSTANCE\tDAG\tSTATUS\tSTARTED\tCLOSED")
+				for _, r := range page.Runs {
+					closed := ""
+					if !r.CloseTime.IsZero() {
+						closed = r.CloseTime.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.BusinessKey, r.Status, r.StartTime.Format(time.RFC3339), closed)
+				}
+			})
+		},
+	}
+	instances.Flags().IntVar(&pageSize, "limit", 50, "how many")
+
+	tasks := &cobra.Command{
+		Use: "tasks INSTANCE", Short: "Show an instance's state and its tasks'", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			inst, _, err := c.Instance(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printInstance(cmd, o, inst)
+		},
+	}
+
+	logs := &cobra.Command{
+		Use: "logs INSTANCE TASK", Short: "Print a task's log (of its last attempt)", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			l, err := c.Log(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if o.output == "json" {
+				return o.print(cmd.OutOrStdout(), l, nil)
+			}
+			if l.Skipped > 0 {
+				l.Log += fmt.Sprintf("\n[%d bytes of the middle of the log are not kept]\n", l.Skipped)
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), l.Log)
+			return err
+		},
+	}
+
+	command := func(action, short string) *cobra.Command {
+		return &cobra.Command{
+			Use: action + " INSTANCE", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				c, err := client()
+				if err != nil {
+					return err
+				}
+				if err := c.Command(cmd.Context(), args[0], action, cliIdentity()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "asked %s to %s\n", args[0], action)
+				return nil
+			},
+		}
+	}
+
+	var failedOnly bool
+	rerun := &cobra.Command{
+		Use: "rerun INSTANCE", Short: "Start an ended instance again at its version, parameters and business time", Args: cobra.ExactArgs(1),
+		Example: "  strand dag rerun daily-sales-20261124000000-1a2b3c4d --failed   # start from the failed nodes",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			started, err := c.Restart(cmd.Context(), args[0], failedOnly, from, cliIdentity())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "started %s again (run %s)\n", started.WorkflowID, started.RunID)
+			if !wait {
+				return nil
+			}
+			return waitInstance(cmd, o, c, started.WorkflowID)
+		},
+	}
+	rerun.Flags().BoolVar(&failedOnly, "failed", false, "start from the failed nodes: tasks that succeeded keep their outcome")
+	rerun.Flags().StringSliceVar(&from, "start-from", nil, "start at these tasks")
+	rerun.Flags().BoolVar(&wait, "wait", false, "wait for the instance to end")
+
+	cmd.AddCommand(apply, list, show, versions,
+		release("online", "Put a definition online: it may be started and scheduled", true),
+		release("offline", "Take a definition offline: it may not be started or scheduled", false),
+		run, instances, tasks, logs,
+		command(dag.ActionPause, "Pause an instance: running tasks finish, no new ones start"),
+		command(dag.ActionResume, "Resume a paused instance"),
+		command(dag.ActionStop, "Stop an instance: running tasks are killed (a shell task's whole process group)"),
+		rerun)
+	return cmd
+}
+
+func onlineWord(online bool) string {
+	if online {
+		return "online"
+	}
+	return "offline"
+}
+
+// keyValues reads NAME=VALUE flags.
+func keyValues(flag string, list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, &usageError{fmt.Errorf("--%s %q: want NAME=VALUE", flag, kv)}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func readFileArg(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// waitInstance polls an instance until it ends, then prints it; a failed
+// instance is an error.
+func waitInstance(cmd *cobra.Command, o *cliOptions, c *dag.Client, id string) error {
+	for {
+		inst, rec, err := c.Instance(cmd.Context(), id)
+		if err != nil {
+			return err
+		}
+		if rec.Status != store.StatusRunning {
+			if err := printInstance(cmd, o, inst); err != nil {
+				return err
+			}
+			if inst.State != dag.StateSuccess {
+				return fmt.Errorf("instance %s ended %s", id, inst.State)
+			}
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func printInstance(cmd *cobra.Command, o *cliOptions, inst *dag.Instance) error {
+	return o.print(cmd.OutOrStdout(), inst, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "%s version %d: %s (business time %s)\n", inst.DAG, inst.Version, inst.State, inst.ScheduleTime.Format(time.RFC3339))
+		fmt.Fprintln(tw, "TASK\tTYPE\tSTATE\tATTEMPT\tDURATION\tHOST\tOUTPUTS")
+		for _, t := range inst.Tasks {
+			dur := ""
+			if !t.StartTime.IsZero() && !t.EndTime.IsZero() {
+				dur = t.EndTime.Sub(t.StartTime).Round(time.Millisecond).String()
+			}
+			var outs []string
+			for k, v := range t.Outputs {
+				outs = append(outs, k+"="+v)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, t.State, strconv.Itoa(int(t.Attempt)), dur, t.Host, strings.Join(outs, " "))
+		}
+	})
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDAGVerbs: a pipeline applied with the CLI runs through a strand
+// worker process; a bad definition is refused with its line and column
+// and stores nothing.
+func TestDAGVerbs(t *testing.T) {
+	url := systemServer(t)
+	bin := binaries(t, "strand")
+	process(t, "running the groups", filepath.Join(bin, "strand"), "worker", "--server", url, "--group", "default")
+	cli := func(args ...string) (string, int) {
+		t.Helper()
+		return run(t, append(args, "--server", url)...)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: etl\ntasks:\n  - {name: a, type: shell, script: 'true'}\n  - {name: b, type: shell, script: 'true', upstream: [nope]}\n"), 0o644)
+	if out, code := cli("dag", "apply", "-f", bad); code != 2 || !strings.Contains(out, "bad.yaml: invalid definition: line 4, column 55: tasks[1].upstream[0]: unknown task \"nope\"") {
+		t.Fatalf("bad definition: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "list"); strings.Contains(out, "etl") {
+		t.Fatalf("a refused definition was stored: %s", out)
+	}
+	good := filepath.Join(dir, "etl.yaml")
+	os.WriteFile(good, []byte(`name: etl
+params: {day: '$[yyyyMMdd-1]'}
+tasks:
+  - name: extract
+    type: shell
+    script: |
+      echo "extracting ${day}"
+      echo '${setValue(rows=12)}'
+    outputs: [rows]
+  - {name: load, type: shell, upstream: [extract], script: 'echo "loaded ${rows} rows for ${day}"'}
+`), 0o644)
+	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "etl version 1 stored") {
+		t.Fatalf("apply: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "etl version 1 unchanged") {
+		t.Fatalf("apply again: exit %d: %s", code, out)
+	}
+	out, code := cli("dag", "run", "etl", "--id", "etl-1", "--schedule-time", "2026-03-01T06:00:00Z", "--wait")
+	if code != 0 || !strings.Contains(out, "etl version 1: success") || !strings.Contains(out, "rows=12") {
+		t.Fatalf("run: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "logs", "etl-1", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
+		t.Fatalf("logs: %s", out)
+	}
+	// Offline, it cannot be started.
+	cli("dag", "offline", "etl")
+	if out, code := cli("dag", "run", "etl"); code == 0 || !strings.Contains(out, "offline") {
+		t.Fatalf("run offline: exit %d: %s", code, out)
+	}
+}

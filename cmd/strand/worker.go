@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/dag/task"
+	"github.com/strandhq/strand/worker"
+)
+
+// newWorkerCommand is strand worker: a worker process in the binary, for
+// users without Go. It runs the DAG interpreter and the built-in task
+// types (shell, http, sql) of its worker groups.
+func newWorkerCommand() *cobra.Command {
+	o := &cliOptions{}
+	var (
+		groups      []string
+		sources     []string
+		concurrency int
+		workDir     string
+		identity    string
+		stopWait    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run DAG instances and their shell, http and sql tasks for worker groups",
+		Long: `strand worker polls a Strand server for the DAG interpreter's workflow tasks and for the
+tasks of its worker groups, and runs them: shell scripts (bash, in a fresh directory), HTTP
+calls and SQL statements against the named data sources. Start as many as you like, on as
+many hosts: a task goes to one worker of its group, and a worker that dies has its tasks
+retried elsewhere by their retry policy.`,
+		Example: `  strand worker --server http://127.0.0.1:8233 --group default --concurrency 8 \
+      --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			if concurrency < 1 {
+				return &usageError{fmt.Errorf("--concurrency %d: want at least 1", concurrency)}
+			}
+			if len(groups) == 0 {
+				return &usageError{fmt.Errorf("--group: name at least one worker group")}
+			}
+			var list []task.DataSource
+			for _, s := range sources {
+				ds, err := parseDataSource(s)
+				if err != nil {
+					return &usageError{err}
+				}
+				list = append(list, ds)
+			}
+			dss, err := task.NewDataSources(list)
+			if err != nil {
+				return &usageError{err}
+			}
+			defer dss.Close()
+			if identity == "" {
+				host, _ := os.Hostname()
+				identity = fmt.Sprintf("%s:%d", host, os.Getpid())
+			}
+			log := slog.Default()
+			ctx := cmd.Context()
+			interp := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.Queue, Identity: identity, Logger: log})
+			dag.Register(interp, svc)
+			workers := []*worker.Worker{interp}
+			runner := &dag.TaskRunner{Identity: identity, DataSources: dss, WorkDir: workDir}
+			for _, g := range groups {
+				if !validGroup(g) {
+					return &usageError{fmt.Errorf("--group %q: letters, digits, '_', '.' and '-'", g)}
+				}
+				w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: identity,
+					MaxConcurrentSteps: concurrency, StepPollers: min(concurrency, 4), Logger: log})
+				dag.RegisterTasks(w, runner)
+				workers = append(workers, w)
+			}
+			for _, w := range workers {
+				if err := w.Start(ctx); err != nil {
+					return err
+				}
+			}
+			log.Info("strand worker running", "server", o.server, "namespace", o.namespace, "groups", groups, "concurrency", concurrency, "identity", identity)
+			fmt.Fprintf(cmd.OutOrStdout(), "worker %s running the groups %s\n", identity, strings.Join(groups, ", "))
+			<-ctx.Done()
+			log.Info("strand worker stopping: running tasks finish", "for", stopWait)
+			sctx, cancel := context.WithTimeout(context.Background(), stopWait)
+			defer cancel()
+			for _, w := range workers {
+				if err := w.Stop(sctx); err != nil {
+					log.Warn("stop worker", "err", err)
+				}
+			}
+			return nil
+		},
+	}
+	o.register(cmd)
+	f := cmd.Flags()
+	f.StringSliceVar(&groups, "group", []string{dag.DefaultGroup}, "the worker groups whose tasks this worker runs (repeat or comma-separate)")
+	f.IntVar(&concurrency, "concurrency", 8, "tasks run at once, per group")
+	f.StringArrayVar(&sources, "datasource", nil, "a data source sql tasks may name: NAME=postgres://... or NAME=sqlite:PATH (repeat)")
+	f.StringVar(&workDir, "workdir", "", "where shell tasks get their working directories (default: the system's temporary directory)")
+	f.StringVar(&identity, "identity", "", "this worker's name in task instances (default HOST:PID)")
+	f.DurationVar(&stopWait, "stop-wait", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are stopped")
+	return cmd
+}
+
+func validGroup(g string) bool {
+	if g == "" || len(g) > 100 {
+		return false
+	}
+	for _, r := range g {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDataSource reads NAME=postgres://... or NAME=sqlite:PATH.
+func parseDataSource(s string) (task.DataSource, error) {
+	name, dsn, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return task.DataSource{}, fmt.Errorf("--datasource %q: want NAME=postgres://... or NAME=sqlite:PATH", s)
+	}
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return task.DataSource{Name: name, Driver: "postgres", DSN: dsn}, nil
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return task.DataSource{Name: name, Driver: "sqlite", DSN: strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")}, nil
+	}
+	return task.DataSource{}, fmt.Errorf("--datasource %q: want NAME=postgres://... or NAME=sqlite:PATH", s)
+}

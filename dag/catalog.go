@@ -1,0 +1,260 @@
+package dag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/strandhq/strand/api"
+)
+
+// Stored definition types. A DAG's versions are the versions of the
+// definition "dag/NAME" (its text as applied, with its SHA-1); its release
+// (the current version, online or offline) is the latest version of
+// "dag-release/NAME", so every release change is kept; an alert group is
+// "dag-alert/NAME".
+const (
+	typePrefix    = "dag/"
+	releasePrefix = "dag-release/"
+	alertPrefix   = "dag-alert/"
+)
+
+// Release is a DAG's release state: which version runs, and whether it may
+// be started or scheduled at all.
+type Release struct {
+	Current int32 `json:"current"`
+	Online  bool  `json:"online"`
+}
+
+// AlertGroup is where an alert group's alerts go: a webhook called with an
+// Alert as its JSON body, retried until it answers 2xx.
+type AlertGroup struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Catalog keeps definitions, their versions and releases, and alert
+// groups, in the store's definitions through the public API.
+type Catalog struct {
+	cl api.Cluster
+}
+
+// NewCatalog returns the catalog over cl.
+func NewCatalog(cl api.Cluster) *Catalog { return &Catalog{cl: cl} }
+
+// ErrOffline is what starting an offline definition fails with.
+var ErrOffline = errors.New("dag: the definition is offline")
+
+// Applied is what Apply did.
+type Applied struct {
+	Definition *Definition
+	Version    int32
+	SHA1       string
+	// Changed says a new version was stored.
+	Changed bool
+	Release Release
+}
+
+// Apply checks a definition's text and stores it as a new version when it
+// changed; the new version becomes current. A definition applied for the
+// first time is online unless offline is set.
+func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline bool) (Applied, error) {
+	def, err := Parse(text)
+	if err != nil {
+		return Applied{}, err
+	}
+	prev, err := c.cl.GetDefinition(ctx, typePrefix+def.Name, 0)
+	if err != nil && !errors.Is(err, api.ErrNotFound) {
+		return Applied{}, fmt.Errorf("dag: read %s: %w", def.Name, err)
+	}
+	d, err := c.cl.PutDefinition(ctx, api.Definition{Type: typePrefix + def.Name, Body: text, ModifiedBy: by})
+	if err != nil {
+		return Applied{}, fmt.Errorf("dag: store %s: %w", def.Name, err)
+	}
+	rel, found, err := c.release(ctx, def.Name)
+	if err != nil {
+		return Applied{}, err
+	}
+	if !found {
+		rel.Online = !offline
+	}
+	a := Applied{Definition: def, Version: d.Version, SHA1: d.SHA1, Changed: prev.Version != d.Version}
+	if rel.Current != d.Version || !found {
+		rel.Current = d.Version
+		if err := c.putRelease(ctx, def.Name, rel, by); err != nil {
+			return Applied{}, err
+		}
+	}
+	a.Release = rel
+	return a, nil
+}
+
+func (c *Catalog) release(ctx context.Context, name string) (Release, bool, error) {
+	d, err := c.cl.GetDefinition(ctx, releasePrefix+name, 0)
+	if errors.Is(err, api.ErrNotFound) {
+		return Release{}, false, nil
+	}
+	if err != nil {
+		return Release{}, false, fmt.Errorf("dag: read the release of %s: %w", name, err)
+	}
+	var r Release
+	if err := json.Unmarshal(d.Body, &r); err != nil {
+		return Release{}, false, fmt.Errorf("dag: the release of %s: %w", name, err)
+	}
+	return r, true, nil
+}
+
+func (c *Catalog) putRelease(ctx context.Context, name string, r Release, by string) error {
+	body, _ := json.Marshal(r)
+	if _, err := c.cl.PutDefinition(ctx, api.Definition{Type: releasePrefix + name, Body: body, ModifiedBy: by}); err != nil {
+		return fmt.Errorf("dag: store the release of %s: %w", name, err)
+	}
+	return nil
+}
+
+// Release returns a DAG's release state.
+func (c *Catalog) Release(ctx context.Context, name string) (Release, error) {
+	r, found, err := c.release(ctx, name)
+	if err == nil && !found {
+		err = fmt.Errorf("dag: no definition %q: %w", name, api.ErrNotFound)
+	}
+	return r, err
+}
+
+// SetOnline puts a DAG online or offline.
+func (c *Catalog) SetOnline(ctx context.Context, name string, online bool, by string) error {
+	r, err := c.Release(ctx, name)
+	if err != nil {
+		return err
+	}
+	if r.Online == online {
+		return nil
+	}
+	r.Online = online
+	return c.putRelease(ctx, name, r, by)
+}
+
+// SetCurrent makes version v the one instances start with.
+func (c *Catalog) SetCurrent(ctx context.Context, name string, v int32, by string) error {
+	r, err := c.Release(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.cl.GetDefinition(ctx, typePrefix+name, v); err != nil {
+		return fmt.Errorf("dag: version %d of %s: %w", v, name, err)
+	}
+	r.Current = v
+	return c.putRelease(ctx, name, r, by)
+}
+
+// Get returns version v of a DAG's text (the current version for 0).
+func (c *Catalog) Get(ctx context.Context, name string, v int32) (api.Definition, error) {
+	if v == 0 {
+		r, err := c.Release(ctx, name)
+		if err != nil {
+			return api.Definition{}, err
+		}
+		v = r.Current
+	}
+	d, err := c.cl.GetDefinition(ctx, typePrefix+name, v)
+	if err != nil {
+		return api.Definition{}, fmt.Errorf("dag: version %d of %s: %w", v, name, err)
+	}
+	return d, nil
+}
+
+// Versions returns every version of a DAG, oldest first.
+func (c *Catalog) Versions(ctx context.Context, name string) ([]api.Definition, error) {
+	all, err := c.cl.ListDefinitions(ctx, typePrefix+name)
+	if err != nil {
+		return nil, fmt.Errorf("dag: versions of %s: %w", name, err)
+	}
+	slices.SortFunc(all, func(a, b api.Definition) int { return int(a.Version - b.Version) })
+	return all, nil
+}
+
+// Summary is a DAG in a list.
+type Summary struct {
+	Name     string `json:"name"`
+	Versions int    `json:"versions"`
+	Release
+}
+
+// List returns every DAG with its release state.
+func (c *Catalog) List(ctx context.Context) ([]Summary, error) {
+	all, err := c.cl.ListDefinitions(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("dag: list definitions: %w", err)
+	}
+	byName := map[string]*Summary{}
+	var names []string
+	for _, d := range all {
+		name, ok := strings.CutPrefix(d.Type, typePrefix)
+		if !ok {
+			continue
+		}
+		s := byName[name]
+		if s == nil {
+			s = &Summary{Name: name}
+			byName[name] = s
+			names = append(names, name)
+		}
+		s.Versions++
+	}
+	slices.Sort(names)
+	out := make([]Summary, 0, len(names))
+	for _, n := range names {
+		s := byName[n]
+		r, _, err := c.release(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		s.Release = r
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+// resolve returns the text an instance runs: the pinned version, or the
+// current one; an offline DAG is refused.
+func (c *Catalog) resolve(ctx context.Context, in RunInput) (Resolved, error) {
+	r, err := c.Release(ctx, in.DAG)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if !r.Online {
+		return Resolved{}, fmt.Errorf("%w: %s", ErrOffline, in.DAG)
+	}
+	d, err := c.Get(ctx, in.DAG, in.Version)
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Version: d.Version, Body: string(d.Body)}, nil
+}
+
+// SetAlertGroup stores an alert group.
+func (c *Catalog) SetAlertGroup(ctx context.Context, name string, g AlertGroup, by string) error {
+	if !validName.MatchString(name) {
+		return api.InvalidArgument("name", "%q is not an alert group name", name)
+	}
+	if !strings.HasPrefix(g.URL, "http://") && !strings.HasPrefix(g.URL, "https://") {
+		return api.InvalidArgument("url", "want an http:// or https:// URL, got %q", g.URL)
+	}
+	body, _ := json.Marshal(g)
+	_, err := c.cl.PutDefinition(ctx, api.Definition{Type: alertPrefix + name, Body: body, ModifiedBy: by})
+	return err
+}
+
+// AlertGroup returns an alert group.
+func (c *Catalog) AlertGroup(ctx context.Context, name string) (AlertGroup, error) {
+	d, err := c.cl.GetDefinition(ctx, alertPrefix+name, 0)
+	if err != nil {
+		return AlertGroup{}, fmt.Errorf("dag: alert group %s: %w", name, err)
+	}
+	var g AlertGroup
+	err = json.Unmarshal(d.Body, &g)
+	return g, err
+}

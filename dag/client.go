@@ -1,0 +1,220 @@
+package dag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Client starts and commands DAG instances through the public API; the CLI
+// and the console use it.
+type Client struct {
+	svc       Service
+	namespace string
+	// Catalog is the client's view of the stored definitions.
+	Catalog *Catalog
+}
+
+// NewClient returns a client of the DAGs of a namespace.
+func NewClient(svc Service, namespace string) *Client {
+	if namespace == "" {
+		namespace = api.DefaultNamespace
+	}
+	return &Client{svc: svc, namespace: namespace, Catalog: NewCatalog(svc)}
+}
+
+// StartOptions name an instance's run.
+type StartOptions struct {
+	// ID is the instance's workflow id (default NAME-yyyyMMddHHmmss-XXXXXXXX).
+	ID       string
+	Identity string
+}
+
+// StartRequest is the kernel request that starts an instance of in: a run
+// of WorkflowType on Queue, with the DAG's name as its business key. A
+// schedule's action is one.
+func StartRequest(namespace string, in RunInput, opts StartOptions) (api.StartRequest, error) {
+	input, err := json.Marshal(in)
+	if err != nil {
+		return api.StartRequest{}, err
+	}
+	id := opts.ID
+	if id == "" {
+		id = fmt.Sprintf("%s-%s-%s", in.DAG, time.Now().UTC().Format("20060102150405"), uuid.NewString()[:8])
+	}
+	return api.StartRequest{Namespace: namespace, WorkflowID: id, WorkflowType: WorkflowType, Queue: Queue,
+		Input: api.Value(input), BusinessKey: in.DAG, Attributes: map[string]string{AttrDAG: in.DAG},
+		RequestID: uuid.NewString(), Identity: opts.Identity}, nil
+}
+
+// Started names a started instance.
+type Started struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+}
+
+// Start starts an instance; an offline or unknown DAG is refused here,
+// before any run exists.
+func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Started, error) {
+	if _, err := c.Catalog.resolve(ctx, in); err != nil {
+		if errors.Is(err, ErrOffline) {
+			return Started{}, fmt.Errorf("%w: %w", api.ErrFailedPrecondition, err)
+		}
+		return Started{}, err
+	}
+	return c.start(ctx, in, opts)
+}
+
+func (c *Client) start(ctx context.Context, in RunInput, opts StartOptions) (Started, error) {
+	req, err := StartRequest(c.namespace, in, opts)
+	if err != nil {
+		return Started{}, err
+	}
+	res, err := c.svc.StartWorkflow(ctx, req)
+	return Started{WorkflowID: req.WorkflowID, RunID: res.RunID}, err
+}
+
+// Instances lists a DAG's instances, newest first (all DAGs' for "").
+func (c *Client) Instances(ctx context.Context, name string, pageSize int, token []byte) (api.ListResponse, error) {
+	return c.svc.ListWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: name,
+		PageSize: pageSize, PageToken: token})
+}
+
+// Instance returns an instance's state and tasks, by workflow id (its
+// latest run).
+func (c *Client) Instance(ctx context.Context, id string) (*Instance, store.VisibilityRecord, error) {
+	d, err := c.svc.DescribeWorkflow(ctx, api.RunRef{Namespace: c.namespace, WorkflowID: id})
+	if err != nil {
+		return nil, store.VisibilityRecord{}, err
+	}
+	rec := store.VisibilityRecord{Namespace: d.Namespace, WorkflowID: d.WorkflowID, RunID: d.RunID, Type: d.WorkflowType,
+		Status: d.Status, StartTime: d.StartTime, CloseTime: d.CloseTime, BusinessKey: d.BusinessKey}
+	inst, err := InstanceOf(ctx, c.svc, rec)
+	if err != nil {
+		return nil, rec, err
+	}
+	if inst == nil {
+		return nil, rec, fmt.Errorf("dag: %s holds no instance state (it ended before its definition was read, or was terminated)", id)
+	}
+	return inst, rec, nil
+}
+
+// Command signals a running instance: pause, resume or stop.
+func (c *Client) Command(ctx context.Context, id, action, identity string) error {
+	switch action {
+	case ActionPause, ActionResume, ActionStop:
+	default:
+		return api.InvalidArgument("action", "%q: want pause, resume or stop", action)
+	}
+	in, _ := json.Marshal(Command{Action: action})
+	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id},
+		Name: SignalCommand, Input: api.Value(in), RequestID: uuid.NewString(), Identity: identity})
+}
+
+// Restart starts an ended instance again under its workflow id, at its
+// pinned version, with its parameters and business time: with failedOnly
+// its succeeded tasks keep their outcome (start from the failed nodes);
+// with from, it starts at those tasks.
+func (c *Client) Restart(ctx context.Context, id string, failedOnly bool, from []string, identity string) (Started, error) {
+	inst, rec, err := c.Instance(ctx, id)
+	if err != nil {
+		return Started{}, err
+	}
+	if rec.Status == store.StatusRunning {
+		return Started{}, fmt.Errorf("%w: instance %s is still running", api.ErrFailedPrecondition, id)
+	}
+	var in RunInput
+	first, err := c.startInput(ctx, id, rec.RunID)
+	if err != nil {
+		return Started{}, err
+	}
+	in = first
+	in.Version, in.ScheduleTime = inst.Version, inst.ScheduleTime
+	in.StartFrom = from
+	in.Previous = nil
+	if failedOnly {
+		in.Previous = inst.Tasks
+	}
+	return c.start(ctx, in, StartOptions{ID: id, Identity: identity})
+}
+
+// startInput reads the RunInput a run started with.
+func (c *Client) startInput(ctx context.Context, id, run string) (RunInput, error) {
+	page, err := c.svc.GetHistory(ctx, api.HistoryRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id, RunID: run}, PageSize: 1, Resolve: true})
+	if err != nil {
+		return RunInput{}, err
+	}
+	var in RunInput
+	if len(page.Events) == 0 {
+		return in, fmt.Errorf("dag: %s has no history", id)
+	}
+	err = json.Unmarshal(page.Events[0].Payload.Data, &in)
+	return in, err
+}
+
+// TaskLog is a task's log as its last attempt left it.
+type TaskLog struct {
+	Task    string `json:"task"`
+	Attempt int32  `json:"attempt"`
+	// Running says the attempt has not ended: Log is what its last
+	// heartbeat carried (the end of the log, of Size bytes in all).
+	Running bool   `json:"running"`
+	Size    int64  `json:"size"`
+	Log     string `json:"log"`
+	Skipped int64  `json:"skipped,omitempty"`
+}
+
+// Log returns the log of an instance's task: the result of its last
+// attempt from the run's history.
+func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) {
+	ref := api.RunRef{Namespace: c.namespace, WorkflowID: id}
+	out := TaskLog{Task: taskName}
+	var seq int64
+	var token []byte
+	found := false
+	for {
+		page, err := c.svc.GetHistory(ctx, api.HistoryRequest{RunRef: ref, PageToken: token, Resolve: true})
+		if err != nil {
+			return out, err
+		}
+		for _, e := range page.Events {
+			switch {
+			case e.Type == api.EventStepScheduled && e.Name == StepTask:
+				var req TaskRequest
+				if json.Unmarshal(e.Payload.Data, &req) == nil && req.Task.Name == taskName {
+					seq, found, out = e.Seq, true, TaskLog{Task: taskName, Running: true}
+				}
+			case found && e.Seq == seq && (e.Type == api.EventStepCompleted || e.Type == api.EventStepFailed ||
+				e.Type == api.EventStepAttemptFailed || e.Type == api.EventStepTimedOut || e.Type == api.EventStepCanceled):
+				var res TaskResult
+				raw := e.Payload.Data
+				for f := e.Failure; f != nil; f = f.Cause {
+					// A step's failure wraps the attempt's, which has the details.
+					raw = f.Details
+					if len(raw) > 0 {
+						break
+					}
+				}
+				_ = json.Unmarshal(raw, &res)
+				out.Attempt = e.Attempt
+				out.Log, out.Skipped, out.Size = res.Log, res.LogSkipped, int64(len(res.Log))+res.LogSkipped
+				out.Running = e.Type == api.EventStepAttemptFailed
+			}
+		}
+		if len(page.NextPageToken) == 0 {
+			break
+		}
+		token = page.NextPageToken
+	}
+	if !found {
+		return out, fmt.Errorf("%w: instance %s has run no task %q on a worker group", api.ErrNotFound, id, taskName)
+	}
+	return out, nil
+}

@@ -1,0 +1,294 @@
+package dag_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/internal/testenv"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+)
+
+// env is an engine with the interpreter's worker and a worker of the
+// default group, in this process.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	eng    *engine.Engine
+	client *dag.Client
+}
+
+func newEnv(t *testing.T, st store.Store) *env {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: testenv.Logger(), WorkflowTaskTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interp := worker.New(eng, worker.Options{Queue: dag.Queue, Logger: testenv.Logger(), Identity: "interp"})
+	dag.Register(interp, eng)
+	tasks := worker.New(eng, worker.Options{Queue: dag.GroupQueue(dag.DefaultGroup), Logger: testenv.Logger(), Identity: "tasks"})
+	dag.RegisterTasks(tasks, &dag.TaskRunner{Identity: "tasks", WorkDir: t.TempDir()})
+	for _, w := range []*worker.Worker{interp, tasks} {
+		if err := w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		_ = tasks.Stop(sctx)
+		_ = interp.Stop(sctx)
+		eng.Close()
+	})
+	return &env{t: t, ctx: ctx, eng: eng, client: dag.NewClient(eng, "")}
+}
+
+func (e *env) apply(text string) {
+	e.t.Helper()
+	if _, err := e.client.Catalog.Apply(e.ctx, []byte(text), "test", false); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// run starts an instance and waits for it to end.
+func (e *env) run(in dag.RunInput) (*dag.Instance, error) {
+	e.t.Helper()
+	started, err := e.client.Start(e.ctx, in, dag.StartOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: started.WorkflowID}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	inst, _, err := e.client.Instance(e.ctx, started.WorkflowID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if res.Failure != nil {
+		return inst, res.Failure
+	}
+	return inst, nil
+}
+
+// instances lists a DAG's instances once the list shows want of them (the
+// lists lag the runs).
+func (e *env) instances(name string, want int) api.ListResponse {
+	e.t.Helper()
+	var page api.ListResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		page, err = e.client.Instances(e.ctx, name, 10, nil)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(page.Runs) >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(page.Runs) != want {
+		e.t.Fatalf("instances of %s: %d; want %d", name, len(page.Runs), want)
+	}
+	return page
+}
+
+func states(inst *dag.Instance) string {
+	var parts []string
+	for _, t := range inst.Tasks {
+		parts = append(parts, t.Name+"="+string(t.State))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestPipelines(t *testing.T) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		t.Run("fan out and in", func(t *testing.T) { fanOutIn(t, e) })
+		t.Run("failure strategies", func(t *testing.T) { failureStrategies(t, e) })
+		t.Run("branches", func(t *testing.T) { branches(t, e) })
+		t.Run("http and alerts", func(t *testing.T) { httpAndAlerts(t, e) })
+	})
+}
+
+// fanOutIn: one task fans out to three, which fan in to one; outputs go
+// down, a forbidden task is skipped and its dependants run, and
+// $[yyyyMMdd-1] counts from the business time.
+func fanOutIn(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: fan
+params:
+  dt: $[yyyyMMdd-1]
+  dir: %s
+tasks:
+  - name: start
+    type: shell
+    script: echo '${setValue(n=3)}'
+    outputs: [n]
+  - {name: a, type: shell, upstream: [start], script: 'echo a >> ${dir}/a-${dt}', outputs: [x]}
+  - {name: b, type: shell, upstream: [start], script: 'echo ${n} > ${dir}/b'}
+  - {name: c, type: shell, upstream: [start], script: 'exit 1', forbidden: true}
+  - name: join
+    type: shell
+    upstream: [a, b, c]
+    script: |
+      test -f ${dir}/a-${dt} && test "$(cat ${dir}/b)" = 3 && echo "joined ${dt} ${system.biz.curdate}"
+`, dir))
+	base := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	inst, err := e.run(dag.RunInput{DAG: "fan", ScheduleTime: base})
+	if err != nil {
+		t.Fatalf("%v; tasks %s", err, states(inst))
+	}
+	if got := states(inst); got != "start=success a=success b=success c=forbidden join=success" {
+		t.Fatalf("states %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a-20260228")); err != nil {
+		t.Fatalf("$[yyyyMMdd-1] at 2026-03-01: %v", err)
+	}
+	page := e.instances("fan", 1)
+	log, err := e.client.Log(e.ctx, page.Runs[0].WorkflowID, "join")
+	if err != nil || !strings.Contains(log.Log, "joined 20260228 20260301") {
+		t.Fatalf("log of join: %+v, %v", log, err)
+	}
+}
+
+// failureStrategies: with end, nothing new starts after a failure; with
+// continue, every branch that does not depend on it runs.
+func failureStrategies(t *testing.T, e *env) {
+	const text = `name: fail-%s
+failure_strategy: %s
+tasks:
+  - {name: bad, type: shell, script: 'echo broken >&2; exit 3'}
+  - {name: slow, type: shell, script: 'sleep 1'}
+  - {name: after-slow, type: shell, upstream: [slow], script: 'true'}
+  - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
+`
+	for _, s := range []string{"end", "continue"} {
+		e.apply(fmt.Sprintf(text, s, s))
+		inst, err := e.run(dag.RunInput{DAG: "fail-" + s})
+		var f *api.Failure
+		if !errors.As(err, &f) || f.Type != dag.ErrorFailed {
+			t.Fatalf("%s: %v; want the instance failed", s, err)
+		}
+		want := map[string]string{
+			"end":      "bad=failure slow=success after-slow=submitted after-bad=skipped",
+			"continue": "bad=failure slow=success after-slow=success after-bad=skipped",
+		}[s]
+		if got := states(inst); got != want {
+			t.Errorf("%s: %s; want %s", s, got, want)
+		}
+		if inst.State != dag.StateFailure {
+			t.Errorf("%s: instance %s", s, inst.State)
+		}
+	}
+	// The failed task's log is kept with it.
+	page := e.instances("fail-end", 1)
+	log, err := e.client.Log(e.ctx, page.Runs[0].WorkflowID, "bad")
+	if err != nil || !strings.Contains(log.Log, "broken") {
+		t.Fatalf("log of bad: %+v, %v", log, err)
+	}
+}
+
+// branches: a conditions task takes its failure branch; a switch takes
+// the case its parameters choose.
+func branches(t *testing.T, e *env) {
+	e.apply(`name: branches
+params: {region: eu}
+failure_strategy: continue
+tasks:
+  - {name: probe, type: shell, script: 'exit 1'}
+  - name: check
+    type: conditions
+    upstream: [probe]
+    when: {tasks: [{task: probe, state: success}]}
+    success: [ok]
+    failure: [repair]
+  - {name: ok, type: shell, upstream: [check], script: 'true'}
+  - {name: repair, type: shell, upstream: [check], script: 'true'}
+  - name: route
+    type: switch
+    cases:
+      - {when: '"${region}" == "us"', next: us}
+      - {when: '"${region}" == "eu"', next: eu}
+    default: other
+  - {name: us, type: shell, upstream: [route], script: 'true'}
+  - {name: eu, type: shell, upstream: [route], script: 'true'}
+  - {name: other, type: shell, upstream: [route], script: 'true'}
+  - {name: after-eu, type: shell, upstream: [eu], script: 'true'}
+`)
+	inst, _ := e.run(dag.RunInput{DAG: "branches"})
+	want := "probe=failure check=success ok=skipped repair=success route=success us=skipped eu=success other=skipped after-eu=success"
+	if got := states(inst); got != want {
+		t.Fatalf("%s; want %s", got, want)
+	}
+	// Start parameters override the global ones.
+	inst, _ = e.run(dag.RunInput{DAG: "branches", Params: map[string]string{"region": "us"}})
+	if got := states(inst); !strings.Contains(got, "us=success eu=skipped") {
+		t.Fatalf("region us: %s", got)
+	}
+}
+
+// httpAndAlerts: an http task's output goes to the next task; a failed
+// instance calls its alert group's webhook.
+func httpAndAlerts(t *testing.T, e *env) {
+	var mu sync.Mutex
+	var alerts []dag.Alert
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/order":
+			body, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, `{"data": {"id": "ord-%s"}}`, body)
+		case "/alert":
+			var a dag.Alert
+			_ = json.NewDecoder(r.Body).Decode(&a)
+			mu.Lock()
+			alerts = append(alerts, a)
+			mu.Unlock()
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops", dag.AlertGroup{URL: srv.URL + "/alert"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(fmt.Sprintf(`name: calls
+warning: {type: failure, group: ops}
+tasks:
+  - {name: order, type: http, method: POST, url: '%s/order', body: '7', outputs: {id: $.data.id}}
+  - {name: use, type: shell, upstream: [order], script: 'test "${id}" = ord-7'}
+  - {name: missing, type: http, upstream: [use], url: '%s/nowhere'}
+`, srv.URL, srv.URL))
+	inst, err := e.run(dag.RunInput{DAG: "calls"})
+	if err == nil {
+		t.Fatal("a 404 succeeded")
+	}
+	if got := states(inst); got != "order=success use=success missing=failure" {
+		t.Fatalf("%s", got)
+	}
+	if inst.Tasks[0].Outputs["id"] != "ord-7" {
+		t.Fatalf("outputs %+v", inst.Tasks[0].Outputs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(alerts) != 1 || alerts[0].Event != "instance_failure" || alerts[0].DAG != "calls" {
+		t.Fatalf("alerts %+v", alerts)
+	}
+}

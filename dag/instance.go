@@ -1,0 +1,139 @@
+package dag
+
+import (
+	"time"
+)
+
+// RunInput starts an instance: the run of WorkflowType that interprets a
+// definition.
+type RunInput struct {
+	// DAG names the definition; Version pins one (0: the current version
+	// at start).
+	DAG     string `json:"dag"`
+	Version int32  `json:"version,omitempty"`
+	// Params are start parameters: they override the global parameters
+	// of the same name.
+	Params map[string]string `json:"params,omitempty"`
+	// The instance's options, over the definition's (a schedule's
+	// options carry them): empty fields leave the definition's.
+	FailureStrategy FailureStrategy `json:"failure_strategy,omitempty"`
+	Warning         *Warning        `json:"warning,omitempty"`
+	WorkerGroup     string          `json:"worker_group,omitempty"`
+	Priority        Priority        `json:"priority,omitempty"`
+	// StartFrom starts at these tasks: the tasks they do not depend on
+	// count as succeeded (DolphinScheduler's "start from current node").
+	StartFrom []string `json:"start_from,omitempty"`
+	// Previous are the tasks of an earlier instance: those that succeeded
+	// keep their outcome and outputs and do not run again (start from the
+	// failed nodes).
+	Previous []TaskInstance `json:"previous,omitempty"`
+	// ScheduleTime is the business time the time expressions count from;
+	// zero: the schedule's fire time, or the instance's start.
+	ScheduleTime time.Time `json:"schedule_time,omitzero"`
+}
+
+// Instance is what an instance is and has done: its query answers it while
+// it runs, and it is the run's output (or its failure's details) once it
+// closed.
+type Instance struct {
+	DAG          string    `json:"dag"`
+	Version      int32     `json:"version"`
+	State        State     `json:"state"`
+	ScheduleTime time.Time `json:"schedule_time"`
+	StartTime    time.Time `json:"start_time"`
+	EndTime      time.Time `json:"end_time,omitzero"`
+	// Params are the global parameters as resolved for this instance.
+	Params          map[string]string `json:"params,omitempty"`
+	FailureStrategy FailureStrategy   `json:"failure_strategy"`
+	Tasks           []TaskInstance    `json:"tasks"`
+	// Definition is the definition's text the instance runs (its pinned
+	// version).
+	Definition string `json:"definition,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// TaskInstance is one task of an instance.
+type TaskInstance struct {
+	Name      string            `json:"name"`
+	Type      TaskType          `json:"type"`
+	State     State             `json:"state"`
+	Attempt   int32             `json:"attempt,omitempty"`
+	StartTime time.Time         `json:"start_time,omitzero"`
+	EndTime   time.Time         `json:"end_time,omitzero"`
+	Outputs   map[string]string `json:"outputs,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	// Host and PID say where the last attempt ran (shell tasks have a
+	// PID).
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	// Seq is the kernel step (or child) the task is, for its log.
+	Seq int64 `json:"seq,omitempty"`
+	// Child is the workflow id of a sub-process's instance.
+	Child string `json:"child,omitempty"`
+	// Branch is the task a conditions or switch task chose.
+	Branch []string `json:"branch,omitempty"`
+	// Warned says a warn timeout fired.
+	Warned bool `json:"warned,omitempty"`
+}
+
+// State is an instance's or a task's state, DolphinScheduler's names.
+type State string
+
+// States. docs/storage.md maps them to the kernel's run and step states.
+const (
+	StateSubmitted      State = "submitted"
+	StateRunning        State = "running"
+	StateReadyPause     State = "ready_pause"
+	StatePaused         State = "paused"
+	StateReadyStop      State = "ready_stop"
+	StateStopped        State = "stop"
+	StateFailure        State = "failure"
+	StateSuccess        State = "success"
+	StateFaultTolerance State = "need_fault_tolerance"
+	StateKill           State = "kill"
+	StateWaitingThread  State = "waiting_thread"
+	StateWaitingDepend  State = "waiting_dependency"
+	// StateForbidden is a forbidden task: skipped, its dependants run.
+	StateForbidden State = "forbidden"
+	// StateSkipped is a task on a branch not taken, or below a failure.
+	StateSkipped State = "skipped"
+)
+
+// done reports whether a task in state s has ended.
+func (s State) done() bool {
+	switch s {
+	case StateSuccess, StateFailure, StateForbidden, StateSkipped, StateStopped, StateKill:
+		return true
+	}
+	return false
+}
+
+// passes reports whether a task in state s lets its dependants run.
+func (s State) passes() bool { return s == StateSuccess || s == StateForbidden }
+
+// Signals and queries of an instance's run.
+const (
+	// SignalCommand carries a Command.
+	SignalCommand = "strand.dag.command"
+	// QueryInstance answers the Instance.
+	QueryInstance = "strand.dag.instance"
+)
+
+// Command is what a signal asks of a running instance.
+type Command struct {
+	// Action is pause, resume or stop.
+	Action string `json:"action"`
+}
+
+// Commands.
+const (
+	ActionPause  = "pause"
+	ActionResume = "resume"
+	ActionStop   = "stop"
+)
+
+// Attributes of an instance's run, for lists.
+const (
+	AttrDAG     = "strand.dag"
+	AttrVersion = "strand.dag.version"
+)

@@ -1,0 +1,330 @@
+package dag
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/dag/task"
+	"github.com/strandhq/strand/step"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// Service is what the interpreter's steps need of Strand: runs (to check
+// dependencies) and the stored definitions. The engine and a remote
+// service are both.
+type Service interface {
+	api.Service
+	api.Cluster
+}
+
+// Register registers the interpreter and its steps on w, a worker of
+// Queue.
+func Register(w *worker.Worker, svc Service) {
+	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
+	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc), http: &http.Client{Timeout: 30 * time.Second}}
+	worker.RegisterStepNamed(w, stepResolve, s.resolve)
+	worker.RegisterStepNamed(w, stepDependency, s.dependency)
+	worker.RegisterStepNamed(w, stepAlert, s.alert)
+}
+
+type interpreterSteps struct {
+	svc     Service
+	catalog *Catalog
+	http    *http.Client
+}
+
+func (s *interpreterSteps) resolve(ctx context.Context, in RunInput) (Resolved, error) {
+	r, err := s.catalog.resolve(ctx, in)
+	switch {
+	case errors.Is(err, ErrOffline), errors.Is(err, api.ErrNotFound):
+		return r, workflow.NewError(ErrorInvalid, err.Error(), true)
+	}
+	return r, err
+}
+
+// dependency checks each dependency: the latest instance of its DAG for
+// the business date must have succeeded (and, with a task named, that
+// task).
+func (s *interpreterSteps) dependency(ctx context.Context, in DependencyCheck) (DependencyAnswer, error) {
+	for _, d := range in.Depends {
+		date := in.Date
+		if d.Date != "" {
+			date = d.Date
+		}
+		ok, failed, err := s.instanceFor(ctx, d, date)
+		if err != nil {
+			return DependencyAnswer{}, err
+		}
+		if failed {
+			return DependencyAnswer{Failed: fmt.Sprintf("the instance of %s for %s failed", d.DAG, date)}, nil
+		}
+		if !ok {
+			return DependencyAnswer{Waiting: fmt.Sprintf("no instance of %s for %s has succeeded yet", d.DAG, date)}, nil
+		}
+	}
+	return DependencyAnswer{Done: true}, nil
+}
+
+// instanceFor looks at the instances of d.DAG, newest first, for the one
+// whose business date is date.
+func (s *interpreterSteps) instanceFor(ctx context.Context, d Dependency, date string) (ok, failed bool, err error) {
+	info := step.GetInfo(ctx)
+	page, err := s.svc.ListWorkflows(ctx, api.ListRequest{Namespace: info.Run.Namespace, WorkflowType: WorkflowType,
+		BusinessKey: d.DAG, PageSize: 200})
+	if err != nil {
+		return false, false, err
+	}
+	for _, r := range page.Runs {
+		inst, err := InstanceOf(ctx, s.svc, r)
+		if err != nil || inst == nil || inst.ScheduleTime.Format("20060102") != date {
+			continue
+		}
+		state := inst.State
+		if d.Task != "" {
+			state = ""
+			for _, t := range inst.Tasks {
+				if t.Name == d.Task {
+					state = t.State
+				}
+			}
+		}
+		switch state {
+		case StateSuccess:
+			return true, false, nil
+		case StateFailure, StateStopped, StateKill:
+			return false, r.Status != store.StatusRunning || d.Task != "", nil
+		}
+		return false, false, nil // the newest instance for the date decides
+	}
+	return false, false, nil
+}
+
+// InstanceOf returns what a run of WorkflowType is and did: its query's
+// answer while it runs, its output or its failure's details once closed.
+// A run that was terminated, or never resolved its definition, has none:
+// nil.
+func InstanceOf(ctx context.Context, svc api.Service, r store.VisibilityRecord) (*Instance, error) {
+	if r.Status == store.StatusRunning {
+		b, err := svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: api.RunRef{Namespace: r.Namespace, WorkflowID: r.WorkflowID, RunID: r.RunID}, Name: QueryInstance})
+		if err != nil {
+			return nil, err
+		}
+		var inst Instance
+		return &inst, json.Unmarshal(b, &inst)
+	}
+	res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: r.Namespace, WorkflowID: r.WorkflowID, RunID: r.RunID}})
+	if err != nil {
+		return nil, err
+	}
+	raw := []byte(res.Output)
+	if res.Failure != nil {
+		raw = []byte(res.Failure.Details)
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var inst Instance
+	if err := json.Unmarshal(raw, &inst); err != nil {
+		return nil, err
+	}
+	if res.Status == store.StatusTerminated {
+		inst.State = StateKill
+	}
+	return &inst, nil
+}
+
+func (s *interpreterSteps) alert(ctx context.Context, a Alert) (struct{}, error) {
+	g, err := s.catalog.AlertGroup(ctx, a.Group)
+	if errors.Is(err, api.ErrNotFound) {
+		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
+	}
+	if err != nil {
+		return struct{}{}, err
+	}
+	body, _ := json.Marshal(a)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, bytes.NewReader(body))
+	if err != nil {
+		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", step.GetInfo(ctx).IdempotencyKey)
+	for k, v := range g.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return struct{}{}, fmt.Errorf("alert group %s: %w", a.Group, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return struct{}{}, fmt.Errorf("alert group %s: the webhook answered %s", a.Group, resp.Status)
+	}
+	return struct{}{}, nil
+}
+
+// TaskRunner runs the built-in task types for a worker group: register it
+// on a worker of GroupQueue(group).
+type TaskRunner struct {
+	// Identity names the worker in task instances (their host).
+	Identity string
+	// DataSources are the databases sql tasks may name.
+	DataSources *task.DataSources
+	// WorkDir is where shell tasks get their working directories.
+	WorkDir string
+	// HTTP is the client of http tasks (default: http.DefaultClient).
+	HTTP *http.Client
+}
+
+// RegisterTasks registers the built-in task types on w, a worker of a
+// group's queue.
+func RegisterTasks(w *worker.Worker, r *TaskRunner) {
+	worker.RegisterStepNamed(w, StepTask, r.run)
+}
+
+// MaxLog bounds the log a task's result keeps: its first and last halves
+// when it grew past it. A result over the store's document threshold is
+// kept as a document.
+const MaxLog = 4 << 20
+
+// tailSize is how much of a running task's log each heartbeat carries.
+const tailSize = 32 << 10
+
+func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, error) {
+	log := newTaskLog()
+	hctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-hctx.Done():
+				return
+			case <-t.C:
+				_ = step.Heartbeat(hctx, log.tail())
+			}
+		}
+	})
+	res, err := r.runTask(ctx, req.Task, log)
+	stop()
+	wg.Wait()
+	res.Host = r.Identity
+	if res.Host == "" {
+		res.Host, _ = os.Hostname()
+	}
+	res.Log, res.LogSkipped = log.result()
+	if err != nil {
+		details, _ := json.Marshal(res)
+		var ae *api.ApplicationError
+		if errors.As(err, &ae) {
+			ae.Details = details
+			return res, ae
+		}
+		return res, &api.ApplicationError{Type: "strand.dag.task_failed", Message: err.Error(), Details: details}
+	}
+	return res, nil
+}
+
+func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskResult, error) {
+	switch t.Type {
+	case TypeShell:
+		sr, err := task.RunShell(ctx, task.Shell{Script: t.Script, Env: t.Env, WorkDir: r.WorkDir}, log)
+		res := TaskResult{ExitCode: sr.ExitCode, PID: sr.PID, Outputs: pick(t.Outputs, sr.Outputs)}
+		return res, err
+	case TypeHTTP:
+		client := r.HTTP
+		if client == nil {
+			client = http.DefaultClient
+		}
+		hr, err := task.RunHTTP(ctx, client, task.HTTP{Method: t.Method, URL: t.URL, Headers: t.Headers, Body: t.Body,
+			ExpectStatus: t.ExpectStatus, BodyContains: t.BodyContains, BodyNotContains: t.BodyNotContains, Outputs: t.Outputs}, log)
+		return TaskResult{Status: hr.Status, Outputs: hr.Outputs}, err
+	case TypeSQL:
+		if r.DataSources == nil {
+			return TaskResult{}, workflow.NewError("strand.dag.datasource", fmt.Sprintf("data source %q: this worker has none", t.DataSource), true)
+		}
+		sr, err := task.RunSQL(ctx, r.DataSources, task.SQL{DataSource: t.DataSource, Pre: t.Pre, Statement: t.SQL, Post: t.Post,
+			Query: t.Query, Outputs: t.Outputs}, log)
+		var unknown *task.UnknownDataSourceError
+		if errors.As(err, &unknown) {
+			err = workflow.NewError("strand.dag.datasource", err.Error(), true)
+		}
+		return TaskResult{Outputs: sr.Outputs}, err
+	}
+	return TaskResult{}, workflow.NewError(ErrorInvalid, fmt.Sprintf("task type %q does not run on a worker group", t.Type), true)
+}
+
+// pick keeps the outputs a shell task declares; with none declared, all.
+func pick(declared, got map[string]string) map[string]string {
+	if len(declared) == 0 {
+		return got
+	}
+	out := map[string]string{}
+	for k := range declared {
+		if v, ok := got[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// taskLog keeps a running task's log: its head and a tail, and a count of
+// every byte.
+type taskLog struct {
+	mu   sync.Mutex
+	head []byte
+	tl   []byte // the last bytes past head, at most MaxLog/2 (trimmed in chunks)
+	size int64
+}
+
+func newTaskLog() *taskLog { return &taskLog{} }
+
+func (l *taskLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.size += int64(len(p))
+	rest := p
+	if room := MaxLog/2 - len(l.head); room > 0 {
+		n := min(room, len(rest))
+		l.head = append(l.head, rest[:n]...)
+		rest = rest[n:]
+	}
+	l.tl = append(l.tl, rest...)
+	if len(l.tl) > MaxLog {
+		l.tl = append(l.tl[:0], l.tl[len(l.tl)-MaxLog/2:]...)
+	}
+	return len(p), nil
+}
+
+// tail is the heartbeat's details.
+func (l *taskLog) tail() LogTail {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	all := append(append([]byte(nil), l.head...), l.tl...)
+	if len(all) > tailSize {
+		all = all[len(all)-tailSize:]
+	}
+	return LogTail{Size: l.size, Tail: string(all)}
+}
+
+// result is the log a result keeps and how many bytes it leaves out.
+func (l *taskLog) result() (string, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tl := l.tl
+	if len(tl) > MaxLog/2 {
+		tl = tl[len(tl)-MaxLog/2:]
+	}
+	kept := int64(len(l.head) + len(tl))
+	return string(l.head) + string(tl), l.size - kept
+}
