@@ -66,6 +66,8 @@ type ScheduleAction struct {
 	RunTimeout   time.Duration     `json:"run_timeout,omitempty"`
 	Memo         map[string]Value  `json:"memo,omitempty" max:"63" maxkey:"128" maxvalue:"16777216"`
 	Attributes   map[string]string `json:"attributes,omitempty" max:"63" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
+	// BusinessKey is the business key of every run the schedule starts.
+	BusinessKey string `json:"business_key,omitempty" max:"250" text:"true"`
 }
 
 // OverlapPolicy says what a fire does while a run the schedule started is

@@ -60,6 +60,17 @@ type Started struct {
 	RunID      string `json:"run_id"`
 }
 
+// ScheduleAction is the action of a schedule that starts instances of
+// in.DAG: its fire time is each instance's business time.
+func ScheduleAction(in RunInput) (api.ScheduleAction, error) {
+	req, err := StartRequest("", in, StartOptions{ID: "-"})
+	if err != nil {
+		return api.ScheduleAction{}, err
+	}
+	return api.ScheduleAction{WorkflowType: req.WorkflowType, Queue: req.Queue, Input: req.Input,
+		Attributes: req.Attributes, BusinessKey: req.BusinessKey}, nil
+}
+
 // Start starts an instance; an offline or unknown DAG is refused here,
 // before any run exists.
 func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Started, error) {
@@ -90,7 +101,7 @@ func (c *Client) Instances(ctx context.Context, name string, pageSize int, token
 // Instance returns an instance's state and tasks, by workflow id (its
 // latest run).
 func (c *Client) Instance(ctx context.Context, id string) (*Instance, store.VisibilityRecord, error) {
-	d, err := c.svc.DescribeWorkflow(ctx, api.RunRef{Namespace: c.namespace, WorkflowID: id})
+	d, err := c.describe(ctx, id)
 	if err != nil {
 		return nil, store.VisibilityRecord{}, err
 	}
@@ -106,12 +117,25 @@ func (c *Client) Instance(ctx context.Context, id string) (*Instance, store.Visi
 	return inst, rec, nil
 }
 
+// describe describes the latest run of an instance; a workflow that is
+// not a DAG instance is not found.
+func (c *Client) describe(ctx context.Context, id string) (api.Description, error) {
+	d, err := c.svc.DescribeWorkflow(ctx, api.RunRef{Namespace: c.namespace, WorkflowID: id})
+	if err == nil && d.WorkflowType != WorkflowType {
+		err = fmt.Errorf("%w: %s is a %s, not a DAG instance", api.ErrNotFound, id, d.WorkflowType)
+	}
+	return d, err
+}
+
 // Command signals a running instance: pause, resume or stop.
 func (c *Client) Command(ctx context.Context, id, action, identity string) error {
 	switch action {
 	case ActionPause, ActionResume, ActionStop:
 	default:
 		return api.InvalidArgument("action", "%q: want pause, resume or stop", action)
+	}
+	if _, err := c.describe(ctx, id); err != nil {
+		return err
 	}
 	in, _ := json.Marshal(Command{Action: action})
 	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id},
@@ -176,6 +200,9 @@ type TaskLog struct {
 func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) {
 	ref := api.RunRef{Namespace: c.namespace, WorkflowID: id}
 	out := TaskLog{Task: taskName}
+	if _, err := c.describe(ctx, id); err != nil {
+		return out, err
+	}
 	var seq int64
 	var token []byte
 	found := false

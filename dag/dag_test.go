@@ -1,6 +1,7 @@
 package dag_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,47 +18,127 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/internal/testenv"
+	"github.com/strandhq/strand/schedule"
+	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 )
 
-// env is an engine with the interpreter's worker and a worker of the
-// default group, in this process.
+// strandBin is the strand binary the tests run workers of (TestMain
+// builds it).
+var strandBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "strand-dag-test")
+	if err != nil {
+		panic(err)
+	}
+	strandBin = filepath.Join(dir, "strand")
+	if out, err := exec.Command("go", "build", "-o", strandBin, "../cmd/strand").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build strand: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// served is what a strand server serves: the engine, schedules, batches.
+type served struct {
+	*engine.Engine
+	*schedules
+	*batches
+}
+
+type (
+	schedules = schedule.Service
+	batches   = batch.Service
+)
+
+// env is an engine over a store behind a real HTTP server, its system
+// worker (schedules), and strand worker processes that run the pipelines.
 type env struct {
-	t      *testing.T
-	ctx    context.Context
-	eng    *engine.Engine
-	client *dag.Client
+	// t is the test running now; root the test the env lives for.
+	t, root *testing.T
+	ctx     context.Context
+	eng     *engine.Engine
+	url     string
+	client  *dag.Client
+	sched   *schedule.Service
+
+	mu      sync.Mutex
+	workers map[string]*exec.Cmd
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	eng, err := engine.Open(ctx, st, engine.Options{Logger: testenv.Logger(), WorkflowTaskTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	interp := worker.New(eng, worker.Options{Queue: dag.Queue, Logger: testenv.Logger(), Identity: "interp"})
-	dag.Register(interp, eng)
-	tasks := worker.New(eng, worker.Options{Queue: dag.GroupQueue(dag.DefaultGroup), Logger: testenv.Logger(), Identity: "tasks"})
-	dag.RegisterTasks(tasks, &dag.TaskRunner{Identity: "tasks", WorkDir: t.TempDir()})
-	for _, w := range []*worker.Worker{interp, tasks} {
-		if err := w.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+	t.Cleanup(func() { eng.Close() })
+	runner := system.NewRunner(eng, system.RunnerOptions{Logger: testenv.Logger(), Worker: worker.Options{Logger: testenv.Logger()}})
+	if err := runner.Start(ctx); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		_ = tasks.Stop(sctx)
-		_ = interp.Stop(sctx)
-		eng.Close()
+	t.Cleanup(func() { runner.Stop(context.Background()) })
+	sched := schedule.NewService(eng)
+	srv := httptest.NewServer(server.New(served{eng, sched, batch.NewService(eng)}, server.Options{PollWait: time.Second, Logger: testenv.Logger()}))
+	t.Cleanup(srv.Close)
+	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, client: dag.NewClient(eng, ""), sched: sched, workers: map[string]*exec.Cmd{}}
+	e.startWorker("w1")
+	return e
+}
+
+// startWorker starts a strand worker process of the default group.
+func (e *env) startWorker(identity string) *exec.Cmd {
+	e.t.Helper()
+	cmd := exec.Command(strandBin, "worker", "--server", e.url, "--group", "default", "--identity", identity,
+		"--workdir", e.root.TempDir(), "--stop-wait", "2s")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.root.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
 	})
-	return &env{t: t, ctx: ctx, eng: eng, client: dag.NewClient(eng, "")}
+	ready := make(chan bool, 1)
+	go func() {
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), "running the groups") {
+				ready <- true
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		e.t.Fatalf("strand worker %s did not start", identity)
+	}
+	e.mu.Lock()
+	e.workers[identity] = cmd
+	e.mu.Unlock()
+	return cmd
 }
 
 func (e *env) apply(text string) {
@@ -121,10 +203,10 @@ func states(inst *dag.Instance) string {
 func TestPipelines(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
-		t.Run("fan out and in", func(t *testing.T) { fanOutIn(t, e) })
-		t.Run("failure strategies", func(t *testing.T) { failureStrategies(t, e) })
-		t.Run("branches", func(t *testing.T) { branches(t, e) })
-		t.Run("http and alerts", func(t *testing.T) { httpAndAlerts(t, e) })
+		t.Run("fan out and in", func(t *testing.T) { e.t = t; fanOutIn(t, e) })
+		t.Run("failure strategies", func(t *testing.T) { e.t = t; failureStrategies(t, e) })
+		t.Run("branches", func(t *testing.T) { e.t = t; branches(t, e) })
+		t.Run("http and alerts", func(t *testing.T) { e.t = t; httpAndAlerts(t, e) })
 	})
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/strandhq/strand/api"
 )
 
 // Pos is a place in a definition's file: line and column count from 1; a
@@ -53,6 +55,10 @@ func (p Problem) String() string {
 	}
 	return s + ": " + p.Message
 }
+
+// Unwrap makes a definition error an invalid argument: bad input that
+// changed nothing.
+func (e *DefinitionError) Unwrap() error { return api.ErrInvalidArgument }
 
 func (e *DefinitionError) Error() string {
 	var b strings.Builder

@@ -87,11 +87,11 @@ func (ip *interpreter) run(ctx workflow.Context, i int, t Task, vars map[string]
 		if err != nil {
 			return nil, err
 		}
-		out := &TaskResult{Outputs: map[string]string{}}
+		all := map[string]string{}
 		for _, ct := range child.Tasks {
-			maps.Copy(out.Outputs, ct.Outputs)
+			maps.Copy(all, ct.Outputs)
 		}
-		return out, nil
+		return &TaskResult{Outputs: pick(t.Outputs, all)}, nil
 	case TypeDependent:
 		return ip.waitDependencies(ctx, t)
 	}

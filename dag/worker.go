@@ -223,6 +223,11 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 		res.Host, _ = os.Hostname()
 	}
 	res.Log, res.LogSkipped = log.result()
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		if dl, ok := ctx.Deadline(); ok {
+			err = fmt.Errorf("the task timed out after %s: %w", dl.Sub(step.GetInfo(ctx).StartedTime).Round(time.Second), err)
+		}
+	}
 	if err != nil {
 		details, _ := json.Marshal(res)
 		var ae *api.ApplicationError

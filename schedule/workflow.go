@@ -459,7 +459,7 @@ func (s *scheduler) start(ctx workflow.Context, f fire) {
 	}
 	cf := workflow.ExecuteChildByName[json.RawMessage](ctx, workflow.ChildOptions{
 		WorkflowID: id, Queue: queue, Priority: a.Priority, RunTimeout: a.RunTimeout,
-		ParentClose: workflow.ParentCloseAbandon, IDReuse: reuse, Memo: memo, Attributes: attrs,
+		ParentClose: workflow.ParentCloseAbandon, IDReuse: reuse, Memo: memo, Attributes: attrs, BusinessKey: a.BusinessKey,
 	}, a.WorkflowType, a.Input)
 	r := &openRun{ScheduledRun: api.ScheduledRun{FireTime: f.At, Time: workflow.Now(ctx), Kind: f.Kind,
 		WorkflowID: id, Status: api.ActionStarting}, Backfill: f.Backfill}

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/store"
 )
 
@@ -449,6 +450,9 @@ func (h *handler) routes() []Route {
 	}
 	if b, ok := h.svc.(api.Batches); ok {
 		routes = append(routes, batchRoutes(h, b)...)
+	}
+	if d, ok := h.svc.(dag.Service); ok {
+		routes = append(routes, dagRoutes(h, d)...)
 	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {

@@ -1,0 +1,379 @@
+package dag_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/store"
+)
+
+// TestCommands: what operators do to instances, through strand worker
+// processes, on every store.
+func TestCommands(t *testing.T) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		t.Run("pause and resume", func(t *testing.T) { e.t = t; pauseResume(t, e) })
+		t.Run("stop kills the process group", func(t *testing.T) { e.t = t; stopKills(t, e) })
+		t.Run("shell timeout", func(t *testing.T) { e.t = t; shellTimeout(t, e) })
+		t.Run("sub-process and dependent", func(t *testing.T) { e.t = t; subProcessAndDependent(t, e) })
+		t.Run("start from the failed node", func(t *testing.T) { e.t = t; startFromFailed(t, e) })
+		t.Run("worker killed mid-task", func(t *testing.T) { e.t = t; workerKilled(t, e) })
+		t.Run("backfill", func(t *testing.T) { e.t = t; backfill(t, e) })
+	})
+}
+
+// start starts an instance and returns its workflow id.
+func (e *env) start(in dag.RunInput) string {
+	e.t.Helper()
+	s, err := e.client.Start(e.ctx, in, dag.StartOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s.WorkflowID
+}
+
+// waitFor polls an instance until cond holds of it.
+func (e *env) waitFor(id, what string, d time.Duration, cond func(*dag.Instance) bool) *dag.Instance {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		inst, _, err := e.client.Instance(e.ctx, id)
+		if err == nil && cond(inst) {
+			return inst
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: timed out waiting for %s: %v, %v", id, what, states0(inst), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func states0(inst *dag.Instance) string {
+	if inst == nil {
+		return "no instance"
+	}
+	return string(inst.State) + ": " + states(inst)
+}
+
+// wait waits for an instance to end and returns it.
+func (e *env) wait(id string) *dag.Instance {
+	e.t.Helper()
+	if _, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}}); err != nil {
+		e.t.Fatal(err)
+	}
+	inst, _, err := e.client.Instance(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return inst
+}
+
+func task(inst *dag.Instance, name string) dag.TaskInstance {
+	for _, t := range inst.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return dag.TaskInstance{}
+}
+
+// pauseResume: a paused instance lets its running task finish and starts
+// no new one until it is resumed.
+func pauseResume(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: pausing
+tasks:
+  - {name: first, type: shell, script: 'touch %[1]s/first-started; sleep 1'}
+  - {name: second, type: shell, upstream: [first], script: 'touch %[1]s/second'}
+`, dir))
+	id := e.start(dag.RunInput{DAG: "pausing"})
+	e.waitFor(id, "first to start", 30*time.Second, func(*dag.Instance) bool {
+		_, err := os.Stat(filepath.Join(dir, "first-started"))
+		return err == nil
+	})
+	if err := e.client.Command(e.ctx, id, dag.ActionPause, "test"); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.waitFor(id, "paused", 30*time.Second, func(i *dag.Instance) bool { return i.State == dag.StatePaused })
+	if got := states(inst); got != "first=success second=submitted" {
+		t.Fatalf("paused: %s", got)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "second")); err == nil {
+		t.Fatal("second ran while the instance was paused")
+	}
+	if err := e.client.Command(e.ctx, id, dag.ActionResume, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if inst := e.wait(id); inst.State != dag.StateSuccess {
+		t.Fatalf("after resume: %s", states0(inst))
+	}
+}
+
+// stopKills: stopping an instance kills its running shell task's whole
+// process group, children included.
+func stopKills(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: stopping
+tasks:
+  - name: long
+    type: shell
+    script: |
+      sleep 300 &
+      echo $! > %[1]s/child
+      sleep 300
+  - {name: after, type: shell, upstream: [long], script: 'true'}
+`, dir))
+	id := e.start(dag.RunInput{DAG: "stopping"})
+	var child int
+	e.waitFor(id, "the child process", 30*time.Second, func(*dag.Instance) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "child"))
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && child > 0
+	})
+	if err := e.client.Command(e.ctx, id, dag.ActionStop, "test"); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.wait(id)
+	if inst.State != dag.StateStopped || task(inst, "long").State != dag.StateStopped || task(inst, "after").State != dag.StateSubmitted {
+		t.Fatalf("stopped: %s", states0(inst))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for alive(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the task's child process %d outlived the stop", child)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alive reports whether a process runs (a zombie does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// shellTimeout: a task past its timeout with action fail is stopped and
+// fails; one with action warn sends an alert and goes on.
+func shellTimeout(t *testing.T, e *env) {
+	e.apply(`name: slow
+tasks:
+  - {name: hang, type: shell, script: 'sleep 60', timeout: {after: 1s, action: fail}}
+`)
+	began := time.Now()
+	id := e.start(dag.RunInput{DAG: "slow"})
+	inst := e.wait(id)
+	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
+		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
+	}
+	if !strings.Contains(task(inst, "hang").Error, "timed out") && !strings.Contains(task(inst, "hang").Error, "timeout") {
+		t.Errorf("the error does not say it timed out: %s", task(inst, "hang").Error)
+	}
+}
+
+// subProcessAndDependent: a sub-process runs another definition as a
+// child instance and passes its outputs on; a dependent task waits for
+// another definition's instance of the same business date.
+func subProcessAndDependent(t *testing.T, e *env) {
+	e.apply(`name: child
+params: {what: none}
+tasks:
+  - {name: produce, type: shell, script: "echo '${setValue(made=${what})}'", outputs: [made]}
+`)
+	e.apply(`name: parent
+tasks:
+  - {name: sub, type: sub_process, dag: child, local_params: {what: bricks}, outputs: [made]}
+  - {name: use, type: shell, upstream: [sub], script: 'test "${made}" = bricks'}
+`)
+	inst := e.wait(e.start(dag.RunInput{DAG: "parent"}))
+	if inst.State != dag.StateSuccess || task(inst, "sub").Child == "" {
+		t.Fatalf("parent: %s", states0(inst))
+	}
+
+	e.apply(`name: upstream-job
+tasks:
+  - {name: work, type: shell, script: 'true'}
+`)
+	e.apply(`name: downstream-job
+tasks:
+  - {name: wait, type: dependent, depends: [{dag: upstream-job}], check_interval: 1s, timeout: {after: 2m, action: fail}}
+  - {name: go, type: shell, upstream: [wait], script: 'true'}
+`)
+	day := time.Date(2026, 5, 4, 3, 0, 0, 0, time.UTC)
+	down := e.start(dag.RunInput{DAG: "downstream-job", ScheduleTime: day})
+	e.waitFor(down, "waiting for its dependency", 30*time.Second, func(i *dag.Instance) bool {
+		return task(i, "wait").State == dag.StateWaitingDepend
+	})
+	// An instance of another day does not count.
+	if inst := e.wait(e.start(dag.RunInput{DAG: "upstream-job", ScheduleTime: day.AddDate(0, 0, -1)})); inst.State != dag.StateSuccess {
+		t.Fatal(states0(inst))
+	}
+	time.Sleep(2 * time.Second)
+	if inst, _, _ := e.client.Instance(e.ctx, down); task(inst, "wait").State != dag.StateWaitingDepend {
+		t.Fatalf("an instance of the day before released the dependency: %s", states0(inst))
+	}
+	e.wait(e.start(dag.RunInput{DAG: "upstream-job", ScheduleTime: day.Add(5 * time.Hour)}))
+	if inst := e.wait(down); inst.State != dag.StateSuccess {
+		t.Fatalf("downstream: %s", states0(inst))
+	}
+}
+
+// startFromFailed: after the script is fixed, the instance starts again
+// from its failed task; the task that succeeded does not run again.
+func startFromFailed(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: fragile
+tasks:
+  - {name: prepare, type: shell, script: "echo once >> %[1]s/prepared; echo '${setValue(batch=b7)}'", outputs: [batch]}
+  - {name: load, type: shell, upstream: [prepare], script: 'test -f %[1]s/fixed && test "${batch}" = b7'}
+`, dir))
+	id := e.start(dag.RunInput{DAG: "fragile"})
+	if inst := e.wait(id); inst.State != dag.StateFailure {
+		t.Fatalf("first run: %s", states0(inst))
+	}
+	os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644)
+	if _, err := e.client.Restart(e.ctx, id, true, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.waitFor(id, "the second run to end", time.Minute, func(i *dag.Instance) bool { return i.State == dag.StateSuccess || i.State == dag.StateFailure })
+	if inst.State != dag.StateSuccess {
+		t.Fatalf("from the failed node: %s", states0(inst))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "prepared")); string(b) != "once\n" {
+		t.Fatalf("prepare ran again: %q", b)
+	}
+}
+
+// workerKilled: a worker SIGKILLed mid-task has the task retried by its
+// retry policy on another worker.
+func workerKilled(t *testing.T, e *env) {
+	e.startWorker("w2")
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: crashy
+tasks:
+  - name: work
+    type: shell
+    retries: 2
+    retry_interval: 1s
+    script: |
+      echo attempt >> %[1]s/attempts
+      sleep 4
+`, dir))
+	id := e.start(dag.RunInput{DAG: "crashy"})
+	e.waitFor(id, "the first attempt", 30*time.Second, func(*dag.Instance) bool {
+		_, err := os.Stat(filepath.Join(dir, "attempts"))
+		return err == nil
+	})
+	// Which worker runs it: the one whose process has a bash child.
+	var victim string
+	e.mu.Lock()
+	for name, cmd := range e.workers {
+		if hasChild(cmd.Process.Pid, "bash") {
+			victim = name
+		}
+	}
+	cmd := e.workers[victim]
+	e.mu.Unlock()
+	if victim == "" {
+		t.Fatal("no worker runs the task")
+	}
+	cmd.Process.Kill()
+	e.mu.Lock()
+	delete(e.workers, victim)
+	e.mu.Unlock()
+	inst := e.wait(id)
+	if inst.State != dag.StateSuccess {
+		t.Fatalf("after the worker was killed: %s", states0(inst))
+	}
+	if w := task(inst, "work"); w.Host == victim || w.Host == "" {
+		t.Fatalf("the task finished on %q; want another worker than %s", w.Host, victim)
+	}
+}
+
+// hasChild reports whether process pid has a child named name (started
+// by any of its threads).
+func hasChild(pid int, name string) bool {
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var all []string
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		all = append(all, strings.Fields(string(b))...)
+	}
+	for _, c := range all {
+		comm, _ := os.ReadFile("/proc/" + c + "/comm")
+		if strings.TrimSpace(string(comm)) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// backfill: a schedule's backfill starts an instance per past day, each
+// computing $[yyyyMMdd-1] from its own fire time.
+func backfill(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: daily
+params: {day: '$[yyyyMMdd-1]'}
+tasks:
+  - {name: mark, type: shell, script: 'touch %s/${day}'}
+`, dir))
+	action, err := dag.ScheduleAction(dag.RunInput{DAG: "daily"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.sched.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "daily"},
+		Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"0 2 * * *"}}, Action: action, Paused: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.sched.BackfillSchedule(e.ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: "daily"},
+		Start: time.Date(2026, 1, 30, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 2, 2, 0, 0, 0, 0, time.UTC), Parallelism: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"20260129", "20260130", "20260131"}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		missing := 0
+		for _, d := range want {
+			if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			runs, _ := e.eng.ListWorkflows(e.ctx, api.ListRequest{})
+			var seen []string
+			for _, r := range runs.Runs {
+				seen = append(seen, fmt.Sprintf("%s %s %s", r.Type, r.WorkflowID, r.Status))
+			}
+			t.Fatalf("after the backfill: %v; want files %v; runs: %s", entries, want, strings.Join(seen, "; "))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	page := e.instances("daily", 3)
+	for _, r := range page.Runs {
+		if r.BusinessKey != "daily" {
+			t.Errorf("instance %s has business key %q", r.WorkflowID, r.BusinessKey)
+		}
+	}
+}
