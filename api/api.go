@@ -287,6 +287,9 @@ type PendingStep struct {
 	StartedTime   time.Time `json:"started_time,omitzero"`
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
 	LastFailure   string    `json:"last_failure,omitempty"`
+	// HeartbeatDetails are what the attempt's last heartbeat carried (a
+	// step's progress, a task's log so far).
+	HeartbeatDetails Value `json:"heartbeat_details,omitempty"`
 }
 
 // PendingTimer is a timer that has not fired.

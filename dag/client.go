@@ -243,5 +243,32 @@ func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) 
 	if !found {
 		return out, fmt.Errorf("%w: instance %s has run no task %q on a worker group", api.ErrNotFound, id, taskName)
 	}
+	if out.Running {
+		// The attempt runs: its last heartbeat carries the end of its log.
+		d, err := c.describe(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		for _, p := range d.Steps {
+			var tail LogTail
+			if p.Seq == seq && len(p.HeartbeatDetails) > 0 && json.Unmarshal(p.HeartbeatDetails, &tail) == nil {
+				out.Attempt, out.Size, out.Log, out.Skipped = p.Attempt, tail.Size, tail.Tail, tail.Size-int64(len(tail.Tail))
+			}
+		}
+	}
 	return out, nil
+}
+
+// Unseen returns what of log l a reader that has shown the first seen
+// bytes has not: the new bytes, and how many new bytes l no longer holds
+// (they went by between two reads, or are the middle of a long log).
+func (l TaskLog) Unseen(seen int64) (text string, missed int64) {
+	fresh := l.Size - seen
+	if fresh <= 0 {
+		return "", 0
+	}
+	if fresh > int64(len(l.Log)) {
+		return l.Log, fresh - int64(len(l.Log))
+	}
+	return l.Log[int64(len(l.Log))-fresh:], 0
 }

@@ -27,6 +27,7 @@ func TestCommands(t *testing.T) {
 		t.Run("sub-process and dependent", func(t *testing.T) { e.t = t; subProcessAndDependent(t, e) })
 		t.Run("start from the failed node", func(t *testing.T) { e.t = t; startFromFailed(t, e) })
 		t.Run("worker killed mid-task", func(t *testing.T) { e.t = t; workerKilled(t, e) })
+		t.Run("log while running", func(t *testing.T) { e.t = t; liveLog(t, e) })
 		t.Run("backfill", func(t *testing.T) { e.t = t; backfill(t, e) })
 	})
 }
@@ -375,5 +376,42 @@ tasks:
 		if r.BusinessKey != "daily" {
 			t.Errorf("instance %s has business key %q", r.WorkflowID, r.BusinessKey)
 		}
+	}
+}
+
+// liveLog: a running task's log can be read while it runs (from its
+// heartbeats), and whole once it ended.
+func liveLog(t *testing.T, e *env) {
+	e.apply(`name: chatty
+tasks:
+  - name: talk
+    type: shell
+    script: |
+      for i in $(seq 1 30); do echo "line $i"; sleep 0.2; done
+`)
+	id := e.start(dag.RunInput{DAG: "chatty"})
+	var running dag.TaskLog
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := e.client.Log(e.ctx, id, "talk")
+		if err == nil && l.Running && strings.Contains(l.Log, "line 2\n") {
+			running = l
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log while the task ran: %+v, %v", l, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if strings.Contains(running.Log, "line 30") {
+		t.Fatalf("the log read while running already has the end: %q", running.Log)
+	}
+	e.wait(id)
+	l, err := e.client.Log(e.ctx, id, "talk")
+	if err != nil || l.Running || !strings.HasPrefix(l.Log, "line 1\n") || !strings.HasSuffix(l.Log, "line 30\n") {
+		t.Fatalf("the log at the end: %+v, %v", l, err)
+	}
+	if text, missed := l.Unseen(running.Size); missed != 0 || !strings.HasSuffix(text, "line 30\n") || strings.Contains(text, "line 1\n") {
+		t.Fatalf("what a follower had not seen: %q, %d missed", text, missed)
 	}
 }

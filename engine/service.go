@@ -400,9 +400,13 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 			Status: x.Status, Queue: x.Info.Queue, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, NextEventID: x.NextEventID,
 			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: convertMemo[api.Value](x.Info.Memo), Parent: x.Info.Parent, Paused: x.Paused}
 		for seq, st := range x.Steps {
-			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure}
+			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure,
+				HeartbeatDetails: api.Value(st.HeartbeatDetails.Data)}
 			if sr := r.steps[seq]; sr != nil {
 				p.State, p.StartedTime, p.LastHeartbeat = "started", store.Time(sr.started), store.Time(sr.beat)
+				if sr.details != nil {
+					p.HeartbeatDetails = api.Value(sr.details)
+				}
 			} else if !st.RetryAt.IsZero() {
 				p.State = "backoff"
 			}

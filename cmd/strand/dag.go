@@ -251,27 +251,42 @@ func newDAGCommand() *cobra.Command {
 		},
 	}
 
+	var follow bool
 	logs := &cobra.Command{
-		Use: "logs INSTANCE TASK", Short: "Print a task's log (of its last attempt)", Args: cobra.ExactArgs(2),
+		Use: "logs INSTANCE TASK", Short: "Print a task's log (of its last attempt); -f follows it while it runs", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client()
 			if err != nil {
 				return err
 			}
-			l, err := c.Log(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
+			w := cmd.OutOrStdout()
+			var seen int64
+			for {
+				l, err := c.Log(cmd.Context(), args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if o.output == "json" && !follow {
+					return o.print(w, l, nil)
+				}
+				text, missed := l.Unseen(seen)
+				if missed > 0 {
+					fmt.Fprintf(w, "\n[%d bytes of the log are not kept]\n", missed)
+				}
+				fmt.Fprint(w, text)
+				seen = max(seen, l.Size)
+				if !follow || !l.Running {
+					return nil
+				}
+				select {
+				case <-cmd.Context().Done():
+					return nil
+				case <-time.After(time.Second):
+				}
 			}
-			if o.output == "json" {
-				return o.print(cmd.OutOrStdout(), l, nil)
-			}
-			if l.Skipped > 0 {
-				l.Log += fmt.Sprintf("\n[%d bytes of the middle of the log are not kept]\n", l.Skipped)
-			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), l.Log)
-			return err
 		},
 	}
+	logs.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log while the task runs")
 
 	command := func(action, short string) *cobra.Command {
 		return &cobra.Command{
