@@ -27,6 +27,9 @@ const (
 type Release struct {
 	Current int32 `json:"current"`
 	Online  bool  `json:"online"`
+	// Deleted hides the DAG from lists; its versions stay, and applying it
+	// again brings it back.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // AlertGroup is where an alert group's alerts go: a webhook called with an
@@ -78,12 +81,12 @@ func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline boo
 	if err != nil {
 		return Applied{}, err
 	}
-	if !found {
+	if !found || rel.Deleted {
 		rel.Online = !offline
 	}
 	a := Applied{Definition: def, Version: d.Version, SHA1: d.SHA1, Changed: prev.Version != d.Version}
-	if rel.Current != d.Version || !found {
-		rel.Current = d.Version
+	if rel.Current != d.Version || !found || rel.Deleted {
+		rel.Current, rel.Deleted = d.Version, false
 		if err := c.putRelease(ctx, def.Name, rel, by); err != nil {
 			return Applied{}, err
 		}
@@ -134,6 +137,17 @@ func (c *Catalog) SetOnline(ctx context.Context, name string, online bool, by st
 		return nil
 	}
 	r.Online = online
+	return c.putRelease(ctx, name, r, by)
+}
+
+// Delete takes a DAG offline and out of the lists; its instances and
+// versions stay.
+func (c *Catalog) Delete(ctx context.Context, name string, by string) error {
+	r, err := c.Release(ctx, name)
+	if err != nil {
+		return err
+	}
+	r.Online, r.Deleted = false, true
 	return c.putRelease(ctx, name, r, by)
 }
 
@@ -212,6 +226,9 @@ func (c *Catalog) List(ctx context.Context) ([]Summary, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.Deleted {
+			continue
+		}
 		s.Release = r
 		out = append(out, *s)
 	}
@@ -224,6 +241,9 @@ func (c *Catalog) resolve(ctx context.Context, in RunInput) (Resolved, error) {
 	r, err := c.Release(ctx, in.DAG)
 	if err != nil {
 		return Resolved{}, err
+	}
+	if r.Deleted {
+		return Resolved{}, fmt.Errorf("%w: %s was deleted", api.ErrNotFound, in.DAG)
 	}
 	if !r.Online {
 		return Resolved{}, fmt.Errorf("%w: %s", ErrOffline, in.DAG)

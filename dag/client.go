@@ -41,6 +41,9 @@ type StartOptions struct {
 // of WorkflowType on Queue, with the DAG's name as its business key. A
 // schedule's action is one.
 func StartRequest(namespace string, in RunInput, opts StartOptions) (api.StartRequest, error) {
+	if err := in.Check(); err != nil {
+		return api.StartRequest{}, err
+	}
 	input, err := json.Marshal(in)
 	if err != nil {
 		return api.StartRequest{}, err
@@ -74,6 +77,9 @@ func ScheduleAction(in RunInput) (api.ScheduleAction, error) {
 // Start starts an instance; an offline or unknown DAG is refused here,
 // before any run exists.
 func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Started, error) {
+	if err := in.Check(); err != nil {
+		return Started{}, err
+	}
 	if _, err := c.Catalog.resolve(ctx, in); err != nil {
 		if errors.Is(err, ErrOffline) {
 			return Started{}, fmt.Errorf("%w: %w", api.ErrFailedPrecondition, err)

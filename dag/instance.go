@@ -2,6 +2,8 @@ package dag
 
 import (
 	"time"
+
+	"github.com/strandhq/strand/api"
 )
 
 // RunInput starts an instance: the run of WorkflowType that interprets a
@@ -30,6 +32,30 @@ type RunInput struct {
 	// ScheduleTime is the business time the time expressions count from;
 	// zero: the schedule's fire time, or the instance's start.
 	ScheduleTime time.Time `json:"schedule_time,omitzero"`
+}
+
+// Check reports the first invalid option of in, as an invalid argument.
+func (in RunInput) Check() error {
+	switch {
+	case in.DAG == "":
+		return api.InvalidArgument("dag", "empty")
+	case in.FailureStrategy != "" && in.FailureStrategy != FailureEnd && in.FailureStrategy != FailureContinue:
+		return api.InvalidArgument("failure_strategy", "%q: want end or continue", in.FailureStrategy)
+	case in.Priority != "" && in.Priority.level() == 0:
+		return api.InvalidArgument("priority", "%q: want highest, high, medium, low or lowest", in.Priority)
+	}
+	if w := in.Warning; w != nil {
+		switch w.Type {
+		case "", WarnNone:
+		case WarnSuccess, WarnFailure, WarnAll:
+			if w.Group == "" {
+				return api.InvalidArgument("warning.group", "warning type %s needs an alert group", w.Type)
+			}
+		default:
+			return api.InvalidArgument("warning.type", "%q: want none, success, failure or all", w.Type)
+		}
+	}
+	return nil
 }
 
 // Instance is what an instance is and has done: its query answers it while

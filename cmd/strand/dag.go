@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/store"
 )
@@ -305,6 +306,103 @@ func newDAGCommand() *cobra.Command {
 		}
 	}
 
+	del := &cobra.Command{
+		Use: "delete NAME", Short: "Delete a definition: offline and out of the lists (its versions and instances stay; apply brings it back)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			if err := c.Catalog.Delete(cmd.Context(), args[0], cliIdentity()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", args[0])
+			return nil
+		},
+	}
+
+	var alertURL string
+	var alertHeaders []string
+	alert := &cobra.Command{
+		Use: "alert-group NAME --url URL", Short: "Create or change an alert group: the webhook its alerts are posted to", Args: cobra.ExactArgs(1),
+		Example: "  strand dag alert-group data-team --url https://hooks.example.com/strand --header 'Authorization=Bearer xyz'",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			headers, err := keyValues("header", alertHeaders)
+			if err != nil {
+				return err
+			}
+			if err := c.Catalog.SetAlertGroup(cmd.Context(), args[0], dag.AlertGroup{URL: alertURL, Headers: headers}, cliIdentity()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "alert group %s posts to %s\n", args[0], alertURL)
+			return nil
+		},
+	}
+	alert.Flags().StringVar(&alertURL, "url", "", "the webhook's URL")
+	alert.Flags().StringArrayVar(&alertHeaders, "header", nil, "a header NAME=VALUE of each call (repeat)")
+
+	var (
+		cronSpecs []string
+		timeZone  string
+		schedID   string
+		warnType  string
+		warnGroup string
+		priority  string
+	)
+	sched := &cobra.Command{
+		Use: "schedule NAME --cron SPEC", Short: "Schedule a definition: a schedule whose fire time is each instance's business time (manage it with strand schedule)", Args: cobra.ExactArgs(1),
+		Example: "  strand dag schedule daily-sales --cron '0 2 * * *' --time-zone Asia/Shanghai --failure-strategy continue --warning failure --alert-group data-team",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			c := dag.NewClient(svc, o.namespace)
+			rel, err := c.Catalog.Release(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !rel.Online {
+				return fmt.Errorf("%w: %s is offline: put it online first (strand dag online %s)", api.ErrFailedPrecondition, args[0], args[0])
+			}
+			in := dag.RunInput{DAG: args[0], WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), Priority: dag.Priority(priority)}
+			if warnType != "" {
+				in.Warning = &dag.Warning{Type: dag.WarningType(warnType), Group: warnGroup}
+			}
+			if in.Params, err = keyValues("param", params); err != nil {
+				return err
+			}
+			action, err := dag.ScheduleAction(in)
+			if err != nil {
+				return err
+			}
+			if schedID == "" {
+				schedID = "dag-" + args[0]
+			}
+			err = svc.CreateSchedule(cmd.Context(), api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{Namespace: o.namespace, ScheduleID: schedID},
+				Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: cronSpecs, TimeZone: timeZone}, Action: action}, Identity: cliIdentity()})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created schedule %s (strand schedule describe %s)\n", schedID, schedID)
+			return nil
+		},
+	}
+	sf := sched.Flags()
+	sf.StringArrayVar(&cronSpecs, "cron", nil, "a cron expression (repeat for several calendars)")
+	sf.StringVar(&timeZone, "time-zone", "", "the IANA time zone of the cron expressions (default UTC)")
+	sf.StringVar(&schedID, "id", "", "the schedule's id (default dag-NAME)")
+	sf.StringArrayVar(&params, "param", nil, "a start parameter NAME=VALUE (repeat)")
+	sf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
+	sf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
+	sf.StringVar(&warnType, "warning", "", "none, success, failure or all (default: the definition's)")
+	sf.StringVar(&warnGroup, "alert-group", "", "the alert group of --warning")
+	sf.StringVar(&priority, "priority", "", "highest, high, medium, low or lowest")
+
 	var failedOnly bool
 	rerun := &cobra.Command{
 		Use: "rerun INSTANCE", Short: "Start an ended instance again at its version, parameters and business time", Args: cobra.ExactArgs(1),
@@ -336,7 +434,7 @@ func newDAGCommand() *cobra.Command {
 		command(dag.ActionPause, "Pause an instance: running tasks finish, no new ones start"),
 		command(dag.ActionResume, "Resume a paused instance"),
 		command(dag.ActionStop, "Stop an instance: running tasks are killed (a shell task's whole process group)"),
-		rerun)
+		rerun, del, alert, sched)
 	return cmd
 }
 

@@ -52,9 +52,30 @@ tasks:
 	if out, _ := cli("dag", "logs", "etl-1", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
 		t.Fatalf("logs: %s", out)
 	}
-	// Offline, it cannot be started.
+	if out, code := cli("dag", "run", "etl", "--failure-strategy", "sometimes"); code != 2 || !strings.Contains(out, "want end or continue") {
+		t.Fatalf("bad failure strategy: exit %d: %s", code, out)
+	}
+	// Scheduled: a schedule whose action starts instances of the DAG.
+	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
+		t.Fatalf("schedule: exit %d: %s", code, out)
+	}
+	if out, code := cli("schedule", "describe", "dag-etl", "-o", "json"); code != 0 || !strings.Contains(out, `"workflow_type": "strand.DAG"`) {
+		t.Fatalf("schedule describe: exit %d: %s", code, out)
+	}
+	// Offline, it cannot be started or scheduled.
 	cli("dag", "offline", "etl")
 	if out, code := cli("dag", "run", "etl"); code == 0 || !strings.Contains(out, "offline") {
 		t.Fatalf("run offline: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "schedule", "etl", "--cron", "@daily", "--id", "other"); code == 0 || !strings.Contains(out, "offline") {
+		t.Fatalf("schedule offline: exit %d: %s", code, out)
+	}
+	// Deleted, it leaves the list; applied again, it comes back online.
+	cli("dag", "delete", "etl")
+	if out, _ := cli("dag", "list"); strings.Contains(out, "etl") {
+		t.Fatalf("deleted but listed: %s", out)
+	}
+	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "current version 1, online") {
+		t.Fatalf("apply after delete: exit %d: %s", code, out)
 	}
 }
