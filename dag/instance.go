@@ -80,14 +80,18 @@ type Instance struct {
 
 // TaskInstance is one task of an instance.
 type TaskInstance struct {
-	Name      string            `json:"name"`
-	Type      TaskType          `json:"type"`
-	State     State             `json:"state"`
-	Attempt   int32             `json:"attempt,omitempty"`
-	StartTime time.Time         `json:"start_time,omitzero"`
-	EndTime   time.Time         `json:"end_time,omitzero"`
-	Outputs   map[string]string `json:"outputs,omitempty"`
-	Error     string            `json:"error,omitempty"`
+	Name    string   `json:"name"`
+	Type    TaskType `json:"type"`
+	State   State    `json:"state"`
+	Attempt int32    `json:"attempt,omitempty"`
+	// SubmitTime is when the instance launched the task; StartTime and
+	// EndTime when its last attempt ran (by its worker's clock, for the
+	// task types a worker group runs).
+	SubmitTime time.Time         `json:"submit_time,omitzero"`
+	StartTime  time.Time         `json:"start_time,omitzero"`
+	EndTime    time.Time         `json:"end_time,omitzero"`
+	Outputs    map[string]string `json:"outputs,omitempty"`
+	Error      string            `json:"error,omitempty"`
 	// Host and PID say where the last attempt ran (shell tasks have a
 	// PID).
 	Host string `json:"host,omitempty"`

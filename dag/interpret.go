@@ -384,7 +384,8 @@ func (ip *interpreter) vars(i int, globals map[string]string) (map[string]string
 func (ip *interpreter) start(ctx workflow.Context, i int, globals map[string]string) {
 	t := ip.def.Tasks[i]
 	ti := &ip.inst.Tasks[i]
-	ti.State, ti.StartTime = StateRunning, workflow.Now(ctx)
+	now := workflow.Now(ctx)
+	ti.State, ti.SubmitTime, ti.StartTime = StateRunning, now, now
 	vars, err := ip.vars(i, globals)
 	if err == nil {
 		t, err = expandTask(t, vars, ip.base)
@@ -430,6 +431,9 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 	ti.EndTime = workflow.Now(ctx)
 	if out != nil {
 		ti.Outputs, ti.Host, ti.PID = out.Outputs, out.Host, out.PID
+		if !out.Started.IsZero() {
+			ti.StartTime, ti.EndTime = out.Started, out.Finished
+		}
 	}
 	switch {
 	case err == nil:

@@ -30,6 +30,9 @@ type TaskResult struct {
 	// of its middle when it grew past MaxLog.
 	Log        string `json:"log,omitempty"`
 	LogSkipped int64  `json:"log_skipped,omitempty"`
+	// Started and Finished are when the attempt ran, by the worker's clock.
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
 }
 
 // LogTail is the heartbeat details of a running task: the end of its log

@@ -200,6 +200,7 @@ const MaxLog = 4 << 20
 const tailSize = 32 << 10
 
 func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, error) {
+	started := time.Now()
 	log := newTaskLog()
 	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -216,6 +217,7 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 		}
 	})
 	res, err := r.runTask(ctx, req.Task, log)
+	res.Started, res.Finished = started, time.Now()
 	stop()
 	wg.Wait()
 	res.Host = r.Identity

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strandhq/strand/internal/bench"
+)
+
+func newBenchDAGCommand() *cobra.Command {
+	var cfg bench.DAGConfig
+	var storeURL string
+	var quiet, verbose bool
+	cmd := &cobra.Command{
+		Use:   "dag",
+		Short: "Measure the DAG front end's scheduling overhead per task, next to the kernel's gap between steps",
+		Long: "Runs --instances instances at once of a DAG that is a chain of --chain shell tasks (each runs `true`)\n" +
+			"on an embedded engine with the interpreter's worker and a worker of the default group, and prints the\n" +
+			"scheduling overhead per task: from the upstream task's end to the task's start, by the worker's clock\n" +
+			"(p50, p99, max). Then, on the same engine, it runs as many plain workflows of as many no-op steps one\n" +
+			"after the other and prints the same gap between steps: the kernel's floor, and the ratio of the two.\n\n" +
+			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Chain < 2 || cfg.Instances < 1 {
+				return &usageError{fmt.Errorf("--chain %d, --instances %d: want a chain of 2 tasks or more and an instance or more", cfg.Chain, cfg.Instances)}
+			}
+			st, backend, closeStore, err := openBenchStore(cmd.Context(), storeURL)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			cfg.Store = st
+			if !quiet {
+				cfg.Progress = cmd.ErrOrStderr()
+			}
+			if verbose {
+				cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+			}
+			rep, err := bench.RunDAG(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			bench.PrintDAG(cmd.OutOrStdout(), backend, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
+	cmd.Flags().IntVar(&cfg.Chain, "chain", 50, "tasks in each instance, one after the other")
+	cmd.Flags().IntVar(&cfg.Instances, "instances", 1, "instances at once")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "log the engine's warnings and notices on stderr")
+	return cmd
+}

@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// DAGConfig configures RunDAG.
+type DAGConfig struct {
+	Store store.Store
+	// Chain is how many tasks each instance runs one after the other
+	// (default 50); Instances how many instances run at once (default 1).
+	Chain     int
+	Instances int
+	Progress  io.Writer
+	Logger    *slog.Logger
+}
+
+// Gaps are the times between one task (or step) ending and the next
+// starting, by the worker's clock.
+type Gaps struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+func gapsOf(d []time.Duration) Gaps {
+	if len(d) == 0 {
+		return Gaps{}
+	}
+	slices.Sort(d)
+	n := len(d)
+	return Gaps{N: n, P50: d[n/2], P99: d[min(n-1, n*99/100)], Max: d[n-1]}
+}
+
+// DAGReport is what RunDAG measured.
+type DAGReport struct {
+	Chain, Instances int
+	// Task is the scheduling overhead per task: from the last upstream
+	// task's end to the task's start, shell tasks that run `true`.
+	Task Gaps
+	// Step is the same gap between the steps of a plain workflow that
+	// runs as many no-op steps one after the other, on the same engine:
+	// the kernel's floor.
+	Step Gaps
+	// TasksPerSecond is the tasks the instances ran, over the time they
+	// took; StepsPerSecond the same of the plain workflows.
+	TasksPerSecond, StepsPerSecond float64
+}
+
+// stepTimes is what a benchmark step returns: when it ran.
+type stepTimes struct {
+	Start, End time.Time
+}
+
+// NoopStep does nothing and says when.
+func NoopStep(context.Context, int) (stepTimes, error) {
+	now := time.Now()
+	return stepTimes{now, now}, nil
+}
+
+// StepChain runs n no-op steps one after the other and returns when each
+// ran.
+func StepChain(ctx workflow.Context, n int) ([]stepTimes, error) {
+	out := make([]stepTimes, 0, n)
+	for i := range n {
+		t, err := workflow.ExecuteStep(ctx, workflow.StepOptions{Queue: "bench.steps"}, NoopStep, i).Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// RunDAG measures the DAG front end's scheduling overhead per task on an
+// embedded engine, next to the kernel's gap between steps.
+func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
+	cfg.Chain = max(cfg.Chain, 2)
+	if cfg.Instances <= 0 {
+		cfg.Instances = 1
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	say := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", args...)
+		}
+	}
+	rep := DAGReport{Chain: cfg.Chain, Instances: cfg.Instances}
+	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
+	if err != nil {
+		return rep, err
+	}
+	defer eng.Close()
+	interp := worker.New(eng, worker.Options{Queue: dag.Queue, Logger: log})
+	dag.Register(interp, eng)
+	tasks := worker.New(eng, worker.Options{Queue: dag.GroupQueue(dag.DefaultGroup), Logger: log, MaxConcurrentSteps: 64})
+	dag.RegisterTasks(tasks, &dag.TaskRunner{Identity: "bench"})
+	steps := worker.New(eng, worker.Options{Queue: "bench.steps", Logger: log})
+	worker.RegisterWorkflow(steps, StepChain)
+	worker.RegisterStep(steps, NoopStep)
+	for _, w := range []*worker.Worker{interp, tasks, steps} {
+		if err := w.Start(ctx); err != nil {
+			return rep, err
+		}
+		defer w.Stop(context.WithoutCancel(ctx))
+	}
+
+	var text strings.Builder
+	text.WriteString("name: bench-chain\ntasks:\n")
+	for i := range cfg.Chain {
+		fmt.Fprintf(&text, "  - {name: t%d, type: shell, script: 'true'", i)
+		if i > 0 {
+			fmt.Fprintf(&text, ", upstream: [t%d]", i-1)
+		}
+		text.WriteString("}\n")
+	}
+	dags := dag.NewClient(eng, "")
+	if _, err := dags.Catalog.Apply(ctx, []byte(text.String()), "strand bench", false); err != nil {
+		return rep, err
+	}
+
+	say("running %d instances of a chain of %d shell tasks...", cfg.Instances, cfg.Chain)
+	var taskGaps []time.Duration
+	began := time.Now()
+	ids := make([]string, cfg.Instances)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range ids {
+		g.Go(func() error {
+			s, err := dags.Start(gctx, dag.RunInput{DAG: "bench-chain"}, dag.StartOptions{})
+			if err != nil {
+				return err
+			}
+			ids[i] = s.WorkflowID
+			res, err := eng.WaitResult(gctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: s.WorkflowID}})
+			if err == nil && res.Failure != nil {
+				err = res.Failure
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return rep, err
+	}
+	rep.TasksPerSecond = float64(cfg.Instances*cfg.Chain) / time.Since(began).Seconds()
+	for _, id := range ids {
+		inst, _, err := dags.Instance(ctx, id)
+		if err != nil {
+			return rep, err
+		}
+		for i := 1; i < len(inst.Tasks); i++ {
+			taskGaps = append(taskGaps, inst.Tasks[i].StartTime.Sub(inst.Tasks[i-1].EndTime))
+		}
+	}
+	rep.Task = gapsOf(taskGaps)
+
+	say("running %d workflows of %d no-op steps each...", cfg.Instances, cfg.Chain)
+	var stepGaps []time.Duration
+	began = time.Now()
+	results := make([][]stepTimes, cfg.Instances)
+	c := client.New(eng, client.Options{Identity: "strand bench"})
+	g, gctx = errgroup.WithContext(ctx)
+	for i := range results {
+		g.Go(func() error {
+			run, err := client.Start(gctx, c, StepChain, cfg.Chain, client.StartOptions{Queue: "bench.steps"})
+			if err != nil {
+				return err
+			}
+			results[i], err = run.Get(gctx)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return rep, err
+	}
+	rep.StepsPerSecond = float64(cfg.Instances*cfg.Chain) / time.Since(began).Seconds()
+	for _, r := range results {
+		for i := 1; i < len(r); i++ {
+			stepGaps = append(stepGaps, r[i].Start.Sub(r[i-1].End))
+		}
+	}
+	rep.Step = gapsOf(stepGaps)
+	return rep, nil
+}
+
+// PrintDAG writes a DAG report.
+func PrintDAG(w io.Writer, backend string, rep DAGReport) {
+	fmt.Fprintf(w, "%s: %d instances at once of a chain of %d tasks\n", backend, rep.Instances, rep.Chain)
+	fmt.Fprintf(w, "  DAG task overhead (upstream end to task start): p50 %s, p99 %s, max %s over %d tasks; %.0f tasks/s\n",
+		rep.Task.P50.Round(10*time.Microsecond), rep.Task.P99.Round(10*time.Microsecond), rep.Task.Max.Round(10*time.Microsecond), rep.Task.N, rep.TasksPerSecond)
+	fmt.Fprintf(w, "  kernel step gap (step end to next step start):  p50 %s, p99 %s, max %s over %d steps; %.0f steps/s\n",
+		rep.Step.P50.Round(10*time.Microsecond), rep.Step.P99.Round(10*time.Microsecond), rep.Step.Max.Round(10*time.Microsecond), rep.Step.N, rep.StepsPerSecond)
+	if rep.Step.P50 > 0 {
+		fmt.Fprintf(w, "  ratio of p50s (task overhead / step gap): %.2f\n", float64(rep.Task.P50)/float64(rep.Step.P50))
+	}
+}
