@@ -92,3 +92,30 @@ func TestSchedulesGuideExample(t *testing.T) {
 		}
 	}
 }
+
+// TestDAGsGuideExample runs the example of docs/dags.md as written, with
+// the strand binary against a real server: the example starts its own
+// strand worker.
+func TestDAGsGuideExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	script := fencedBlock(t, filepath.Join("..", "..", "docs", "dags.md"), "### Example")
+	bin := binaries(t, "strand")
+	addr := freePort(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr)
+
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "STRAND_SERVER=http://"+addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	t.Logf("the example printed:\n%s", out)
+	for _, want := range []string{"daily-sales version 1 stored", "orders=42", "explain", "skipped", "20260228: 42 orders", "created schedule dag-daily-sales"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the example printed no %q:\n%s", want, out)
+		}
+	}
+}
