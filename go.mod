@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
+	github.com/aymanbagabas/go-udiff v0.3.1
 	github.com/expr-lang/expr v1.17.8
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0

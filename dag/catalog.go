@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aymanbagabas/go-udiff"
+
 	"github.com/strandhq/strand/api"
 )
 
@@ -188,6 +190,21 @@ func (c *Catalog) Versions(ctx context.Context, name string) ([]api.Definition, 
 	}
 	slices.SortFunc(all, func(a, b api.Definition) int { return int(a.Version - b.Version) })
 	return all, nil
+}
+
+// Diff returns the unified diff of two versions' texts ("" when they are
+// the same).
+func (c *Catalog) Diff(ctx context.Context, name string, from, to int32) (string, error) {
+	a, err := c.Get(ctx, name, from)
+	if err != nil {
+		return "", err
+	}
+	b, err := c.Get(ctx, name, to)
+	if err != nil {
+		return "", err
+	}
+	return udiff.Unified(fmt.Sprintf("%s version %d", name, a.Version), fmt.Sprintf("%s version %d", name, b.Version),
+		string(a.Body), string(b.Body)), nil
 }
 
 // Summary is a DAG in a list.

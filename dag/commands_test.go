@@ -1,7 +1,10 @@
 package dag_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,13 +176,41 @@ func alive(pid int) bool {
 // shellTimeout: a task past its timeout with action fail is stopped and
 // fails; one with action warn sends an alert and goes on.
 func shellTimeout(t *testing.T, e *env) {
+	alerts := make(chan dag.Alert, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a dag.Alert
+		_ = json.NewDecoder(r.Body).Decode(&a)
+		alerts <- a
+	}))
+	defer srv.Close()
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "oncall", dag.AlertGroup{URL: srv.URL}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(`name: lagging
+warning: {type: none, group: oncall}
+tasks:
+  - {name: dawdle, type: shell, script: 'sleep 2', timeout: {after: 500ms, action: warn}}
+`)
+	inst := e.wait(e.start(dag.RunInput{DAG: "lagging"}))
+	if inst.State != dag.StateSuccess || !task(inst, "dawdle").Warned {
+		t.Fatalf("warn timeout: %s, warned %v", states0(inst), task(inst, "dawdle").Warned)
+	}
+	select {
+	case a := <-alerts:
+		if a.Event != "task_timeout" || a.Task != "dawdle" || a.DAG != "lagging" {
+			t.Fatalf("alert %+v", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no task_timeout alert")
+	}
+
 	e.apply(`name: slow
 tasks:
   - {name: hang, type: shell, script: 'sleep 60', timeout: {after: 1s, action: fail}}
 `)
 	began := time.Now()
 	id := e.start(dag.RunInput{DAG: "slow"})
-	inst := e.wait(id)
+	inst = e.wait(id)
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
 	}
@@ -258,6 +289,21 @@ tasks:
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "prepared")); string(b) != "once\n" {
 		t.Fatalf("prepare ran again: %q", b)
+	}
+
+	// Start from a chosen node: the tasks it does not lead to count as done.
+	e.apply(fmt.Sprintf(`name: steps
+tasks:
+  - {name: a, type: shell, script: 'echo a >> %[1]s/ran'}
+  - {name: b, type: shell, upstream: [a], script: 'echo b >> %[1]s/ran'}
+  - {name: c, type: shell, upstream: [b], script: 'echo c >> %[1]s/ran'}
+  - {name: side, type: shell, upstream: [a], script: 'echo side >> %[1]s/ran'}
+`, dir))
+	if inst := e.wait(e.start(dag.RunInput{DAG: "steps", StartFrom: []string{"b"}})); inst.State != dag.StateSuccess {
+		t.Fatalf("start from b: %s", states0(inst))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "ran")); string(b) != "b\nc\n" {
+		t.Fatalf("start from b ran %q; want b and c", b)
 	}
 }
 

@@ -215,6 +215,20 @@ func (ip *interpreter) carryOver(in RunInput) {
 		ti.State = StateSuccess
 		if p, ok := prev[ti.Name]; ok {
 			ti.Outputs, ti.StartTime, ti.EndTime, ti.Attempt, ti.Branch = p.Outputs, p.StartTime, p.EndTime, p.Attempt, p.Branch
+			return
+		}
+		// Taken as done without having run: its outputs are empty, and a
+		// branch it would choose is every branch.
+		t := ip.def.Tasks[i]
+		for name := range t.Outputs {
+			if ti.Outputs == nil {
+				ti.Outputs = map[string]string{}
+			}
+			ti.Outputs[name] = ""
+		}
+		ti.Branch = append(append(append([]string(nil), t.Success...), t.Failure...), t.Default)
+		for _, c := range t.Cases {
+			ti.Branch = append(ti.Branch, c.Next)
 		}
 	}
 	if len(in.StartFrom) > 0 {

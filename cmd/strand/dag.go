@@ -138,6 +138,52 @@ func newDAGCommand() *cobra.Command {
 		},
 	}
 
+	diff := &cobra.Command{
+		Use: "diff NAME FROM TO", Short: "Show what changed from one version of a definition to another (unified diff)", Args: cobra.ExactArgs(3),
+		Example: "  strand dag diff daily-sales 3 4",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			from, err := versionArg(args[1])
+			if err != nil {
+				return err
+			}
+			to, err := versionArg(args[2])
+			if err != nil {
+				return err
+			}
+			d, err := c.Catalog.Diff(cmd.Context(), args[0], from, to)
+			if err != nil {
+				return err
+			}
+			if d == "" {
+				d = fmt.Sprintf("versions %d and %d are the same\n", from, to)
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), d)
+			return err
+		},
+	}
+	useVersion := &cobra.Command{
+		Use: "use NAME VERSION", Short: "Make a version the current one: the one instances and schedules start with", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client()
+			if err != nil {
+				return err
+			}
+			v, err := versionArg(args[1])
+			if err != nil {
+				return err
+			}
+			if err := c.Catalog.SetCurrent(cmd.Context(), args[0], v, cliIdentity()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s runs version %d\n", args[0], v)
+			return nil
+		},
+	}
+
 	release := func(use, short string, online bool) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
@@ -427,7 +473,7 @@ func newDAGCommand() *cobra.Command {
 	rerun.Flags().StringSliceVar(&from, "start-from", nil, "start at these tasks")
 	rerun.Flags().BoolVar(&wait, "wait", false, "wait for the instance to end")
 
-	cmd.AddCommand(apply, list, show, versions,
+	cmd.AddCommand(apply, list, show, versions, diff, useVersion,
 		release("online", "Put a definition online: it may be started and scheduled", true),
 		release("offline", "Take a definition offline: it may not be started or scheduled", false),
 		run, instances, tasks, logs,
@@ -436,6 +482,15 @@ func newDAGCommand() *cobra.Command {
 		command(dag.ActionStop, "Stop an instance: running tasks are killed (a shell task's whole process group)"),
 		rerun, del, alert, sched)
 	return cmd
+}
+
+// versionArg reads a version number argument.
+func versionArg(s string) (int32, error) {
+	v, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || v < 1 {
+		return 0, &usageError{fmt.Errorf("version %q: want a version number (1 or more)", s)}
+	}
+	return int32(v), nil
 }
 
 func onlineWord(online bool) string {

@@ -52,6 +52,22 @@ tasks:
 	if out, _ := cli("dag", "logs", "etl-1", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
 		t.Fatalf("logs: %s", out)
 	}
+	// A second version: the diff shows the change; the first is made current again.
+	text, _ := os.ReadFile(good)
+	os.WriteFile(good, []byte(strings.Replace(string(text), "rows for", "rows into the warehouse for", 1)), 0o644)
+	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "etl version 2 stored") {
+		t.Fatalf("apply v2: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "diff", "etl", "1", "2"); !strings.Contains(out, "-  - {name: load") || !strings.Contains(out, "+  - {name: load, type: shell, upstream: [extract], script: 'echo \"loaded ${rows} rows into the warehouse") {
+		t.Fatalf("diff: %s", out)
+	}
+	cli("dag", "use", "etl", "1")
+	if out, _ := cli("dag", "versions", "etl"); !strings.Contains(out, "current") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("versions: %s", out)
+	}
+	if out, _ := cli("dag", "list"); !strings.Contains(out, "etl   1        2") {
+		t.Fatalf("list after use: %s", out)
+	}
 	if out, code := cli("dag", "run", "etl", "--failure-strategy", "sometimes"); code != 2 || !strings.Contains(out, "want end or continue") {
 		t.Fatalf("bad failure strategy: exit %d: %s", code, out)
 	}
@@ -75,7 +91,7 @@ tasks:
 	if out, _ := cli("dag", "list"); strings.Contains(out, "etl") {
 		t.Fatalf("deleted but listed: %s", out)
 	}
-	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "current version 1, online") {
+	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "current version 2, online") {
 		t.Fatalf("apply after delete: exit %d: %s", code, out)
 	}
 }
