@@ -246,17 +246,23 @@ func (p *parser) strings(n *yaml.Node, field string) []string {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		return []string{n.Value} // a single name needs no brackets
 	}
+	var out []string
+	p.each(n, field, "strings", func(e *yaml.Node, f string) { out = append(out, p.str(e, f)) })
+	return out
+}
+
+// each calls fn for every element of the list n, each with its field path;
+// what names an element for the error of a value that is not a list.
+func (p *parser) each(n *yaml.Node, field, what string, fn func(e *yaml.Node, f string)) {
 	if n.Kind != yaml.SequenceNode {
-		p.fail(n, field, "want a list of strings, got %s", kindName(n))
-		return nil
+		p.fail(n, field, "want a list of %s, got %s", what, kindName(n))
+		return
 	}
-	out := make([]string, 0, len(n.Content))
 	for i, e := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		p.mark(e, f)
-		out = append(out, p.str(e, f))
+		fn(e, f)
 	}
-	return out
 }
 
 func (p *parser) stringMap(n *yaml.Node, field string) map[string]string {
@@ -319,13 +325,7 @@ func (p *parser) definition(n *yaml.Node) *Definition {
 		case "priority":
 			d.Priority = Priority(p.str(v, f))
 		case "tasks":
-			if v.Kind != yaml.SequenceNode {
-				p.fail(v, f, "want a list of tasks, got %s", kindName(v))
-				return true
-			}
-			for i, tn := range v.Content {
-				d.Tasks = append(d.Tasks, p.task(tn, fmt.Sprintf("tasks[%d]", i)))
-			}
+			p.each(v, f, "tasks", func(e *yaml.Node, f string) { d.Tasks = append(d.Tasks, p.task(e, f)) })
 		default:
 			return false
 		}
@@ -459,13 +459,7 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 			t.ExpectStatus = []int{p.integer(v, f)}
 			break
 		}
-		if v.Kind != yaml.SequenceNode {
-			p.fail(v, f, "want a list of status codes, got %s", kindName(v))
-			break
-		}
-		for i, e := range v.Content {
-			t.ExpectStatus = append(t.ExpectStatus, p.integer(e, fmt.Sprintf("%s[%d]", f, i)))
-		}
+		p.each(v, f, "status codes", func(e *yaml.Node, f string) { t.ExpectStatus = append(t.ExpectStatus, p.integer(e, f)) })
 	case "body_contains":
 		t.BodyContains = p.str(v, f)
 	case "body_not_contains":
@@ -491,13 +485,8 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 			case "relation":
 				c.Relation = p.str(v, f)
 			case "tasks":
-				if v.Kind != yaml.SequenceNode {
-					p.fail(v, f, "want a list of {task, state}, got %s", kindName(v))
-					return true
-				}
-				for i, e := range v.Content {
+				p.each(v, f, "{task, state}", func(e *yaml.Node, ef string) {
 					var o TaskOutcome
-					ef := fmt.Sprintf("%s[%d]", f, i)
 					p.fields(e, ef, func(key string, v *yaml.Node, f string) bool {
 						switch key {
 						case "task":
@@ -510,7 +499,7 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 						return true
 					})
 					c.Tasks = append(c.Tasks, o)
-				}
+				})
 			default:
 				return false
 			}
@@ -522,13 +511,9 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 	case "failure":
 		t.Failure = p.strings(v, f)
 	case "cases":
-		if v.Kind != yaml.SequenceNode {
-			p.fail(v, f, "want a list of {when, next}, got %s", kindName(v))
-			break
-		}
-		for i, e := range v.Content {
+		p.each(v, f, "{when, next}", func(e *yaml.Node, ef string) {
 			var c SwitchCase
-			p.fields(e, fmt.Sprintf("%s[%d]", f, i), func(key string, v *yaml.Node, f string) bool {
+			p.fields(e, ef, func(key string, v *yaml.Node, f string) bool {
 				switch key {
 				case "when":
 					c.When = p.str(v, f)
@@ -540,17 +525,13 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 				return true
 			})
 			t.Cases = append(t.Cases, c)
-		}
+		})
 	case "default":
 		t.Default = p.str(v, f)
 	case "depends":
-		if v.Kind != yaml.SequenceNode {
-			p.fail(v, f, "want a list of {dag, task, date}, got %s", kindName(v))
-			break
-		}
-		for i, e := range v.Content {
+		p.each(v, f, "{dag, task, date}", func(e *yaml.Node, ef string) {
 			var d Dependency
-			p.fields(e, fmt.Sprintf("%s[%d]", f, i), func(key string, v *yaml.Node, f string) bool {
+			p.fields(e, ef, func(key string, v *yaml.Node, f string) bool {
 				switch key {
 				case "dag":
 					d.DAG = p.str(v, f)
@@ -564,7 +545,7 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 				return true
 			})
 			t.Depends = append(t.Depends, d)
-		}
+		})
 	case "check_interval":
 		t.CheckInterval = p.duration(v, f)
 	case "step":

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	_ "net/http/pprof" // --pprof
@@ -187,6 +189,35 @@ func newBenchVisibilityCommand() *cobra.Command {
 // storeURL names, or a new SQLite file in a temporary directory when it is
 // empty. name is how the report names it; closeStore closes it and removes
 // a temporary file.
+// benchTarget is what the measuring subcommands of strand bench share:
+// the store, and whether to show progress and the engine's log.
+type benchTarget struct {
+	storeURL       string
+	quiet, verbose bool
+}
+
+func (b *benchTarget) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&b.storeURL, "store", "", "store URL (default: a temporary SQLite file)")
+	cmd.Flags().BoolVar(&b.quiet, "quiet", false, "no progress")
+	cmd.Flags().BoolVar(&b.verbose, "verbose", false, "log the engine's warnings and notices on stderr")
+}
+
+// open opens the store; progress and log are where the run reports (nil:
+// nowhere).
+func (b *benchTarget) open(cmd *cobra.Command) (st store.Store, backend string, closeStore func(), progress io.Writer, log *slog.Logger, err error) {
+	st, backend, closeStore, err = openBenchStore(cmd.Context(), b.storeURL)
+	if err != nil {
+		return nil, "", nil, nil, nil, err
+	}
+	if !b.quiet {
+		progress = cmd.ErrOrStderr()
+	}
+	if b.verbose {
+		log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return st, backend, closeStore, progress, log, nil
+}
+
 func openBenchStore(ctx context.Context, storeURL string) (st store.Store, name string, closeStore func(), err error) {
 	name = storeURL
 	cleanup := func() {}

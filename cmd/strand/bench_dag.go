@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +10,7 @@ import (
 
 func newBenchDAGCommand() *cobra.Command {
 	var cfg bench.DAGConfig
-	var storeURL string
-	var quiet, verbose bool
+	var target benchTarget
 	cmd := &cobra.Command{
 		Use:   "dag",
 		Short: "Measure the DAG front end's scheduling overhead per task, next to the kernel's gap between steps",
@@ -27,18 +25,12 @@ func newBenchDAGCommand() *cobra.Command {
 			if cfg.Chain < 2 || cfg.Instances < 1 {
 				return &usageError{fmt.Errorf("--chain %d, --instances %d: want a chain of 2 tasks or more and an instance or more", cfg.Chain, cfg.Instances)}
 			}
-			st, backend, closeStore, err := openBenchStore(cmd.Context(), storeURL)
+			st, backend, closeStore, progress, log, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			cfg.Store = st
-			if !quiet {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
-			if verbose {
-				cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			}
+			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
 			rep, err := bench.RunDAG(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -47,10 +39,8 @@ func newBenchDAGCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().IntVar(&cfg.Chain, "chain", 50, "tasks in each instance, one after the other")
 	cmd.Flags().IntVar(&cfg.Instances, "instances", 1, "instances at once")
-	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "log the engine's warnings and notices on stderr")
+	target.flags(cmd)
 	return cmd
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +11,7 @@ import (
 
 func newBenchPurgeCommand() *cobra.Command {
 	var cfg bench.PurgeConfig
-	var storeURL string
-	var quiet, verbose bool
+	var target benchTarget
 	cmd := &cobra.Command{
 		Use:   "purge",
 		Short: "Measure the retention purge: alone, and beside shape (a)",
@@ -33,18 +31,12 @@ func newBenchPurgeCommand() *cobra.Command {
 			if cfg.Share < 0 || cfg.Share > 1 {
 				return &usageError{fmt.Errorf("--share %v: want a number in (0, 1]", cfg.Share)}
 			}
-			st, backend, closeStore, err := openBenchStore(cmd.Context(), storeURL)
+			st, backend, closeStore, progress, log, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			cfg.Store = st
-			if !quiet {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
-			if verbose {
-				cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			}
+			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
 			rep, err := bench.RunPurge(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -53,14 +45,12 @@ func newBenchPurgeCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().IntVar(&cfg.N, "n", 100000, "expired runs purged in each phase")
 	cmd.Flags().IntVar(&cfg.Shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	cmd.Flags().IntVar(&cfg.Batch, "batch", 0, "runs per purge batch (default: the engine's, 1000)")
 	cmd.Flags().Float64Var(&cfg.Share, "share", 0, "the most of the time the purge takes while the node has live work (default: the engine's, 0.2)")
 	cmd.Flags().DurationVar(&cfg.Baseline, "baseline", 20*time.Second, "how long shape (a) runs alone before the second phase's runs expire")
 	cmd.Flags().BoolVar(&cfg.AloneOnly, "alone-only", false, "measure the purge alone only (skip the phase under shape (a))")
-	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "log the engine's warnings and notices on stderr")
+	target.flags(cmd)
 	return cmd
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +11,7 @@ import (
 
 func newBenchSchedulesCommand() *cobra.Command {
 	var cfg bench.SchedulesConfig
-	var storeURL string
-	var quiet, verbose bool
+	var target benchTarget
 	cmd := &cobra.Command{
 		Use:   "schedules",
 		Short: "Measure schedules: N firing every minute, how late their fires are and the CPU they take",
@@ -31,18 +29,12 @@ func newBenchSchedulesCommand() *cobra.Command {
 			if cfg.Window < time.Minute {
 				return &usageError{fmt.Errorf("--window %s: want at least 1m", cfg.Window)}
 			}
-			st, backend, closeStore, err := openBenchStore(cmd.Context(), storeURL)
+			st, backend, closeStore, progress, log, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			cfg.Store = st
-			if !quiet {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
-			if verbose {
-				cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			}
+			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
 			rep, err := bench.RunSchedules(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -51,11 +43,9 @@ func newBenchSchedulesCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().IntVar(&cfg.N, "n", 10000, "schedules")
 	cmd.Flags().DurationVar(&cfg.Window, "window", 2*time.Minute, "how long fires are measured (whole minutes)")
 	cmd.Flags().BoolVar(&cfg.Together, "together", false, "every schedule fires at second 0 of the minute")
-	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "log the engine's warnings and notices on stderr")
+	target.flags(cmd)
 	return cmd
 }
