@@ -14,8 +14,8 @@ func newBenchDAGCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dag",
 		Short: "Measure the DAG front end's scheduling overhead per task, next to the kernel's gap between steps",
-		Long: "Runs --instances instances at once of a DAG that is a chain of --chain shell tasks (each runs `true`)\n" +
-			"on an embedded engine with the interpreter's worker and a worker of the default group, and prints the\n" +
+		Long: "Runs --instances instances at once of a DAG that is a chain of --chain no-op tasks (Go steps; with --shell,\n" +
+			"shell tasks that run `true`) on an embedded engine with the interpreter's worker and workers of the tasks, and prints the\n" +
 			"scheduling overhead per task: from the upstream task's end to the task's start, by the worker's clock\n" +
 			"(p50, p99, max). Then, on the same engine, it runs as many plain workflows of as many no-op steps one\n" +
 			"after the other and prints the same gap between steps: the kernel's floor, and the ratio of the two.\n\n" +
@@ -41,6 +41,7 @@ func newBenchDAGCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&cfg.Chain, "chain", 50, "tasks in each instance, one after the other")
 	cmd.Flags().IntVar(&cfg.Instances, "instances", 1, "instances at once")
+	cmd.Flags().BoolVar(&cfg.Shell, "shell", false, "shell tasks that run `true` (a bash process each) instead of no-op Go steps")
 	target.flags(cmd)
 	return cmd
 }

@@ -27,8 +27,11 @@ type DAGConfig struct {
 	// (default 50); Instances how many instances run at once (default 1).
 	Chain     int
 	Instances int
-	Progress  io.Writer
-	Logger    *slog.Logger
+	// Shell makes the tasks shell tasks that run `true` (a bash process
+	// each) instead of no-op Go steps.
+	Shell    bool
+	Progress io.Writer
+	Logger   *slog.Logger
 }
 
 // Gaps are the times between one task (or step) ending and the next
@@ -51,8 +54,9 @@ func gapsOf(d []time.Duration) Gaps {
 type DAGReport struct {
 	Chain, Instances int
 	// Task is the scheduling overhead per task: from the last upstream
-	// task's end to the task's start, shell tasks that run `true`.
-	Task Gaps
+	// task's end to the task's start.
+	Task  Gaps
+	Shell bool
 	// Step is the same gap between the steps of a plain workflow that
 	// runs as many no-op steps one after the other, on the same engine:
 	// the kernel's floor.
@@ -64,7 +68,8 @@ type DAGReport struct {
 
 // stepTimes is what a benchmark step returns: when it ran.
 type stepTimes struct {
-	Start, End time.Time
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
 }
 
 // NoopStep does nothing and says when.
@@ -103,7 +108,7 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 			fmt.Fprintf(cfg.Progress, format+"\n", args...)
 		}
 	}
-	rep := DAGReport{Chain: cfg.Chain, Instances: cfg.Instances}
+	rep := DAGReport{Chain: cfg.Chain, Instances: cfg.Instances, Shell: cfg.Shell}
 	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
 	if err != nil {
 		return rep, err
@@ -125,8 +130,12 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 
 	var text strings.Builder
 	text.WriteString("name: bench-chain\ntasks:\n")
+	task := "type: step, step: NoopStep, queue: bench.steps, outputs: [start, end]"
+	if cfg.Shell {
+		task = "type: shell, script: 'true'"
+	}
 	for i := range cfg.Chain {
-		fmt.Fprintf(&text, "  - {name: t%d, type: shell, script: 'true'", i)
+		fmt.Fprintf(&text, "  - {name: t%d, %s", i, task)
 		if i > 0 {
 			fmt.Fprintf(&text, ", upstream: [t%d]", i-1)
 		}
@@ -137,7 +146,7 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 		return rep, err
 	}
 
-	say("running %d instances of a chain of %d shell tasks...", cfg.Instances, cfg.Chain)
+	say("running %d instances of a chain of %d tasks...", cfg.Instances, cfg.Chain)
 	var taskGaps []time.Duration
 	began := time.Now()
 	ids := make([]string, cfg.Instances)
@@ -165,8 +174,17 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		for i := 1; i < len(inst.Tasks); i++ {
-			taskGaps = append(taskGaps, inst.Tasks[i].StartTime.Sub(inst.Tasks[i-1].EndTime))
+		times := make([]stepTimes, len(inst.Tasks))
+		for i, t := range inst.Tasks {
+			times[i] = stepTimes{t.StartTime, t.EndTime}
+			if !cfg.Shell {
+				// A Go step's times are its result's, which the task's outputs carry.
+				times[i].Start, _ = time.Parse(time.RFC3339Nano, t.Outputs["start"])
+				times[i].End, _ = time.Parse(time.RFC3339Nano, t.Outputs["end"])
+			}
+		}
+		for i := 1; i < len(times); i++ {
+			taskGaps = append(taskGaps, times[i].Start.Sub(times[i-1].End))
 		}
 	}
 	rep.Task = gapsOf(taskGaps)
@@ -202,7 +220,11 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 
 // PrintDAG writes a DAG report.
 func PrintDAG(w io.Writer, backend string, rep DAGReport) {
-	fmt.Fprintf(w, "%s: %d instances at once of a chain of %d tasks\n", backend, rep.Instances, rep.Chain)
+	kind := "no-op Go step"
+	if rep.Shell {
+		kind = "shell (`true`)"
+	}
+	fmt.Fprintf(w, "%s: %d instances at once of a chain of %d %s tasks\n", backend, rep.Instances, rep.Chain, kind)
 	fmt.Fprintf(w, "  DAG task overhead (upstream end to task start): p50 %s, p99 %s, max %s over %d tasks; %.0f tasks/s\n",
 		rep.Task.P50.Round(10*time.Microsecond), rep.Task.P99.Round(10*time.Microsecond), rep.Task.Max.Round(10*time.Microsecond), rep.Task.N, rep.TasksPerSecond)
 	fmt.Fprintf(w, "  kernel step gap (step end to next step start):  p50 %s, p99 %s, max %s over %d steps; %.0f steps/s\n",
