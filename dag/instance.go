@@ -96,8 +96,6 @@ type TaskInstance struct {
 	// PID).
 	Host string `json:"host,omitempty"`
 	PID  int    `json:"pid,omitempty"`
-	// Seq is the kernel step (or child) the task is, for its log.
-	Seq int64 `json:"seq,omitempty"`
 	// Child is the workflow id of a sub-process's instance.
 	Child string `json:"child,omitempty"`
 	// Branch is the task a conditions or switch task chose.
