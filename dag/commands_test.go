@@ -214,8 +214,23 @@ tasks:
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
 	}
-	if !strings.Contains(task(inst, "hang").Error, "timed out") && !strings.Contains(task(inst, "hang").Error, "timeout") {
+	// The engine's start-to-close timeout and the worker's deadline race:
+	// either says so.
+	if msg := task(inst, "hang").Error; !strings.Contains(msg, "timed out") && !strings.Contains(msg, "start_to_close timeout") {
 		t.Errorf("the error does not say it timed out: %s", task(inst, "hang").Error)
+	}
+
+	// The instance's own timeout stops its running tasks and fails it.
+	e.apply(`name: bounded
+timeout: 1s
+tasks:
+  - {name: forever, type: shell, script: 'sleep 60'}
+`)
+	began = time.Now()
+	inst = e.wait(e.start(dag.RunInput{DAG: "bounded"}))
+	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "forever").State != dag.StateStopped ||
+		!strings.Contains(inst.Error, "timed out after 1s") || took > 30*time.Second {
+		t.Fatalf("after %s: %s (%s)", took, states0(inst), inst.Error)
 	}
 }
 

@@ -72,6 +72,10 @@ type env struct {
 	client  *dag.Client
 	sched   *schedule.Service
 
+	// dataPath is the SQLite file every worker knows as the data source
+	// "local".
+	dataPath string
+
 	mu      sync.Mutex
 	workers map[string]*exec.Cmd
 }
@@ -92,7 +96,8 @@ func newEnv(t *testing.T, st store.Store) *env {
 	sched := schedule.NewService(eng)
 	srv := httptest.NewServer(server.New(served{eng, sched, batch.NewService(eng)}, server.Options{PollWait: time.Second, Logger: testenv.Logger()}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, client: dag.NewClient(eng, ""), sched: sched, workers: map[string]*exec.Cmd{}}
+	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, client: dag.NewClient(eng, ""), sched: sched, workers: map[string]*exec.Cmd{},
+		dataPath: filepath.Join(t.TempDir(), "data.db")}
 	e.startWorker("w1")
 	return e
 }
@@ -101,7 +106,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 func (e *env) startWorker(identity string) *exec.Cmd {
 	e.t.Helper()
 	cmd := exec.Command(strandBin, "worker", "--server", e.url, "--group", "default", "--identity", identity,
-		"--workdir", e.root.TempDir(), "--stop-wait", "2s")
+		"--workdir", e.root.TempDir(), "--stop-wait", "2s", "--datasource", "local=sqlite:"+e.dataPath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		e.t.Fatal(err)
@@ -207,6 +212,7 @@ func TestPipelines(t *testing.T) {
 		t.Run("failure strategies", func(t *testing.T) { e.t = t; failureStrategies(t, e) })
 		t.Run("branches", func(t *testing.T) { e.t = t; branches(t, e) })
 		t.Run("http and alerts", func(t *testing.T) { e.t = t; httpAndAlerts(t, e) })
+		t.Run("sql", func(t *testing.T) { e.t = t; sqlTasks(t, e) })
 	})
 }
 
@@ -372,5 +378,38 @@ tasks:
 	defer mu.Unlock()
 	if len(alerts) != 1 || alerts[0].Event != "instance_failure" || alerts[0].DAG != "calls" {
 		t.Fatalf("alerts %+v", alerts)
+	}
+}
+
+// sqlTasks: sql tasks run statements on a data source the worker names,
+// and a query's first row sets output parameters.
+func sqlTasks(t *testing.T, e *env) {
+	e.apply(`name: ledger
+params: {amount: "40"}
+tasks:
+  - name: load
+    type: sql
+    datasource: local
+    pre: ["CREATE TABLE IF NOT EXISTS entries (amount INTEGER)", "DELETE FROM entries"]
+    sql: INSERT INTO entries VALUES (${amount}), (2)
+  - name: total
+    type: sql
+    upstream: [load]
+    datasource: local
+    query: true
+    sql: SELECT SUM(amount) AS total, COUNT(*) AS n FROM entries
+    outputs: [total, n]
+  - {name: report, type: shell, upstream: [total], script: 'test "${total}/${n}" = 42/2'}
+`)
+	inst, err := e.run(dag.RunInput{DAG: "ledger"})
+	if err != nil {
+		t.Fatalf("%v: %s", err, states(inst))
+	}
+	if got := task(inst, "total").Outputs; got["total"] != "42" || got["n"] != "2" {
+		t.Fatalf("outputs %+v", got)
+	}
+	log, err := e.client.Log(e.ctx, e.instances("ledger", 1).Runs[0].WorkflowID, "total")
+	if err != nil || !strings.Contains(log.Log, "SELECT SUM(amount)") {
+		t.Fatalf("log of total: %+v, %v", log, err)
 	}
 }
