@@ -391,10 +391,14 @@ const (
 	CommandSignalExternal CommandType = "SignalExternal"
 	CommandCancelExternal CommandType = "CancelExternal"
 	CommandSideEffect     CommandType = "SideEffect"
-	CommandComplete       CommandType = "CompleteWorkflow"
-	CommandFail           CommandType = "FailWorkflow"
-	CommandCancel         CommandType = "CancelWorkflow"
-	CommandContinueAsNew  CommandType = "ContinueAsNew"
+	// CommandUpsertAttributes sets the run's attributes (its searchable
+	// key-value pairs in lists): each given key to its value, a key given
+	// an empty value removed.
+	CommandUpsertAttributes CommandType = "UpsertAttributes"
+	CommandComplete         CommandType = "CompleteWorkflow"
+	CommandFail             CommandType = "FailWorkflow"
+	CommandCancel           CommandType = "CancelWorkflow"
+	CommandContinueAsNew    CommandType = "ContinueAsNew"
 )
 
 // EventType is the event a command is recorded as.
@@ -416,6 +420,8 @@ func (c CommandType) EventType() EventType {
 		return EventCancelExternal
 	case CommandSideEffect:
 		return EventSideEffect
+	case CommandUpsertAttributes:
+		return EventAttributesUpserted
 	case CommandComplete:
 		return EventWorkflowCompleted
 	case CommandFail:
@@ -445,6 +451,8 @@ type Command struct {
 	Target  *Target       `json:"target,omitempty"`
 	// ContinueAsNew carries the new run's queue and timeout.
 	ContinueAsNew *ChildOptions `json:"continue_as_new,omitempty"`
+	// Attributes are UpsertAttributes's changes.
+	Attributes map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
 }
 
 // StepOptions are a step's queue, priority, timeouts and retry policy.

@@ -2,6 +2,8 @@ package api
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,7 @@ const (
 	EventSignalExternal         EventType = "SignalExternalInitiated"
 	EventCancelExternal         EventType = "CancelExternalInitiated"
 	EventSideEffect             EventType = "SideEffectRecorded"
+	EventAttributesUpserted     EventType = "AttributesUpserted"
 	EventWorkflowCompleted      EventType = "WorkflowCompleted"
 	EventWorkflowFailed         EventType = "WorkflowFailed"
 	EventWorkflowCanceled       EventType = "WorkflowCanceled"
@@ -99,6 +102,9 @@ type Event struct {
 	Target *Target      `json:"target,omitempty"`
 	// Recovery describes a RunRecovered event.
 	Recovery *RecoveryAttrs `json:"recovery,omitempty"`
+	// Attributes are an AttributesUpserted event's changes (an empty value
+	// removed its key).
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
 // RecoveryAttrs say what a node that took a run's shard over offered again.
@@ -164,7 +170,7 @@ func (t EventType) IsInput() bool {
 func (t EventType) IsCommand() bool {
 	switch t {
 	case EventStepScheduled, EventStepCancelScheduled, EventTimerStarted, EventTimerCanceled, EventChildInitiated,
-		EventSignalExternal, EventCancelExternal, EventSideEffect, EventWorkflowCompleted, EventWorkflowFailed,
+		EventSignalExternal, EventCancelExternal, EventSideEffect, EventAttributesUpserted, EventWorkflowCompleted, EventWorkflowFailed,
 		EventWorkflowCanceled, EventWorkflowContinuedAsNew:
 		return true
 	}
@@ -206,6 +212,12 @@ func (e Event) Summary() string {
 	}
 	if e.Failure != nil {
 		fmt.Fprintf(&b, " failure=%q", abbreviate([]byte(e.Failure.Error()), 120))
+	}
+	if len(e.Attributes) > 0 {
+		keys := slices.Sorted(maps.Keys(e.Attributes))
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%q", k, e.Attributes[k])
+		}
 	}
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " reason=%q", e.Reason)

@@ -196,6 +196,14 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				return err
 			}
 			t.event(api.Event{Type: api.EventSideEffect, Seq: c.Seq, Payload: api.Payload(pl)})
+		case api.CommandUpsertAttributes:
+			attrs, err := upsertAttributes(x.Info.SearchAttributes, c.Attributes)
+			if err != nil {
+				return err
+			}
+			x.Info.SearchAttributes = attrs
+			t.event(api.Event{Type: api.EventAttributesUpserted, Seq: c.Seq, Attributes: c.Attributes})
+			t.transfer(transferVisibility, r.key, &taskData{})
 		case api.CommandComplete:
 			pl, err := t.payload(r.key, c.Payload)
 			if err != nil {
@@ -336,4 +344,31 @@ func (t *txn) initRun(spec *startSpec) error {
 	}
 	t.transfer(transferVisibility, k, &taskData{})
 	return nil
+}
+
+// maxAttributes bounds a run's attributes, as a start's.
+const maxAttributes = 64
+
+// upsertAttributes returns a run's attributes with changes applied: a key
+// given an empty value is removed. More than maxAttributes in all is an
+// invalid argument.
+func upsertAttributes(attrs, changes map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(attrs)+len(changes))
+	for k, v := range attrs {
+		out[k] = v
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	if len(out) > maxAttributes {
+		return nil, api.InvalidArgument("attributes", "a run has at most %d attributes; these changes make %d", maxAttributes, len(out))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }

@@ -191,6 +191,18 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 			last = ev.ID
 		}
 		switch ev.Type {
+		case api.EventWorkflowStarted:
+			// The attributes as they were at the reset point: the start's,
+			// with the upserts the copy holds.
+			if ev.Start != nil {
+				x.Info.SearchAttributes = ev.Start.Attributes
+			}
+		case api.EventAttributesUpserted:
+			attrs, err := upsertAttributes(x.Info.SearchAttributes, ev.Attributes)
+			if err != nil {
+				return "", err
+			}
+			x.Info.SearchAttributes = attrs
 		case api.EventStepScheduled:
 			steps[ev.Seq] = ev
 		case api.EventStepCompleted, api.EventStepFailed, api.EventStepTimedOut, api.EventStepCanceled, api.EventStepCancelScheduled:

@@ -145,6 +145,12 @@ func CancelExternal(ctx Context, target Target) Future[struct{}] {
 	return sdk.CancelExternal(ctx, target)
 }
 
+// UpsertAttributes sets the run's attributes, the key-value pairs that
+// lists filter on (api.ListRequest.Attributes): each key to its value, a
+// key given "" removed. Lists show the change once the workflow task that
+// made it completed (and the list's visibility caught up).
+func UpsertAttributes(ctx Context, attrs map[string]string) { sdk.UpsertAttributes(ctx, attrs) }
+
 // SideEffect runs fn once and replays its recorded result.
 func SideEffect[T any](ctx Context, fn func() T) T { return sdk.SideEffect(ctx, fn) }
 

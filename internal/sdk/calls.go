@@ -190,6 +190,18 @@ func CancelExternal(ctx Context, target api.Target) Future[struct{}] {
 	return f
 }
 
+// UpsertAttributes sets the run's attributes, the key-value pairs lists
+// filter on: each key to its value, a key given "" removed. It takes
+// effect when the workflow task completes.
+func UpsertAttributes(ctx Context, attrs map[string]string) {
+	inst := ctx.state().inst
+	changes := make(map[string]string, len(attrs))
+	for k, v := range attrs {
+		changes[k] = v
+	}
+	inst.command(api.Command{Type: api.CommandUpsertAttributes, Seq: inst.nextSeq(), Attributes: changes})
+}
+
 // SideEffect runs fn once and records its result; replays return the
 // recorded value without running fn.
 func SideEffect[T any](ctx Context, fn func() T) T {

@@ -1,0 +1,80 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// Staged moves its "stage" attribute along as it gets signals "next",
+// and drops its "draft" attribute on the way.
+func Staged(ctx workflow.Context, _ struct{}) (string, error) {
+	next := workflow.GetSignalChannel[string](ctx, "next")
+	workflow.UpsertAttributes(ctx, map[string]string{"stage": "received", "draft": "yes"})
+	stage, _ := next.Receive(ctx)
+	workflow.UpsertAttributes(ctx, map[string]string{"stage": stage, "draft": ""})
+	last, _ := next.Receive(ctx)
+	return last, nil
+}
+
+// TestUpsertAttributes: a workflow's attribute changes reach the lists,
+// survive a restart and a replay, and a reset takes the run back to the
+// attributes it had at the reset point.
+func TestUpsertAttributes(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Staged) })
+		if _, err := client.Start(e.ctx, e.c, Staged, struct{}{}, client.StartOptions{ID: "staged", Attributes: map[string]string{"owner": "ops"}}); err != nil {
+			t.Fatal(err)
+		}
+		listed := func(attrs map[string]string) bool {
+			page, err := e.eng.ListWorkflows(e.ctx, api.ListRequest{WorkflowID: "staged", Attributes: attrs})
+			return err == nil && len(page.Runs) == 1
+		}
+		e.eventually("stage=received", func() bool { return listed(map[string]string{"stage": "received", "draft": "yes", "owner": "ops"}) })
+
+		e.restart() // the worker's cache and the engine's are gone: the next task replays
+		if err := e.c.Signal(e.ctx, "staged", "", "next", "approved"); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("stage=approved", func() bool { return listed(map[string]string{"stage": "approved", "owner": "ops"}) })
+		if listed(map[string]string{"draft": "yes"}) {
+			t.Fatal("the removed attribute still matches")
+		}
+		d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: "staged"})
+		if err != nil || len(d.Attributes) != 2 || d.Attributes["stage"] != "approved" {
+			t.Fatalf("describe: %+v, %v", d.Attributes, err)
+		}
+		evs := e.history("staged", "")
+		if n := count(evs, api.EventAttributesUpserted); n != 2 {
+			dump(t, evs)
+			t.Fatalf("%d AttributesUpserted events; want 2", n)
+		}
+
+		// Reset to before the second upsert, with no worker to run the new
+		// run's task: its attributes are those of the copy, the first
+		// upsert's.
+		e.stopWorker()
+		if _, err := e.eng.ResetWorkflow(e.ctx, api.ResetRequest{RunRef: api.RunRef{WorkflowID: "staged"}, Point: api.ResetBeforeEvent,
+			EventID: lastOf(evs, api.EventAttributesUpserted), Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		d, err = e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: "staged"})
+		if err != nil || d.Attributes["stage"] != "received" || d.Attributes["draft"] != "yes" || d.Attributes["owner"] != "ops" {
+			t.Fatalf("after the reset: %+v, %v", d.Attributes, err)
+		}
+	})
+}
+
+func lastOf(evs []api.Event, typ api.EventType) int64 {
+	var id int64
+	for _, ev := range evs {
+		if ev.Type == typ {
+			id = ev.ID
+		}
+	}
+	return id
+}
