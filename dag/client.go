@@ -98,10 +98,16 @@ func (c *Client) start(ctx context.Context, in RunInput, opts StartOptions) (Sta
 	return Started{WorkflowID: req.WorkflowID, RunID: res.RunID}, err
 }
 
-// Instances lists a DAG's instances, newest first (all DAGs' for "").
-func (c *Client) Instances(ctx context.Context, name string, pageSize int, token []byte) (api.ListResponse, error) {
-	return c.svc.ListWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: name,
-		PageSize: pageSize, PageToken: token})
+// Instances lists a DAG's instances, newest first (all DAGs' for ""), in
+// state when it is set. Each run's attributes carry its state
+// (AttrState), version and business date, as of the last visibility
+// write: lists lag the instances by about a second.
+func (c *Client) Instances(ctx context.Context, name string, state State, pageSize int, token []byte) (api.ListResponse, error) {
+	req := api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: name, PageSize: pageSize, PageToken: token}
+	if state != "" {
+		req.Attributes = map[string]string{AttrState: string(state)}
+	}
+	return c.svc.ListWorkflows(ctx, req)
 }
 
 // Instance returns an instance's state and tasks, by workflow id (its

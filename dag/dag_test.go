@@ -178,11 +178,18 @@ func (e *env) run(in dag.RunInput) (*dag.Instance, error) {
 // lists lag the runs).
 func (e *env) instances(name string, want int) api.ListResponse {
 	e.t.Helper()
+	return e.instancesIn(name, "", want)
+}
+
+// instancesIn lists a DAG's instances in a state once the list shows want
+// of them.
+func (e *env) instancesIn(name string, state dag.State, want int) api.ListResponse {
+	e.t.Helper()
 	var page api.ListResponse
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var err error
-		page, err = e.client.Instances(e.ctx, name, 10, nil)
+		page, err = e.client.Instances(e.ctx, name, state, 10, nil)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -287,7 +294,11 @@ tasks:
 		}
 	}
 	// The failed task's log is kept with it.
-	page := e.instances("fail-end", 1)
+	page := e.instancesIn("fail-end", dag.StateFailure, 1)
+	if a := page.Runs[0].Attributes; a[dag.AttrVersion] != "1" || len(a[dag.AttrDate]) != 8 {
+		t.Fatalf("attributes %+v", a)
+	}
+	e.instancesIn("fail-end", dag.StateSuccess, 0)
 	log, err := e.client.Log(e.ctx, page.Runs[0].WorkflowID, "bad")
 	if err != nil || !strings.Contains(log.Log, "broken") {
 		t.Fatalf("log of bad: %+v, %v", log, err)

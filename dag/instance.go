@@ -160,8 +160,12 @@ const (
 	ActionStop   = "stop"
 )
 
-// Attributes of an instance's run, for lists.
+// Attributes of an instance's run, for lists: the DAG's name (set at
+// start), the version and business date (yyyyMMdd; set once the definition
+// is read) and the instance's state (set as it changes).
 const (
 	AttrDAG     = "strand.dag"
 	AttrVersion = "strand.dag.version"
+	AttrDate    = "strand.dag.date"
+	AttrState   = "strand.dag.state"
 )

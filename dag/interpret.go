@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,12 +68,13 @@ type interpreter struct {
 
 	instanceID string
 
-	cancels  map[string]workflow.CancelFunc
-	running  int
-	paused   bool
-	stopping bool
-	failed   bool
-	changed  bool
+	cancels   map[string]workflow.CancelFunc
+	running   int
+	paused    bool
+	stopping  bool
+	published State // the state attribute last set
+	failed    bool
+	changed   bool
 }
 
 // Run is the interpreter: the workflow of an instance. It resolves the
@@ -102,6 +104,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	}
 	ip.def = def
 	ip.inst.Version, ip.inst.State, ip.inst.Definition = res.Version, StateRunning, res.Body
+	workflow.UpsertAttributes(ctx, map[string]string{AttrVersion: strconv.Itoa(int(res.Version)), AttrDate: base.Format("20060102")})
 	ip.inst.FailureStrategy = cmp.Or(in.FailureStrategy, def.FailureStrategy, FailureEnd)
 	ip.group = cmp.Or(in.WorkerGroup, def.WorkerGroup, DefaultGroup)
 	ip.prio = cmp.Or(in.Priority, def.Priority)
@@ -166,6 +169,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 				ip.inst.State = StateFailure
 			}
 		}
+		ip.publish(ctx)
 		if ip.running == 0 && !ip.paused || ip.running == 0 && ip.stopping {
 			break
 		}
@@ -179,6 +183,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		ip.inst.State = StateFailure
 		ip.inst.Error = fmt.Sprintf("the instance timed out after %s", def.Timeout.Std())
 	}
+	ip.publish(ctx)
 	ip.alert(ctx)
 	details, _ := json.Marshal(&ip.inst)
 	switch ip.inst.State {
@@ -198,6 +203,15 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		msg = "failed tasks: " + strings.Join(names, ", ")
 	}
 	return nil, &api.ApplicationError{Type: ErrorFailed, Message: msg, NonRetryable: true, Details: details}
+}
+
+// publish sets the run's state attribute when the instance's state
+// changed, so that lists filter instances by state.
+func (ip *interpreter) publish(ctx workflow.Context) {
+	if ip.inst.State != ip.published {
+		ip.published = ip.inst.State
+		workflow.UpsertAttributes(ctx, map[string]string{AttrState: string(ip.inst.State)})
+	}
 }
 
 // carryOver applies StartFrom and Previous: tasks that need not run again

@@ -75,36 +75,37 @@ func (s *interpreterSteps) dependency(ctx context.Context, in DependencyCheck) (
 	return DependencyAnswer{Done: true}, nil
 }
 
-// instanceFor looks at the instances of d.DAG, newest first, for the one
-// whose business date is date.
+// instanceFor looks at the newest instance of d.DAG for the business
+// date (its runs' attributes say the date and the state).
 func (s *interpreterSteps) instanceFor(ctx context.Context, d Dependency, date string) (ok, failed bool, err error) {
 	info := step.GetInfo(ctx)
 	page, err := s.svc.ListWorkflows(ctx, api.ListRequest{Namespace: info.Run.Namespace, WorkflowType: WorkflowType,
-		BusinessKey: d.DAG, PageSize: 200})
-	if err != nil {
+		BusinessKey: d.DAG, Attributes: map[string]string{AttrDate: date}, PageSize: 1})
+	if err != nil || len(page.Runs) == 0 {
 		return false, false, err
 	}
-	for _, r := range page.Runs {
+	r := page.Runs[0]
+	state := State(r.Attributes[AttrState])
+	if d.Task != "" {
 		inst, err := InstanceOf(ctx, s.svc, r)
-		if err != nil || inst == nil || inst.ScheduleTime.Format("20060102") != date {
-			continue
+		if err != nil || inst == nil {
+			return false, false, err
 		}
-		state := inst.State
-		if d.Task != "" {
-			state = ""
-			for _, t := range inst.Tasks {
-				if t.Name == d.Task {
-					state = t.State
-				}
+		state = ""
+		for _, t := range inst.Tasks {
+			if t.Name == d.Task {
+				state = t.State
 			}
 		}
-		switch state {
-		case StateSuccess:
-			return true, false, nil
-		case StateFailure, StateStopped, StateKill:
-			return false, r.Status != store.StatusRunning || d.Task != "", nil
-		}
-		return false, false, nil // the newest instance for the date decides
+	}
+	switch state {
+	case StateSuccess:
+		return true, false, nil
+	case StateFailure, StateStopped, StateKill, StateSkipped:
+		return false, r.Status != store.StatusRunning || d.Task != "", nil
+	}
+	if r.Status == store.StatusTerminated {
+		return false, true, nil
 	}
 	return false, false, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -254,6 +255,7 @@ func newDAGCommand() *cobra.Command {
 	rf.BoolVar(&wait, "wait", false, "wait for the instance to end and print its tasks")
 
 	var pageSize int
+	var stateFilter string
 	instances := &cobra.Command{
 		Use: "instances [NAME]", Short: "List instances, newest first", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -265,23 +267,26 @@ func newDAGCommand() *cobra.Command {
 			if len(args) == 1 {
 				name = args[0]
 			}
-			page, err := c.Instances(cmd.Context(), name, pageSize, nil)
+			page, err := c.Instances(cmd.Context(), name, dag.State(stateFilter), pageSize, nil)
 			if err != nil {
 				return err
 			}
 			return o.print(cmd.OutOrStdout(), page, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "INSTANCE\tDAG\tSTATUS\tSTARTED\tCLOSED")
+				fmt.Fprintln(tw, "INSTANCE\tDAG\tVERSION\tSTATE\tBUSINESS DATE\tSTARTED\tCLOSED")
 				for _, r := range page.Runs {
 					closed := ""
 					if !r.CloseTime.IsZero() {
 						closed = r.CloseTime.Format(time.RFC3339)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.BusinessKey, r.Status, r.StartTime.Format(time.RFC3339), closed)
+					a := r.Attributes
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.BusinessKey, a[dag.AttrVersion], cmp.Or(a[dag.AttrState], r.Status.String()),
+						a[dag.AttrDate], r.StartTime.Format(time.RFC3339), closed)
 				}
 			})
 		},
 	}
 	instances.Flags().IntVar(&pageSize, "limit", 50, "how many")
+	instances.Flags().StringVar(&stateFilter, "state", "", "only instances in this state (success, failure, running, paused, stop, ...)")
 
 	tasks := &cobra.Command{
 		Use: "tasks INSTANCE", Short: "Show an instance's state and its tasks'", Args: cobra.ExactArgs(1),
