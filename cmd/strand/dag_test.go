@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDAGVerbs: a pipeline applied with the CLI runs through a strand
@@ -51,6 +52,18 @@ tasks:
 	}
 	if out, _ := cli("dag", "logs", "etl-1", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
 		t.Fatalf("logs: %s", out)
+	}
+	// The instance's attributes: listed by state, by the DAG's commands and
+	// by the generic ones.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _ := cli("dag", "instances", "etl", "--state", "success")
+		generic, _ := cli("workflow", "list", "--attribute", "strand.dag.state=success", "--attribute", "strand.dag.date=20260301")
+		if strings.Contains(out, "etl-1") && strings.Contains(out, "20260301") && strings.Contains(generic, "etl-1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instances --state success: %s\nworkflow list --attribute: %s", out, generic)
+		}
 	}
 	// A second version: the diff shows the change; the first is made current again.
 	text, _ := os.ReadFile(good)

@@ -274,7 +274,7 @@ func newWorkflowCommand() *cobra.Command {
 	}
 	runFlag(describe)
 
-	var statuses []string
+	var statuses, listAttrs []string
 	var wfType, pageTokenFlag, idPrefix, keyPrefix string
 	var limit int
 	list := &cobra.Command{
@@ -288,8 +288,12 @@ func newWorkflowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			attrs, err := keyValues("attribute", listAttrs)
+			if err != nil {
+				return err
+			}
 			req := api.ListRequest{Namespace: o.namespace, WorkflowType: wfType, WorkflowIDPrefix: idPrefix,
-				BusinessKeyPrefix: keyPrefix, PageSize: limit, PageToken: token}
+				BusinessKeyPrefix: keyPrefix, Attributes: attrs, PageSize: limit, PageToken: token}
 			for _, s := range statuses {
 				st, err := store.ParseRunStatus(s)
 				if err != nil {
@@ -318,6 +322,7 @@ func newWorkflowCommand() *cobra.Command {
 	list.Flags().StringVar(&wfType, "type", "", "only this workflow type")
 	list.Flags().StringVar(&idPrefix, "workflow-id-prefix", "", "only runs whose workflow id starts with this")
 	list.Flags().StringVar(&keyPrefix, "business-key-prefix", "", "only runs whose business key starts with this")
+	list.Flags().StringArrayVar(&listAttrs, "attribute", nil, "only runs with this attribute NAME=VALUE (repeat: all of them)")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs (a page)")
 	list.Flags().StringVar(&pageTokenFlag, "page-token", "", "the page after the one that printed this token")
 
