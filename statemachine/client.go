@@ -1,0 +1,167 @@
+package statemachine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/strandhq/strand/api"
+)
+
+// Client creates, finds and changes instances through the public API; the
+// CLI, the HTTP routes and Go programs use it.
+type Client struct {
+	svc       Service
+	namespace string
+}
+
+// NewClient returns a client of the instances of a namespace.
+func NewClient(svc Service, namespace string) *Client {
+	if namespace == "" {
+		namespace = api.DefaultNamespace
+	}
+	return &Client{svc: svc, namespace: namespace}
+}
+
+// CreateRequest creates an instance.
+type CreateRequest struct {
+	Type string `json:"type"`
+	// Version pins a definition version (default the latest).
+	Version int32 `json:"version,omitempty"`
+	// State is the start state (default the definition's first).
+	State       string            `json:"state,omitempty"`
+	Vars        map[string]string `json:"vars,omitempty"`
+	BusinessKey string            `json:"business_key,omitempty"`
+	// ExternalID is unique per type: a second instance with one is refused.
+	ExternalID string    `json:"external_id,omitempty"`
+	Activation time.Time `json:"activation,omitzero"`
+	// ExecutorGroup is the task queue of the workers that run the
+	// instance (default "default").
+	ExecutorGroup string `json:"executor_group,omitempty"`
+	Identity      string `json:"identity,omitempty"`
+}
+
+// definition reads a stored definition version (the latest for 0).
+func (c *Client) definition(ctx context.Context, typ string, version int32) (*Definition, int32, error) {
+	d, err := c.svc.GetDefinition(ctx, DefinitionType(typ), version)
+	if errors.Is(err, api.ErrNotFound) {
+		if version == 0 {
+			return nil, 0, api.InvalidArgument("type", "no state machine %q is defined (a worker stores its definitions when it registers them)", typ)
+		}
+		return nil, 0, api.InvalidArgument("version", "state machine %q has no version %d", typ, version)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var def Definition
+	if err := json.Unmarshal(d.Body, &def); err != nil {
+		return nil, 0, fmt.Errorf("statemachine: stored definition %s version %d: %w", typ, d.Version, err)
+	}
+	return &def, d.Version, nil
+}
+
+// Create starts an instance and returns its id. An unknown type or state
+// is an invalid argument; a type's external id given twice is
+// api.ErrAlreadyStarted. Nothing is created then.
+func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) {
+	if req.Type == "" {
+		return "", api.InvalidArgument("type", "empty")
+	}
+	def, version, err := c.definition(ctx, req.Type, req.Version)
+	if err != nil {
+		return "", err
+	}
+	if req.State != "" && def.state(req.State) == nil {
+		return "", api.InvalidArgument("state", "state machine %s version %d has no state %q", req.Type, version, req.State)
+	}
+	id := InstanceID(req.Type, req.ExternalID)
+	if req.ExternalID == "" {
+		id = InstanceID(req.Type, uuid.NewString())
+	}
+	in, _ := json.Marshal(Input{Type: req.Type, Version: version, State: req.State, Vars: req.Vars, BusinessKey: req.BusinessKey,
+		ExternalID: req.ExternalID, Activation: req.Activation})
+	_, err = c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType,
+		Queue: req.ExecutorGroup, Input: in, BusinessKey: req.BusinessKey, IDReuse: api.RejectDuplicate,
+		RequestID: uuid.NewString(), Identity: req.Identity})
+	if errors.Is(err, api.ErrAlreadyStarted) && req.ExternalID != "" {
+		return "", fmt.Errorf("%w: a %s instance with external id %q exists", err, req.Type, req.ExternalID)
+	}
+	return id, err
+}
+
+// Get returns an instance with its actions and variables.
+func (c *Client) Get(ctx context.Context, id string) (*Instance, error) {
+	return ReadInstance(ctx, c.svc, c.namespace, id)
+}
+
+// Update changes an instance from outside: an external change action. A
+// state its definition version does not have is an invalid argument.
+func (c *Client) Update(ctx context.Context, id string, u Update) error {
+	inst, err := c.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if inst.Status == StatusFinished {
+		return fmt.Errorf("%w: instance %s finished", api.ErrFailedPrecondition, id)
+	}
+	if u.State != "" {
+		def, _, err := c.definition(ctx, inst.Type, inst.Version)
+		if err != nil {
+			return err
+		}
+		if def.state(u.State) == nil {
+			return api.InvalidArgument("state", "state machine %s version %d has no state %q", inst.Type, inst.Version, u.State)
+		}
+	}
+	return c.signal(ctx, id, SignalUpdate, u, u.Identity)
+}
+
+// Wakeup wakes an instance waiting in one of states (any, when empty).
+func (c *Client) Wakeup(ctx context.Context, id string, states []string, identity string) error {
+	if _, err := c.Get(ctx, id); err != nil {
+		return err
+	}
+	return c.signal(ctx, id, SignalWakeup, Wakeup{States: states}, identity)
+}
+
+// Signal sets an instance's signal (nil clears it) and wakes it.
+func (c *Client) Signal(ctx context.Context, id string, signal *int, reason, identity string) error {
+	if _, err := c.Get(ctx, id); err != nil {
+		return err
+	}
+	return c.signal(ctx, id, SignalSignal, SignalValue{Signal: signal, Reason: reason}, identity)
+}
+
+func (c *Client) signal(ctx context.Context, id, name string, v any, identity string) error {
+	in, _ := json.Marshal(v)
+	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id},
+		Name: name, Input: in, RequestID: uuid.NewString(), Identity: identity})
+}
+
+// Filter selects instances; empty fields match all.
+type Filter struct {
+	Type        string `json:"type,omitempty"`
+	State       string `json:"state,omitempty"`
+	Status      Status `json:"status,omitempty"`
+	BusinessKey string `json:"business_key,omitempty"`
+	ExternalID  string `json:"external_id,omitempty"`
+	Parent      string `json:"parent,omitempty"`
+}
+
+// List lists instances, newest first, from the runs' attributes (which lag
+// the instances by about a second).
+func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte) (api.ListResponse, error) {
+	attrs := map[string]string{}
+	for k, v := range map[string]string{AttrType: f.Type, AttrState: f.State, AttrStatus: string(f.Status),
+		AttrExternalID: f.ExternalID, AttrParent: f.Parent} {
+		if v != "" {
+			attrs[k] = v
+		}
+	}
+	return c.svc.ListWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: f.BusinessKey,
+		Attributes: attrs, PageSize: pageSize, PageToken: token})
+}
