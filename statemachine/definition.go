@@ -97,8 +97,8 @@ type State struct {
 // Definition is a state machine: its states and the transitions between
 // them, and the method of each state that has one.
 type Definition struct {
-	Type        string `json:"type"`
-	Description string `json:"description,omitempty"`
+	Type        string  `json:"type"`
+	Description string  `json:"description,omitempty"`
 	States      []State `json:"states"`
 	// Transitions are the permitted moves, from a state to the states it
 	// may move to.

@@ -40,25 +40,25 @@ type Input struct {
 // Instance is an instance as its query (while it runs) or its output
 // (once it finished) tells it.
 type Instance struct {
-	ID             string            `json:"id"`
-	Type           string            `json:"type"`
-	Version        int32             `json:"version"`
-	Status         Status            `json:"status"`
-	State          string            `json:"state"`
-	StateText      string            `json:"state_text,omitempty"`
-	NextActivation time.Time         `json:"next_activation,omitzero"`
-	Retries        int               `json:"retries"`
-	BusinessKey    string            `json:"business_key,omitempty"`
-	ExternalID     string            `json:"external_id,omitempty"`
-	Parent         string            `json:"parent,omitempty"`
-	ParentAction   int               `json:"parent_action,omitempty"`
-	Root           string            `json:"root,omitempty"`
-	Signal         *int              `json:"signal,omitempty"`
+	ID             string    `json:"id"`
+	Type           string    `json:"type"`
+	Version        int32     `json:"version"`
+	Status         Status    `json:"status"`
+	State          string    `json:"state"`
+	StateText      string    `json:"state_text,omitempty"`
+	NextActivation time.Time `json:"next_activation,omitzero"`
+	Retries        int       `json:"retries"`
+	BusinessKey    string    `json:"business_key,omitempty"`
+	ExternalID     string    `json:"external_id,omitempty"`
+	Parent         string    `json:"parent,omitempty"`
+	ParentAction   int       `json:"parent_action,omitempty"`
+	Root           string    `json:"root,omitempty"`
+	Signal         *int      `json:"signal,omitempty"`
 	// Vars are the variables now; CreatedVars those it was created with.
 	Vars        map[string]string `json:"vars,omitempty"`
 	CreatedVars map[string]string `json:"created_vars,omitempty"`
-	Created        time.Time         `json:"created"`
-	Modified       time.Time         `json:"modified"`
+	Created     time.Time         `json:"created"`
+	Modified    time.Time         `json:"modified"`
 	// Children are the instances this one created.
 	Children []string `json:"children,omitempty"`
 	Actions  []Action `json:"actions"`
@@ -95,14 +95,14 @@ const (
 
 // Action is one state execution or change from outside.
 type Action struct {
-	ID        int        `json:"id"`
-	Type      ActionType `json:"type"`
-	State     string     `json:"state"`
-	Text      string     `json:"text,omitempty"`
-	RetryNo   int        `json:"retry_no"`
-	Start     time.Time  `json:"execution_start"`
-	End       time.Time  `json:"execution_end"`
-	Executor  string     `json:"executor,omitempty"`
+	ID       int        `json:"id"`
+	Type     ActionType `json:"type"`
+	State    string     `json:"state"`
+	Text     string     `json:"text,omitempty"`
+	RetryNo  int        `json:"retry_no"`
+	Start    time.Time  `json:"execution_start"`
+	End      time.Time  `json:"execution_end"`
+	Executor string     `json:"executor,omitempty"`
 	// Updated are the variables the action set, with their values after
 	// it (nFlow's nflow_workflow_state rows of the action).
 	Updated map[string]string `json:"updated,omitempty"`

@@ -64,10 +64,10 @@ type NewChild struct {
 
 // machine is one instance's state while its workflow runs.
 type machine struct {
-	def      *Definition
-	inst     Instance
-	updates  []Update
-	woken    bool
+	def       *Definition
+	inst      Instance
+	updates   []Update
+	woken     bool
 	children  int    // open children
 	published string // the state and status the attributes last said
 }
