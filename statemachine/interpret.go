@@ -2,6 +2,7 @@ package statemachine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -167,6 +168,14 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 	}
 }
 
+// heartbeatTimeout is how long a worker running a state's method may be
+// silent before the method is taken as lost with its worker; the worker
+// beats every heartbeatEvery.
+const (
+	heartbeatTimeout = 10 * time.Second
+	heartbeatEvery   = 2 * time.Second
+)
+
 var shortStep = workflow.StepOptions{StartToClose: time.Minute,
 	Retry: &api.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second}}
 
@@ -236,7 +245,7 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 	m.inst.Status = StatusExecuting
 	m.publish(ctx, false)
 	opts := workflow.StepOptions{Queue: workflow.GetInfo(ctx).Queue, StartToClose: 10 * time.Minute,
-		Retry: &api.RetryPolicy{MaximumAttempts: 1}}
+		Heartbeat: heartbeatTimeout, Retry: &api.RetryPolicy{MaximumAttempts: 1}}
 	if st.Timeout > 0 {
 		opts.StartToClose = st.Timeout
 	}
@@ -244,6 +253,16 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 		BusinessKey: m.inst.BusinessKey, ExternalID: m.inst.ExternalID, Signal: m.inst.Signal, Children: m.inst.Children}
 	began := workflow.Now(ctx)
 	res, err := workflow.ExecuteStepByName[ExecResult](ctx, opts, stepExecPrefix+m.def.Type, req).Get(ctx)
+	var timeout *api.TimeoutError
+	if errors.As(err, &timeout) && timeout.What == api.TimeoutHeartbeat {
+		// The worker running the method went silent (it died): nFlow's
+		// recovery. The method runs again; the retry is not counted.
+		now := workflow.Now(ctx)
+		m.record(ctx, Action{Type: ActionRecovery, State: st.Name, Text: "the worker running this state stopped answering; it runs again",
+			RetryNo: m.inst.Retries, Start: began, End: now})
+		m.inst.NextActivation = now
+		return
+	}
 	if err == nil && res.Recovered {
 		m.record(ctx, Action{Type: ActionRecovery, State: st.Name, Text: "the node running this state died; it runs again",
 			RetryNo: m.inst.Retries, Start: res.Start, End: res.Start, Executor: res.Executor})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -121,7 +122,23 @@ func (s *machineSteps) exec(d *Definition) func(ctx context.Context, req ExecReq
 			return res, workflow.NewError("strand.sm.no_method", fmt.Sprintf("state %q of %s has no method on this worker", req.State, d.Type), true)
 		}
 		c := &methodContext{Context: ctx, req: req, svc: s.svc, set: map[string]string{}}
+		beating, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			t := time.NewTicker(heartbeatEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-beating.Done():
+					return
+				case <-t.C:
+					_ = step.Heartbeat(beating, nil)
+				}
+			}
+		})
 		defer func() {
+			stop()
+			wg.Wait()
 			if p := recover(); p != nil {
 				err = fmt.Errorf("state %s panicked: %v", req.State, p)
 			}

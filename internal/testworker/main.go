@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/remote"
+	"github.com/strandhq/strand/statemachine"
 	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
@@ -110,6 +111,27 @@ func Nightly(ctx workflow.Context, _ struct{}) (string, error) {
 	return "processed " + workflow.ScheduledTime(ctx).Format(time.DateOnly), nil
 }
 
+// delivery is a state machine whose "deliver" state records its runs in
+// the effects file and takes the variable "sleep" to finish.
+func delivery() *statemachine.Definition {
+	return statemachine.Define("delivery", "A parcel is delivered").
+		Start("deliver", "The courier drives", func(ctx statemachine.Context) (statemachine.Next, error) {
+			if err := record("deliver " + ctx.Instance()); err != nil {
+				return statemachine.Next{}, err
+			}
+			sleep, _ := ctx.Var("sleep")
+			d, _ := time.ParseDuration(sleep)
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return statemachine.Next{}, ctx.Err()
+			}
+			return statemachine.MoveTo("delivered", "handed over"), nil
+		}).
+		End("delivered", "The parcel arrived").
+		Permit("deliver", "delivered")
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
@@ -129,7 +151,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w := worker.New(remote.New(*server, nil), worker.Options{Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	svc := remote.New(*server, nil)
+	w := worker.New(svc, worker.Options{Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err := statemachine.Register(ctx, w, svc, delivery()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	worker.RegisterWorkflow(w, Approval)
 	worker.RegisterStep(w, Shout)
 	worker.RegisterWorkflow(w, Patient)
