@@ -47,21 +47,27 @@ type CreateRequest struct {
 
 // definition reads a stored definition version (the latest for 0).
 func (c *Client) definition(ctx context.Context, typ string, version int32) (*Definition, int32, error) {
+	def, v, _, err := c.stored(ctx, typ, version)
+	return def, v, err
+}
+
+// stored reads a stored definition version and its bytes.
+func (c *Client) stored(ctx context.Context, typ string, version int32) (*Definition, int32, []byte, error) {
 	d, err := c.svc.GetDefinition(ctx, DefinitionType(typ), version)
 	if errors.Is(err, api.ErrNotFound) {
 		if version == 0 {
-			return nil, 0, api.InvalidArgument("type", "no state machine %q is defined (a worker stores its definitions when it registers them)", typ)
+			return nil, 0, nil, api.InvalidArgument("type", "no state machine %q is defined (a worker stores its definitions when it registers them)", typ)
 		}
-		return nil, 0, api.InvalidArgument("version", "state machine %q has no version %d", typ, version)
+		return nil, 0, nil, api.InvalidArgument("version", "state machine %q has no version %d", typ, version)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	var def Definition
 	if err := json.Unmarshal(d.Body, &def); err != nil {
-		return nil, 0, fmt.Errorf("statemachine: stored definition %s version %d: %w", typ, d.Version, err)
+		return nil, 0, nil, fmt.Errorf("statemachine: stored definition %s version %d: %w", typ, d.Version, err)
 	}
-	return &def, d.Version, nil
+	return &def, d.Version, d.Body, nil
 }
 
 // Create starts an instance and returns its id. An unknown type or state
@@ -71,7 +77,7 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) 
 	if req.Type == "" {
 		return "", api.InvalidArgument("type", "empty")
 	}
-	def, version, err := c.definition(ctx, req.Type, req.Version)
+	def, version, body, err := c.stored(ctx, req.Type, req.Version)
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +89,7 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) 
 		id = InstanceID(req.Type, uuid.NewString())
 	}
 	in, _ := json.Marshal(Input{Type: req.Type, Version: version, State: req.State, Vars: req.Vars, BusinessKey: req.BusinessKey,
-		ExternalID: req.ExternalID, Activation: req.Activation})
+		ExternalID: req.ExternalID, Activation: req.Activation, Definition: body})
 	_, err = c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType,
 		Queue: req.ExecutorGroup, Input: in, BusinessKey: req.BusinessKey, IDReuse: api.RejectDuplicate,
 		RequestID: uuid.NewString(), Identity: req.Identity})

@@ -35,6 +35,9 @@ type Input struct {
 	Parent       string `json:"parent,omitempty"`
 	ParentAction int    `json:"parent_action,omitempty"`
 	Root         string `json:"root,omitempty"`
+	// Definition, when set, is the stored definition of Version, which the
+	// creator read already: the instance need not read it again.
+	Definition []byte `json:"definition,omitempty"`
 }
 
 // Instance is an instance as its query (while it runs) or its output

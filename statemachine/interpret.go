@@ -82,9 +82,12 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 		Vars: maps.Clone(in.Vars), CreatedVars: in.Vars, Actions: []Action{}}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &m.inst, nil })
 
-	res, err := workflow.ExecuteStepByName[Resolved](ctx, shortStep, stepResolve, in).Get(ctx)
-	if err != nil {
-		return nil, err
+	res := Resolved{Version: in.Version, Body: in.Definition}
+	if len(in.Definition) == 0 || in.Version == 0 {
+		var err error
+		if res, err = workflow.ExecuteStepByName[Resolved](ctx, shortStep, stepResolve, in).Get(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var def Definition
 	if err := json.Unmarshal(res.Body, &def); err != nil {
@@ -242,8 +245,8 @@ func (m *machine) record(ctx workflow.Context, a Action) {
 
 // execute runs the state's method once and applies what it decided.
 func (m *machine) execute(ctx workflow.Context, st *State) {
-	m.inst.Status = StatusExecuting
-	m.publish(ctx, false)
+	m.inst.Status = StatusExecuting // in the query's answer; lists show the state it runs in
+	m.published = m.inst.State + "|" + string(StatusInProgress)
 	opts := workflow.StepOptions{Queue: workflow.GetInfo(ctx).Queue, StartToClose: 10 * time.Minute,
 		Heartbeat: heartbeatTimeout, Retry: &api.RetryPolicy{MaximumAttempts: 1}}
 	if st.Timeout > 0 {

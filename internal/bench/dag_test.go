@@ -22,3 +22,15 @@ func TestRunDAG(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStateMachine runs the state machine benchmark small.
+func TestRunStateMachine(t *testing.T) {
+	rep, err := bench.RunStateMachine(context.Background(), bench.StateMachineConfig{Store: testdb.SQLite(t), N: 20, Concurrency: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", rep)
+	if rep.Transitions != 80 || rep.TransitionsPerSec <= 0 || rep.StepsPerSec <= 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
