@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -170,4 +172,80 @@ func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte)
 	}
 	return c.svc.ListWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: f.BusinessKey,
 		Attributes: attrs, PageSize: pageSize, PageToken: token})
+}
+
+// Definitions returns the latest version of every state machine's
+// definition (of one type, when typ is set), with its version.
+func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinition, error) {
+	prefix, filter := DefinitionType(""), ""
+	if typ != "" {
+		filter = DefinitionType(typ)
+	}
+	list, err := c.svc.ListDefinitions(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	latest := map[string]api.Definition{}
+	for _, d := range list {
+		if !strings.HasPrefix(d.Type, prefix) {
+			continue
+		}
+		if d.Version > latest[d.Type].Version {
+			latest[d.Type] = d
+		}
+	}
+	out := make([]StoredDefinition, 0, len(latest))
+	for _, d := range latest {
+		var def Definition
+		if err := json.Unmarshal(d.Body, &def); err != nil {
+			return nil, fmt.Errorf("statemachine: stored definition %s: %w", d.Type, err)
+		}
+		out = append(out, StoredDefinition{Definition: def, Version: d.Version, SHA1: d.SHA1, Modified: d.ModifiedAt})
+	}
+	slices.SortFunc(out, func(a, b StoredDefinition) int { return strings.Compare(a.Type, b.Type) })
+	return out, nil
+}
+
+// StoredDefinition is a definition as stored: a version of it.
+type StoredDefinition struct {
+	Definition
+	Version  int32     `json:"version"`
+	SHA1     string    `json:"sha1"`
+	Modified time.Time `json:"modified"`
+}
+
+// StateCount is how many instances of a type are in a state with a status.
+type StateCount struct {
+	State  string `json:"state"`
+	Status Status `json:"status"`
+	Count  int64  `json:"count"`
+}
+
+// Stats counts a type's instances per state and status (from the lists).
+func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
+	def, _, err := c.definition(ctx, typ, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []StateCount
+	for _, s := range def.States {
+		statuses := []Status{StatusCreated, StatusInProgress}
+		switch s.Kind {
+		case KindManual:
+			statuses = []Status{StatusManual}
+		case KindEnd, KindError:
+			statuses = []Status{StatusFinished}
+		}
+		for _, st := range statuses {
+			n, err := c.svc.CountWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType,
+				Attributes: map[string]string{AttrType: typ, AttrState: s.Name, AttrStatus: string(st)}})
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				out = append(out, StateCount{State: s.Name, Status: st, Count: n})
+			}
+		}
+	}
+	return out, nil
 }

@@ -59,3 +59,64 @@ func TestStateMachineWorkerKilled(t *testing.T) {
 		t.Fatalf("the method ran %d times; want twice: %s", strings.Count(string(b), "deliver "+id), b)
 	}
 }
+
+// TestStateMachineVerbs drives strand sm against a server and the test
+// worker, which defines "delivery".
+func TestStateMachineVerbs(t *testing.T) {
+	url := systemServer(t)
+	bin := binaries(t, "testworker")
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	cli := func(args ...string) (string, int) {
+		t.Helper()
+		return run(t, append(args, "--server", url)...)
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	if out, code := cli("sm", "definitions"); code != 0 || !strings.Contains(out, "delivery") {
+		t.Fatalf("definitions: exit %d: %s", code, out)
+	}
+	if out, _ := cli("sm", "definitions", "delivery"); !strings.Contains(out, "deliver") || !strings.Contains(out, "delivered") {
+		t.Fatalf("definition: %s", out)
+	}
+	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1", "--var", "sleep=0s", "--business-key", "order-9"); code != 0 || !strings.Contains(out, "created delivery/p-1") {
+		t.Fatalf("create: exit %d: %s", code, out)
+	}
+	eventually("delivered in the list", func() bool {
+		out, _ := cli("sm", "list", "--type", "delivery", "--state", "delivered", "--status", "finished")
+		return strings.Contains(out, "delivery/p-1") && strings.Contains(out, "order-9")
+	})
+	if out, _ := cli("sm", "show", "delivery/p-1"); !strings.Contains(out, "finished in delivered") || !strings.Contains(out, "stateExecution") {
+		t.Fatalf("show: %s", out)
+	}
+	// Bad input changes nothing.
+	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1"); code == 0 || !strings.Contains(out, `external id "p-1"`) {
+		t.Fatalf("duplicate external id: exit %d: %s", code, out)
+	}
+	if out, code := cli("sm", "create", "delivery", "--state", "lost"); code != 2 || !strings.Contains(out, `no state "lost"`) {
+		t.Fatalf("unknown state: exit %d: %s", code, out)
+	}
+	// Waiting for its activation, it is moved on by an update.
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later)
+	eventually("p-2 created", func() bool {
+		out, _ := cli("sm", "show", "delivery/p-2")
+		return strings.Contains(out, "created in deliver")
+	})
+	if out, code := cli("sm", "update", "delivery/p-2", "--state", "delivered", "--reason", "picked up at the depot"); code != 0 {
+		t.Fatalf("update: exit %d: %s", code, out)
+	}
+	eventually("p-2 finished", func() bool {
+		out, _ := cli("sm", "show", "delivery/p-2")
+		return strings.Contains(out, "finished in delivered") && strings.Contains(out, "externalChange") && strings.Contains(out, "picked up at the depot")
+	})
+	eventually("the stats", func() bool {
+		out, _ := cli("sm", "stats", "delivery")
+		return strings.Contains(out, "delivered  finished  2")
+	})
+}
