@@ -64,8 +64,8 @@ func newStateMachineCommand() *cobra.Command {
 
 	var (
 		state, businessKey, externalID, group, activationFlag, reason string
-		vars                                                         []string
-		version                                                      int32
+		vars                                                          []string
+		version                                                       int32
 	)
 	activation := func() (*time.Time, error) {
 		if activationFlag == "" {
