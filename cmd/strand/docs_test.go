@@ -119,3 +119,19 @@ func TestDAGsGuideExample(t *testing.T) {
 		}
 	}
 }
+
+// TestStateMachinesGuideExample: the example of docs/statemachines.md is
+// statemachine/example_test.go as written, which go test runs and checks.
+func TestStateMachinesGuideExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "statemachines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "statemachine", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```go\n"+string(example)+"```") {
+		t.Fatal("docs/statemachines.md's example is not statemachine/example_test.go as written: copy the file into the guide")
+	}
+}
