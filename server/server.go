@@ -28,6 +28,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/statemachine"
 	"github.com/strandhq/strand/store"
 )
 
@@ -453,6 +454,9 @@ func (h *handler) routes() []Route {
 	}
 	if d, ok := h.svc.(dag.Service); ok {
 		routes = append(routes, dagRoutes(h, d)...)
+	}
+	if sm, ok := h.svc.(statemachine.Service); ok {
+		routes = append(routes, stateMachineRoutes(h, sm)...)
 	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {

@@ -67,7 +67,7 @@ func (c *Client) stored(ctx context.Context, typ string, version int32) (*Defini
 	}
 	var def Definition
 	if err := json.Unmarshal(d.Body, &def); err != nil {
-		return nil, 0, nil, fmt.Errorf("statemachine: stored definition %s version %d: %w", typ, d.Version, err)
+		return nil, 0, nil, fmt.Errorf("%w: the stored definition %s version %d is not a state machine definition: %v", api.ErrFailedPrecondition, typ, d.Version, err)
 	}
 	return &def, d.Version, d.Body, nil
 }
@@ -196,11 +196,12 @@ func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinitio
 	}
 	out := make([]StoredDefinition, 0, len(latest))
 	for _, d := range latest {
-		var def Definition
-		if err := json.Unmarshal(d.Body, &def); err != nil {
-			return nil, fmt.Errorf("statemachine: stored definition %s: %w", d.Type, err)
+		sd := StoredDefinition{Version: d.Version, SHA1: d.SHA1, Modified: d.ModifiedAt}
+		if err := json.Unmarshal(d.Body, &sd.Definition); err != nil {
+			// Stored through the generic API, not by a worker: shown, not used.
+			sd.Type, sd.Error = strings.TrimPrefix(d.Type, prefix), "not a state machine definition: "+err.Error()
 		}
-		out = append(out, StoredDefinition{Definition: def, Version: d.Version, SHA1: d.SHA1, Modified: d.ModifiedAt})
+		out = append(out, sd)
 	}
 	slices.SortFunc(out, func(a, b StoredDefinition) int { return strings.Compare(a.Type, b.Type) })
 	return out, nil
@@ -212,6 +213,8 @@ type StoredDefinition struct {
 	Version  int32     `json:"version"`
 	SHA1     string    `json:"sha1"`
 	Modified time.Time `json:"modified"`
+	// Error says why a stored body is not a definition.
+	Error string `json:"error,omitempty"`
 }
 
 // StateCount is how many instances of a type are in a state with a status.

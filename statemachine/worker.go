@@ -216,7 +216,7 @@ func ReadInstance(ctx context.Context, svc api.Service, namespace, id string) (*
 		r, err = svc.WaitResult(ctx, api.ResultRequest{RunRef: ref})
 		raw = r.Output
 		if r.Failure != nil {
-			return nil, fmt.Errorf("statemachine: instance %s ended %s: %w", id, r.Status, r.Failure)
+			return nil, fmt.Errorf("%w: instance %s ended %s without a state: %s", api.ErrFailedPrecondition, id, r.Status, r.Failure.Message)
 		}
 	}
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +25,7 @@ func TestStateMachineWorkerKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := statemachine.NewClient(remote.New(url, nil), "")
-	id, err := c.Create(ctx, statemachine.CreateRequest{Type: "delivery", ExternalID: "parcel-1", Vars: map[string]string{"sleep": "3s"}})
+	id, err := c.Create(ctx, statemachine.CreateRequest{Type: "delivery", ExternalID: "parcel-1", Vars: map[string]string{"sleep": "3s"}, ExecutorGroup: "statemachines"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestStateMachineVerbs(t *testing.T) {
 	if out, _ := cli("sm", "definitions", "delivery"); !strings.Contains(out, "deliver") || !strings.Contains(out, "delivered") {
 		t.Fatalf("definition: %s", out)
 	}
-	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1", "--var", "sleep=0s", "--business-key", "order-9"); code != 0 || !strings.Contains(out, "created delivery/p-1") {
+	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1", "--var", "sleep=0s", "--business-key", "order-9", "--executor-group", "statemachines"); code != 0 || !strings.Contains(out, "created delivery/p-1") {
 		t.Fatalf("create: exit %d: %s", code, out)
 	}
 	eventually("delivered in the list", func() bool {
@@ -103,7 +105,7 @@ func TestStateMachineVerbs(t *testing.T) {
 	}
 	// Waiting for its activation, it is moved on by an update.
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later)
+	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later, "--executor-group", "statemachines")
 	eventually("p-2 created", func() bool {
 		out, _ := cli("sm", "show", "delivery/p-2")
 		return strings.Contains(out, "created in deliver")
@@ -119,4 +121,74 @@ func TestStateMachineVerbs(t *testing.T) {
 		out, _ := cli("sm", "stats", "delivery")
 		return strings.Contains(out, "delivered  finished  2")
 	})
+}
+
+// TestStateMachineHTTP drives the state machine routes as the console
+// does: create, read (the id escaped), update, wake up, stats.
+func TestStateMachineHTTP(t *testing.T) {
+	url := systemServer(t)
+	bin := binaries(t, "testworker")
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	base := "/api/v1/namespaces/default/statemachine-instances"
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if code, out := do("POST", base, `{"type": "delivery", "external_id": "h-1", "executor_group": "statemachines", "activation": "`+later+`"}`); code != 200 || !strings.Contains(out, `"delivery/h-1"`) {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	if code, out := do("POST", base, `{"type": "delivery", "external_id": "h-1"}`); code != 409 {
+		t.Fatalf("duplicate: %d %s", code, out)
+	}
+	if code, out := do("POST", base, `{"type": "delivery", "state": "lost"}`); code != 400 || !strings.Contains(out, "invalid_argument") {
+		t.Fatalf("unknown state: %d %s", code, out)
+	}
+	if code, out := do("POST", base, `{"type": "delivery", "vars": {"a": 1}}`); code != 400 {
+		t.Fatalf("bad variable JSON: %d %s", code, out)
+	}
+	one := base + "/delivery%2Fh-1"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, out := do("GET", one, ""); code == 200 && strings.Contains(out, `"status":"created"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			code, out := do("GET", one, "")
+			t.Fatalf("get: %d %s", code, out)
+		}
+	}
+	if code, out := do("PUT", one, `{"state": "nowhere"}`); code != 400 {
+		t.Fatalf("update to an unknown state: %d %s", code, out)
+	}
+	if code, out := do("POST", one+"/wakeup", `{"states": ["deliver"]}`); code != 200 {
+		t.Fatalf("wakeup: %d %s", code, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, out := do("GET", one, ""); code == 200 && strings.Contains(out, `"status":"finished"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the wake-up did not run the instance")
+		}
+	}
+	if code, out := do("GET", "/api/v1/statemachines/delivery", ""); code != 200 || !strings.Contains(out, `"transitions"`) {
+		t.Fatalf("definition: %d %s", code, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, out := do("GET", "/api/v1/namespaces/default/statemachines/delivery/stats", ""); code == 200 && strings.Contains(out, `"state":"delivered","status":"finished","count":1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			code, out := do("GET", "/api/v1/namespaces/default/statemachines/delivery/stats", "")
+			t.Fatalf("stats: %d %s", code, out)
+		}
+	}
 }

@@ -153,7 +153,14 @@ func main() {
 	defer stop()
 	svc := remote.New(*server, nil)
 	w := worker.New(svc, worker.Options{Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err := statemachine.Register(ctx, w, svc, delivery()); err != nil {
+	// The state machines' executor group is a queue of its own: the tests'
+	// servers run other workers on the default queue.
+	machines := worker.New(svc, worker.Options{Queue: "statemachines", Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err := statemachine.Register(ctx, machines, svc, delivery()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := machines.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -173,6 +180,9 @@ func main() {
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()
 	if err := w.Stop(sctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	if err := machines.Stop(sctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/statemachine"
+)
+
+// SMDefinitionList is the state machine definitions, their latest
+// versions.
+type SMDefinitionList struct {
+	Definitions []statemachine.StoredDefinition `json:"definitions"`
+}
+
+// SMCreate creates a state machine instance.
+type SMCreate struct {
+	Type          string            `json:"type" max:"200" required:"true" text:"true"`
+	Version       int32             `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
+	State         string            `json:"state,omitempty" max:"200" text:"true"`
+	Vars          map[string]string `json:"vars,omitempty" max:"1000" maxkey:"200" maxvalue:"1048576"`
+	BusinessKey   string            `json:"business_key,omitempty" max:"250" text:"true"`
+	ExternalID    string            `json:"external_id,omitempty" max:"200" text:"true"`
+	Activation    time.Time         `json:"activation,omitzero"`
+	ExecutorGroup string            `json:"executor_group,omitempty" max:"1000"`
+	Identity      string            `json:"identity,omitempty" max:"256"`
+}
+
+// SMCreated names a created instance.
+type SMCreated struct {
+	ID string `json:"id"`
+}
+
+// SMUpdate changes an instance from outside.
+type SMUpdate struct {
+	State      string            `json:"state,omitempty" max:"200" text:"true"`
+	Activation *time.Time        `json:"activation,omitempty"`
+	Vars       map[string]string `json:"vars,omitempty" max:"1000" maxkey:"200" maxvalue:"1048576"`
+	Reason     string            `json:"reason,omitempty" max:"32768"`
+	Identity   string            `json:"identity,omitempty" max:"256"`
+}
+
+// SMWakeup wakes an instance.
+type SMWakeup struct {
+	States   []string `json:"states,omitempty" max:"1000" maxvalue:"200"`
+	Identity string   `json:"identity,omitempty" max:"256"`
+}
+
+// SMSignal sets an instance's signal.
+type SMSignal struct {
+	Signal   *int   `json:"signal"`
+	Reason   string `json:"reason,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// SMStats counts a type's instances per state and status.
+type SMStats struct {
+	Type   string                    `json:"type"`
+	States []statemachine.StateCount `json:"states"`
+}
+
+// stateMachineRoutes are the routes of state machines (package
+// statemachine), nFlow's REST API over the client.
+func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
+	defs := prefix + "/statemachines"
+	insts := prefix + "/namespaces/{namespace}/statemachine-instances"
+	one := insts + "/{id}"
+	client := func(r *http.Request) *statemachine.Client { return statemachine.NewClient(svc, r.PathValue("namespace")) }
+	definitions := func(ctx context.Context, r *http.Request, typ string) (SMDefinitionList, error) {
+		all, err := statemachine.NewClient(svc, "").Definitions(ctx, typ)
+		if all == nil {
+			all = []statemachine.StoredDefinition{}
+		}
+		return SMDefinitionList{Definitions: all}, err
+	}
+	return []Route{
+		{"GET", defs, "List the state machine definitions (their latest versions: states, transitions)", get(h, func(ctx context.Context, r *http.Request) (SMDefinitionList, error) {
+			return definitions(ctx, r, "")
+		})},
+		{"GET", defs + "/{type}", "A state machine definition's latest version", get(h, func(ctx context.Context, r *http.Request) (SMDefinitionList, error) {
+			return definitions(ctx, r, r.PathValue("type"))
+		})},
+		{"GET", prefix + "/namespaces/{namespace}/statemachines/{type}/stats", "Count a state machine's instances per state and status", get(h, func(ctx context.Context, r *http.Request) (SMStats, error) {
+			counts, err := client(r).Stats(ctx, r.PathValue("type"))
+			if counts == nil {
+				counts = []statemachine.StateCount{}
+			}
+			return SMStats{Type: r.PathValue("type"), States: counts}, err
+		})},
+		{"POST", insts, "Create a state machine instance", call(h, func(ctx context.Context, r *http.Request, req SMCreate) (SMCreated, error) {
+			id, err := client(r).Create(ctx, statemachine.CreateRequest{Type: req.Type, Version: req.Version, State: req.State, Vars: req.Vars,
+				BusinessKey: req.BusinessKey, ExternalID: req.ExternalID, Activation: req.Activation, ExecutorGroup: req.ExecutorGroup, Identity: req.Identity})
+			return SMCreated{ID: id}, err
+		}).pathFields("namespace")},
+		{"GET", insts, "Find state machine instances by type, state, status, business key, external id or parent", get(h, func(ctx context.Context, r *http.Request) (api.ListResponse, error) {
+			size, token, err := pageParams(r)
+			if err != nil {
+				return api.ListResponse{}, err
+			}
+			q := r.URL.Query()
+			return client(r).List(ctx, statemachine.Filter{Type: q.Get("type"), State: q.Get("state"), Status: statemachine.Status(q.Get("status")),
+				BusinessKey: q.Get("business_key"), ExternalID: q.Get("external_id"), Parent: q.Get("parent")}, size, token)
+		}).with(stringParam("type", "only this type"), stringParam("state", "only this state"), stringParam("status", "only this status"),
+			stringParam("business_key", "only this business key"), stringParam("external_id", "only this external id"),
+			stringParam("parent", "only children of this instance"),
+			intQuery("page_size", 0, 1000, "instances per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
+		{"GET", one, "A state machine instance with its actions and variables (its id with '/' escaped as %2F)", get(h, func(ctx context.Context, r *http.Request) (*statemachine.Instance, error) {
+			return client(r).Get(ctx, r.PathValue("id"))
+		})},
+		{"PUT", one, "Change an instance from outside: move it to a state, set its next activation or variables", call(h, func(ctx context.Context, r *http.Request, req SMUpdate) (struct{}, error) {
+			return struct{}{}, client(r).Update(ctx, r.PathValue("id"), statemachine.Update{State: req.State, Activation: req.Activation,
+				Vars: req.Vars, Reason: req.Reason, Identity: req.Identity})
+		}).pathFields("namespace", "id")},
+		{"POST", one + "/wakeup", "Wake an instance up (only from the states named, when some are)", call(h, func(ctx context.Context, r *http.Request, req SMWakeup) (struct{}, error) {
+			return struct{}{}, client(r).Wakeup(ctx, r.PathValue("id"), req.States, req.Identity)
+		}).pathFields("namespace", "id")},
+		{"POST", one + "/signal", "Set an instance's signal (null clears it) and wake it", call(h, func(ctx context.Context, r *http.Request, req SMSignal) (struct{}, error) {
+			return struct{}{}, client(r).Signal(ctx, r.PathValue("id"), req.Signal, req.Reason, req.Identity)
+		}).pathFields("namespace", "id")},
+	}
+}
