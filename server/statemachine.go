@@ -67,7 +67,9 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 	defs := prefix + "/statemachines"
 	insts := prefix + "/namespaces/{namespace}/statemachine-instances"
 	one := insts + "/{id}"
-	client := func(r *http.Request) *statemachine.Client { return statemachine.NewClient(svc, r.PathValue("namespace")) }
+	client := func(r *http.Request) *statemachine.Client {
+		return statemachine.NewClient(svc, r.PathValue("namespace"))
+	}
 	definitions := func(ctx context.Context, r *http.Request, typ string) (SMDefinitionList, error) {
 		all, err := statemachine.NewClient(svc, "").Definitions(ctx, typ)
 		if all == nil {
