@@ -15,6 +15,7 @@ import (
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 )
@@ -24,9 +25,15 @@ import (
 // Approval and Report; it returns the server's URL.
 func systemServer(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return systemServerOn(t, testdb.SQLite(t))
+}
+
+// systemServerOn is systemServer over st.
+func systemServerOn(t *testing.T, st store.Store) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
+	eng, err := engine.Open(ctx, st, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,16 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/statemachine"
+	"github.com/strandhq/strand/store"
 )
 
 // TestStateMachineWorkerKilled: the worker running a state's method is
 // SIGKILLed; the instance records a recovery action and the method runs
 // again on another worker.
 func TestStateMachineWorkerKilled(t *testing.T) {
-	url := systemServer(t)
 	bin := binaries(t, "testworker")
+	testdb.Backends(t, func(t *testing.T, st store.Store) { stateMachineWorkerKilled(t, bin, st) })
+}
+
+func stateMachineWorkerKilled(t *testing.T, bin string, st store.Store) {
+	url := systemServerOn(t, st)
 	effects := filepath.Join(t.TempDir(), "effects")
 	first, _ := process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url, "--effects", effects, "--identity", "first")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
