@@ -108,3 +108,24 @@ tasks:
 		t.Fatalf("apply after delete: exit %d: %s", code, out)
 	}
 }
+
+// TestServerRunsDAGWorkers: strand server --worker-groups runs the DAG
+// workers in its own process, so one binary runs pipelines alone.
+func TestServerRunsDAGWorkers(t *testing.T) {
+	bin := binaries(t, "strand")
+	addr := freePort(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"),
+		"--listen", addr, "--worker-groups", "default")
+	url := "http://" + addr
+	file := filepath.Join(t.TempDir(), "hello.yaml")
+	os.WriteFile(file, []byte("name: hello\ntasks:\n  - {name: greet, type: shell, script: 'echo hello from the server'}\n"), 0o644)
+	if out, code := run(t, "dag", "apply", "-f", file, "--server", url); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, out)
+	}
+	if out, code := run(t, "dag", "run", "hello", "--id", "hello-1", "--wait", "--server", url); code != 0 || !strings.Contains(out, "greet") {
+		t.Fatalf("run: exit %d: %s", code, out)
+	}
+	if out, _ := run(t, "dag", "logs", "hello-1", "greet", "--server", url); !strings.Contains(out, "hello from the server") {
+		t.Fatalf("logs: %s", out)
+	}
+}

@@ -35,8 +35,11 @@ func newServerCommand() *cobra.Command {
 		config   string
 		// withConsole serves the web console beside the API.
 		withConsole bool
-		sopts       server.Options
-		eopts       engine.Options
+		// DAG workers in the server process (--worker-groups)
+		workerGroups      []string
+		workerConcurrency int
+		sopts             server.Options
+		eopts             engine.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -112,6 +115,21 @@ func newServerCommand() *cobra.Command {
 					log.Warn("stopping the scheduler", "error", err)
 				}
 			}()
+			if len(workerGroups) > 0 {
+				// DAG workers in this process, for a node that is its own
+				// worker (a laptop, a small install).
+				stopWorkers, err := startDAGWorkers(ctx, eng, dagWorkerOptions{groups: workerGroups, concurrency: workerConcurrency,
+					identity: eopts.Identity, log: log})
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer func() {
+					sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+					defer cancel()
+					stopWorkers(sctx)
+				}()
+			}
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole)}),
@@ -149,6 +167,8 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().BoolVar(&withConsole, "console", true, "serve the web console at / (--console=false: the API alone)")
+	cmd.Flags().StringSliceVar(&workerGroups, "worker-groups", nil, "run DAG workers of these groups in this process, in the default namespace (what strand worker runs; shell tasks run as this process's user)")
+	cmd.Flags().IntVar(&workerConcurrency, "worker-concurrency", 8, "with --worker-groups: tasks run at once per group")
 	cmd.Flags().StringVar(&eopts.Address, "advertise", "", "the URL other nodes reach this one at (default http://LISTEN)")
 	cmd.Flags().StringVar(&eopts.Identity, "node-id", "", "this node's name in the nodes table (default host:pid)")
 	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")

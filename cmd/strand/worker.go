@@ -44,9 +44,6 @@ retried elsewhere by their retry policy.`,
 			if err != nil {
 				return err
 			}
-			if concurrency < 1 {
-				return &usageError{fmt.Errorf("--concurrency %d: want at least 1", concurrency)}
-			}
 			if len(groups) == 0 {
 				return &usageError{fmt.Errorf("--group: name at least one worker group")}
 			}
@@ -58,34 +55,16 @@ retried elsewhere by their retry policy.`,
 				}
 				list = append(list, ds)
 			}
-			dss, err := task.NewDataSources(list)
-			if err != nil {
-				return &usageError{err}
-			}
-			defer dss.Close()
 			if identity == "" {
 				host, _ := os.Hostname()
 				identity = fmt.Sprintf("%s:%d", host, os.Getpid())
 			}
 			log := slog.Default()
 			ctx := cmd.Context()
-			interp := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.Queue, Identity: identity, Logger: log})
-			dag.Register(interp, svc)
-			workers := []*worker.Worker{interp}
-			runner := &dag.TaskRunner{Identity: identity, DataSources: dss, WorkDir: workDir}
-			for _, g := range groups {
-				if !validGroup(g) {
-					return &usageError{fmt.Errorf("--group %q: letters, digits, '_', '.' and '-'", g)}
-				}
-				w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: identity,
-					MaxConcurrentSteps: concurrency, StepPollers: min(concurrency, 4), Logger: log})
-				dag.RegisterTasks(w, runner)
-				workers = append(workers, w)
-			}
-			for _, w := range workers {
-				if err := w.Start(ctx); err != nil {
-					return err
-				}
+			stop, err := startDAGWorkers(ctx, svc, dagWorkerOptions{namespace: o.namespace, groups: groups, concurrency: concurrency,
+				sources: list, workDir: workDir, identity: identity, log: log})
+			if err != nil {
+				return err
 			}
 			log.Info("strand worker running", "server", o.server, "namespace", o.namespace, "groups", groups, "concurrency", concurrency, "identity", identity)
 			fmt.Fprintf(cmd.OutOrStdout(), "worker %s running the groups %s\n", identity, strings.Join(groups, ", "))
@@ -93,11 +72,7 @@ retried elsewhere by their retry policy.`,
 			log.Info("strand worker stopping: running tasks finish", "for", stopWait)
 			sctx, cancel := context.WithTimeout(context.Background(), stopWait)
 			defer cancel()
-			for _, w := range workers {
-				if err := w.Stop(sctx); err != nil {
-					log.Warn("stop worker", "err", err)
-				}
-			}
+			stop(sctx)
 			return nil
 		},
 	}
@@ -110,6 +85,68 @@ retried elsewhere by their retry policy.`,
 	f.StringVar(&identity, "identity", "", "this worker's name in task instances (default HOST:PID)")
 	f.DurationVar(&stopWait, "stop-wait", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are stopped")
 	return cmd
+}
+
+// dagWorkerOptions configure the workers of DAG pipelines.
+type dagWorkerOptions struct {
+	namespace   string
+	groups      []string
+	concurrency int
+	sources     []task.DataSource
+	workDir     string
+	identity    string
+	log         *slog.Logger
+}
+
+// startDAGWorkers starts the interpreter's worker and a worker per group
+// over svc; stop stops them, letting running tasks finish until its
+// context ends. strand worker runs them, and strand server
+// --worker-groups.
+func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (stop func(context.Context), err error) {
+	if o.concurrency < 1 {
+		return nil, &usageError{fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)}
+	}
+	for _, g := range o.groups {
+		if !validGroup(g) {
+			return nil, &usageError{fmt.Errorf("worker group %q: letters, digits, '_', '.' and '-'", g)}
+		}
+	}
+	dss, err := task.NewDataSources(o.sources)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if o.identity == "" {
+		host, _ := os.Hostname()
+		o.identity = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	interp := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.Queue, Identity: o.identity, Logger: o.log})
+	dag.Register(interp, svc)
+	workers := []*worker.Worker{interp}
+	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir}
+	for _, g := range o.groups {
+		w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: o.identity,
+			MaxConcurrentSteps: o.concurrency, StepPollers: min(o.concurrency, 4), Logger: o.log})
+		dag.RegisterTasks(w, runner)
+		workers = append(workers, w)
+	}
+	stop = func(ctx context.Context) {
+		for _, w := range workers {
+			if err := w.Stop(ctx); err != nil {
+				o.log.Warn("stop worker", "err", err)
+			}
+		}
+		dss.Close()
+	}
+	for i, w := range workers {
+		if err := w.Start(ctx); err != nil {
+			for _, started := range workers[:i] {
+				started.Stop(context.WithoutCancel(ctx))
+			}
+			dss.Close()
+			return nil, err
+		}
+	}
+	return stop, nil
 }
 
 func validGroup(g string) bool {
