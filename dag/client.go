@@ -256,6 +256,17 @@ func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) 
 		return out, fmt.Errorf("%w: instance %s has run no task %q on a worker group", api.ErrNotFound, id, taskName)
 	}
 	if out.Running {
+		// A stopped task's attempt never reports: the instance kept the end
+		// of its log.
+		if inst, rec, err := c.Instance(ctx, id); err == nil && rec.Status != store.StatusRunning {
+			for _, t := range inst.Tasks {
+				if t.Name == taskName {
+					out.Running, out.Attempt, out.Log = false, t.Attempt, t.LogTail
+					out.Size = int64(len(t.LogTail))
+				}
+			}
+			return out, nil
+		}
 		// The attempt runs: its last heartbeat carries the end of its log.
 		d, err := c.describe(ctx, id)
 		if err != nil {

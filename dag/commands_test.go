@@ -132,6 +132,7 @@ tasks:
   - name: long
     type: shell
     script: |
+      echo "long task started"
       sleep 300 &
       echo $! > %[1]s/child
       sleep 300
@@ -144,10 +145,14 @@ tasks:
 		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && child > 0
 	})
+	time.Sleep(2500 * time.Millisecond) // a heartbeat carries the log's start
 	if err := e.client.Command(e.ctx, id, dag.ActionStop, "test"); err != nil {
 		t.Fatal(err)
 	}
 	inst := e.wait(id)
+	if l, err := e.client.Log(e.ctx, id, "long"); err != nil || l.Running || !strings.Contains(l.Log, "long task started") {
+		t.Errorf("the stopped task's log: %+v, %v", l, err)
+	}
 	if inst.State != dag.StateStopped || task(inst, "long").State != dag.StateStopped || task(inst, "after").State != dag.StateSubmitted {
 		t.Fatalf("stopped: %s", states0(inst))
 	}

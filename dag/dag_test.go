@@ -292,6 +292,12 @@ tasks:
 		if inst.State != dag.StateFailure {
 			t.Errorf("%s: instance %s", s, inst.State)
 		}
+		if bad := task(inst, "bad"); bad.Attempt != 1 || bad.Host != "w1" || bad.EndTime.IsZero() {
+			t.Errorf("%s: the failed task's attempt %d, host %q, end %v", s, bad.Attempt, bad.Host, bad.EndTime)
+		}
+		if slow := task(inst, "slow"); slow.Attempt != 1 || slow.Host != "w1" {
+			t.Errorf("%s: the succeeded task's attempt %d, host %q", s, slow.Attempt, slow.Host)
+		}
 	}
 	// The failed task's log is kept with it.
 	page := e.instancesIn("fail-end", dag.StateFailure, 1)

@@ -102,6 +102,9 @@ type TaskInstance struct {
 	Branch []string `json:"branch,omitempty"`
 	// Warned says a warn timeout fired.
 	Warned bool `json:"warned,omitempty"`
+	// LogTail is the end of a stopped task's log, as its last heartbeat
+	// carried it (a killed attempt's result never comes back).
+	LogTail string `json:"log_tail,omitempty"`
 }
 
 // State is an instance's or a task's state, DolphinScheduler's names.

@@ -23,6 +23,7 @@ const (
 	stepResolve    = "strand.dag.resolve"
 	stepDependency = "strand.dag.dependency"
 	stepAlert      = "strand.dag.alert"
+	stepTails      = "strand.dag.tails"
 	// StepTask runs a built-in task type on a worker group's queue.
 	StepTask = "strand.dag.task"
 )
@@ -72,6 +73,7 @@ type interpreter struct {
 	running   int
 	paused    bool
 	stopping  bool
+	killed    bool
 	published State // the state attribute last set
 	failed    bool
 	changed   bool
@@ -92,7 +94,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	// Answered from the start: until the definition is read, the instance
 	// is submitted.
 	ip := &interpreter{base: base, index: map[string]int{}, cancels: map[string]workflow.CancelFunc{}}
-	ip.inst = Instance{DAG: in.DAG, Version: in.Version, State: StateSubmitted, ScheduleTime: base, StartTime: workflow.Now(ctx)}
+	ip.inst = Instance{DAG: in.DAG, Version: in.Version, State: StateSubmitted, ScheduleTime: base, StartTime: workflow.Now(ctx), Tasks: []TaskInstance{}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &ip.inst, nil })
 	res, err := workflow.ExecuteStepByName[Resolved](ctx, shortStep, stepResolve, in).Get(ctx)
 	if err != nil {
@@ -157,6 +159,9 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	for {
 		if !ip.paused && !ip.stopping {
 			ip.launch(ctx, globals)
+		}
+		if ip.stopping {
+			ip.kill(ctx)
 		}
 		switch {
 		case ip.running == 0 && ip.stopping:
@@ -303,10 +308,32 @@ func (ip *interpreter) stop() {
 	}
 	ip.stopping = true
 	ip.inst.State = StateReadyStop
-	for _, name := range slices.Sorted(maps.Keys(ip.cancels)) {
-		ip.cancels[name]()
-	}
 	ip.changed = true
+}
+
+// kill cancels the running tasks, first keeping the end of each one's log
+// (its last heartbeat's): a canceled step's own result never comes back.
+func (ip *interpreter) kill(ctx workflow.Context) {
+	if ip.killed {
+		return
+	}
+	ip.killed = true
+	names := slices.Sorted(maps.Keys(ip.cancels))
+	if len(names) == 0 {
+		return
+	}
+	tails, err := workflow.ExecuteStepByName[map[string]TaskLog](ctx, shortStep, stepTails, TailsRequest{Instance: ip.instanceID, Tasks: names}).Get(ctx)
+	if err != nil {
+		workflow.Logger(ctx).Warn("dag: the logs of the stopped tasks are not kept", "err", err)
+	}
+	for _, name := range names {
+		if l, ok := tails[name]; ok {
+			ip.inst.Tasks[ip.index[name]].LogTail = l.Log
+		}
+		if cancel := ip.cancels[name]; cancel != nil {
+			cancel()
+		}
+	}
 }
 
 // launch starts every task that may run now, and settles the ones that
@@ -457,8 +484,20 @@ func (ip *interpreter) finishBranch(ctx workflow.Context, i int, branch []string
 func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err error) {
 	ti := &ip.inst.Tasks[i]
 	ti.EndTime = workflow.Now(ctx)
+	if out == nil {
+		// A failed attempt's result is its failure's details.
+		var ae *api.ApplicationError
+		var res TaskResult
+		if errors.As(err, &ae) && len(ae.Details) > 0 && json.Unmarshal(ae.Details, &res) == nil {
+			out = &res
+			out.Outputs = nil
+		}
+	}
 	if out != nil {
 		ti.Outputs, ti.Host, ti.PID = out.Outputs, out.Host, out.PID
+		if out.Attempt > 0 {
+			ti.Attempt = out.Attempt
+		}
 		if !out.Started.IsZero() {
 			ti.StartTime, ti.EndTime = out.Started, out.Finished
 		}
@@ -471,9 +510,9 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 	default:
 		ti.State, ti.Error = StateFailure, err.Error()
 		ip.failed = true
-		var f *api.Failure
-		if errors.As(err, &f) && f.Attempt > 0 {
-			ti.Attempt = f.Attempt
+		var se *api.StepError
+		if errors.As(err, &se) && se.Attempt > 0 {
+			ti.Attempt = se.Attempt
 		}
 	}
 	ip.changed = true

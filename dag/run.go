@@ -22,6 +22,7 @@ type TaskRequest struct {
 // its log (also the details of a failed attempt).
 type TaskResult struct {
 	Outputs  map[string]string `json:"outputs,omitempty"`
+	Attempt  int32             `json:"attempt,omitempty"`
 	Host     string            `json:"host,omitempty"`
 	PID      int               `json:"pid,omitempty"`
 	ExitCode int               `json:"exit_code,omitempty"`
@@ -33,6 +34,13 @@ type TaskResult struct {
 	// Started and Finished are when the attempt ran, by the worker's clock.
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
+}
+
+// TailsRequest asks for the end of the logs of an instance's running
+// tasks.
+type TailsRequest struct {
+	Instance string   `json:"instance"`
+	Tasks    []string `json:"tasks"`
 }
 
 // LogTail is the heartbeat details of a running task: the end of its log

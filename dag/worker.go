@@ -35,6 +35,20 @@ func Register(w *worker.Worker, svc Service) {
 	worker.RegisterStepNamed(w, stepResolve, s.resolve)
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)
 	worker.RegisterStepNamed(w, stepAlert, s.alert)
+	worker.RegisterStepNamed(w, stepTails, s.tails)
+}
+
+// tails reads the end of the logs of running tasks from their last
+// heartbeats.
+func (s *interpreterSteps) tails(ctx context.Context, in TailsRequest) (map[string]TaskLog, error) {
+	c := NewClient(s.svc, step.GetInfo(ctx).Run.Namespace)
+	out := map[string]TaskLog{}
+	for _, name := range in.Tasks {
+		if l, err := c.Log(ctx, in.Instance, name); err == nil && l.Running {
+			out[name] = l
+		}
+	}
+	return out, nil
 }
 
 type interpreterSteps struct {
@@ -218,7 +232,7 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 		}
 	})
 	res, err := r.runTask(ctx, req.Task, log)
-	res.Started, res.Finished = started, time.Now()
+	res.Started, res.Finished, res.Attempt = started, time.Now(), step.GetInfo(ctx).Attempt
 	stop()
 	wg.Wait()
 	res.Host = r.Identity
