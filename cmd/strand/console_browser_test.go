@@ -22,7 +22,9 @@ import (
 // temporary SQLite store, with a worker and runs made for them: a
 // completed Approval, one waiting for its "approve" signal, a terminated
 // one and a completed Chores (four steps and a timer), and a namespace
-// besides default. It writes the runs
+// besides default; and DAG pipelines with a strand worker that runs them
+// in a namespace of their own, and their instances (consoleDAGs). It
+// writes the runs
 // to a fixture file the tests read, and the tests' screenshots go to
 // $STRAND_TEST_OUTPUT/console-screenshots, or else to
 // console/web/e2e/screenshots-out (ignored by git).
@@ -91,6 +93,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url, "--identity", consoleWorker)
 
 	fixture := consoleRuns(t, bin, url)
+	fixture.DAGs = consoleDAGs(t, bin, url)
+	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: fixture.DAGs.Namespace,
+		Description: consoleDAGNamespaceDescription, Retention: "10d"})
 	fixturePath := filepath.Join(t.TempDir(), "fixture.json")
 	data, err := json.MarshalIndent(fixture, "", "  ")
 	if err != nil {
@@ -169,6 +174,63 @@ type consoleFixture struct {
 	// Node is the server's node id, Worker its worker's identity.
 	Node   string `json:"node"`
 	Worker string `json:"worker"`
+	// DAGs are the DAG pipelines and instances the DAG pages show.
+	DAGs consoleDAGSet `json:"dags"`
+}
+
+// consoleDAGSet is what the DAG pages' tests (console/web/e2e/dags.test.mjs)
+// look at: the definitions the CLI applied and the instances it ran, in a
+// namespace of their own, so that the other pages' counts of the default
+// namespace's runs and queues stay those of consoleRuns.
+type consoleDAGSet struct {
+	Namespace string `json:"namespace"`
+	// Worker is the identity of the strand worker that runs the DAGs.
+	Worker string `json:"worker"`
+	// Definitions by role: success (fan-out and fan-in, an output
+	// parameter, a forbidden task), failure (a shell task that fails after
+	// a retry, writing to stderr), slow (a task that sleeps, to be run,
+	// paused and stopped from the browser).
+	Definitions map[string]consoleDAG `json:"definitions"`
+	// Instances by role: success and failure, each of its definition.
+	Instances map[string]consoleDAGInstance `json:"instances"`
+}
+
+// consoleDAG is a definition as the CLI applied it.
+type consoleDAG struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	Text        string            `json:"text"`
+	Tasks       []consoleDAGTask  `json:"tasks"`
+	Versions    int               `json:"versions"`
+	Online      bool              `json:"online"`
+}
+
+// consoleDAGTask is a task of a definition: the graph's node.
+type consoleDAGTask struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Upstream  []string `json:"upstream,omitempty"`
+	Forbidden bool     `json:"forbidden,omitempty"`
+}
+
+// consoleDAGInstance is an instance the CLI ran, as its page should show it.
+type consoleDAGInstance struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	DAG        string `json:"dag"`
+	Version    int32  `json:"version"`
+	// State is the instance's, Status its run's.
+	State  string `json:"state"`
+	Status string `json:"status"`
+	// Tasks are the tasks' states by name.
+	Tasks map[string]string `json:"tasks"`
+	// Outputs are output parameters by task.
+	Outputs map[string]map[string]string `json:"outputs,omitempty"`
+	// Logs are lines of the tasks' logs, by task.
+	Logs map[string]string `json:"logs"`
+	// Attempts are the attempts of the tasks retried, by task.
+	Attempts map[string]int `json:"attempts,omitempty"`
 }
 
 // consoleNamespace is a namespace as the namespaces page should show it.
@@ -262,4 +324,173 @@ func consoleRuns(t *testing.T, bin, url string) consoleFixture {
 		})
 	}
 	return f
+}
+
+// The DAG pipelines' namespace and worker.
+const (
+	consoleDAGNamespace            = "pipelines"
+	consoleDAGNamespaceDescription = "DAG pipelines' instances"
+	consoleDAGWorker               = "dag-worker"
+)
+
+// The definitions the DAG pages' tests look at.
+const (
+	// Fan-out and fan-in: extract sets rows for the tasks after it; audit is
+	// forbidden, and gather runs after it as if it succeeded.
+	consoleFanout = `name: fanout
+description: count the rows, load them in two parts, gather
+params:
+  region: eu
+tasks:
+  - name: extract
+    type: shell
+    script: |
+      echo "extracting ${region}"
+      echo '${setValue(rows=3)}'
+    outputs: [rows]
+  - {name: part-a, type: shell, upstream: [extract], script: 'echo "part a of ${rows} rows"'}
+  - {name: part-b, type: shell, upstream: [extract], script: 'echo "part b of ${rows} rows"'}
+  - {name: audit, type: shell, upstream: [extract], forbidden: true, script: 'echo never'}
+  - {name: gather, type: shell, upstream: [part-a, part-b, audit], script: 'echo "gathered ${rows} rows"'}
+`
+	// load fails twice (one retry), saying why on stderr; report never runs.
+	consoleBroken = `name: broken
+description: a load that fails
+tasks:
+  - {name: prepare, type: shell, script: 'echo ready'}
+  - name: load
+    type: shell
+    upstream: [prepare]
+    retries: 1
+    retry_interval: 1s
+    script: |
+      echo "loading"
+      echo "disk quota exceeded on /data" >&2
+      exit 3
+  - {name: report, type: shell, upstream: [load], script: 'echo done'}
+`
+	// nap sleeps long enough for the browser to pause, resume and stop it.
+	consoleSlow = `name: slow
+description: a nap long enough to be paused and stopped
+params:
+  naptime: "120"
+tasks:
+  - {name: nap, type: shell, script: 'echo "napping ${naptime}s"; sleep ${naptime}'}
+  - {name: wake, type: shell, upstream: [nap], script: 'echo awake'}
+`
+)
+
+// consoleDAGs makes what the DAG pages' tests look at: a namespace for the
+// instances, a strand worker that runs them there, three definitions
+// applied with the CLI, and an instance of the first two run to their end
+// (the second fails, as it should).
+func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
+	t.Helper()
+	// The CLI's client commands run in this process; the worker is a process of its own.
+	cli := func(args ...string) (string, int) {
+		t.Helper()
+		return run(t, append(args, "--server", url)...)
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, code := cli(args...)
+		if code != 0 {
+			t.Fatalf("strand %s: exit %d: %s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	ns := consoleDAGNamespace
+	must("namespace", "create", ns, "--retention", "240h", "--description", consoleDAGNamespaceDescription)
+	// A short --stop-wait: the slow DAG's nap, if a test leaves it running,
+	// does not hold the worker past the cleanup's patience.
+	process(t, "running the groups", filepath.Join(bin, "strand"), "worker", "--server", url, "--group", "default",
+		"--identity", consoleDAGWorker, "--namespace", ns, "--stop-wait", "2s")
+
+	dir := t.TempDir()
+	set := consoleDAGSet{Namespace: ns, Worker: consoleDAGWorker, Definitions: map[string]consoleDAG{},
+		Instances: map[string]consoleDAGInstance{}}
+	for _, d := range []struct {
+		role, text string
+		def        consoleDAG
+	}{
+		{"success", consoleFanout, consoleDAG{Name: "fanout", Description: "count the rows, load them in two parts, gather",
+			Params: map[string]string{"region": "eu"}, Tasks: []consoleDAGTask{
+				{Name: "extract", Type: "shell"},
+				{Name: "part-a", Type: "shell", Upstream: []string{"extract"}},
+				{Name: "part-b", Type: "shell", Upstream: []string{"extract"}},
+				{Name: "audit", Type: "shell", Upstream: []string{"extract"}, Forbidden: true},
+				{Name: "gather", Type: "shell", Upstream: []string{"part-a", "part-b", "audit"}},
+			}}},
+		{"failure", consoleBroken, consoleDAG{Name: "broken", Description: "a load that fails", Tasks: []consoleDAGTask{
+			{Name: "prepare", Type: "shell"},
+			{Name: "load", Type: "shell", Upstream: []string{"prepare"}},
+			{Name: "report", Type: "shell", Upstream: []string{"load"}},
+		}}},
+		{"slow", consoleSlow, consoleDAG{Name: "slow", Description: "a nap long enough to be paused and stopped",
+			Params: map[string]string{"naptime": "120"}, Tasks: []consoleDAGTask{
+				{Name: "nap", Type: "shell"},
+				{Name: "wake", Type: "shell", Upstream: []string{"nap"}},
+			}}},
+	} {
+		file := filepath.Join(dir, d.def.Name+".yaml")
+		if err := os.WriteFile(file, []byte(d.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := must("dag", "apply", "-f", file); !strings.Contains(out, d.def.Name+" version 1 stored") {
+			t.Fatalf("apply %s: %s", d.def.Name, out)
+		}
+		d.def.Text, d.def.Versions, d.def.Online = d.text, 1, true
+		set.Definitions[d.role] = d.def
+	}
+
+	// The instances, each run to its end.
+	runID := func(id string) string {
+		t.Helper()
+		var d struct {
+			RunID string `json:"run_id"`
+		}
+		out := must("workflow", "describe", id, "-o", "json", "--namespace", ns)
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.RunID == "" {
+			t.Fatalf("describe %s: %v: %s", id, err, out)
+		}
+		return d.RunID
+	}
+	if out := must("dag", "run", "fanout", "--id", "fanout-1", "--wait", "--namespace", ns); !strings.Contains(out, "fanout version 1: success") || !strings.Contains(out, "rows=3") {
+		t.Fatalf("run fanout: %s", out)
+	}
+	set.Instances["success"] = consoleDAGInstance{WorkflowID: "fanout-1", RunID: runID("fanout-1"), DAG: "fanout",
+		Version: 1, State: "success", Status: "completed",
+		Tasks: map[string]string{"extract": "success", "part-a": "success", "part-b": "success",
+			"audit": "forbidden", "gather": "success"},
+		Outputs: map[string]map[string]string{"extract": {"rows": "3"}},
+		Logs:    map[string]string{"extract": "extracting eu", "part-a": "part a of 3 rows", "gather": "gathered 3 rows"},
+	}
+	// It fails, and says so with exit 1.
+	if out, code := cli("dag", "run", "broken", "--id", "broken-1", "--wait", "--namespace", ns); code != 1 || !strings.Contains(out, "broken version 1: failure") {
+		t.Fatalf("run broken: exit %d: %s", code, out)
+	}
+	set.Instances["failure"] = consoleDAGInstance{WorkflowID: "broken-1", RunID: runID("broken-1"), DAG: "broken",
+		Version: 1, State: "failure", Status: "failed",
+		Tasks:    map[string]string{"prepare": "success", "load": "failure", "report": "skipped"},
+		Logs:     map[string]string{"prepare": "ready", "load": "disk quota exceeded on /data"},
+		Attempts: map[string]int{"load": 2},
+	}
+	// The instances' lists (the visibility store) catch up with them.
+	for _, name := range []string{"fanout", "broken"} {
+		eventually(t, "the instances of "+name+" listed closed", func() bool {
+			res, err := http.Get(url + "/api/v1/namespaces/" + ns + "/dags/" + name + "/instances")
+			if err != nil {
+				return false
+			}
+			defer res.Body.Close()
+			var l struct {
+				Runs []struct {
+					Status string `json:"status"`
+				} `json:"runs"`
+			}
+			return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(&l) == nil &&
+				len(l.Runs) == 1 && l.Runs[0].Status != "running"
+		})
+	}
+	return set
 }

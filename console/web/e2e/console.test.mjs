@@ -20,11 +20,13 @@ import {
   baseURL,
   checkPage,
   close,
+  eventually,
   fixture,
   launch,
   runPath,
   settle,
   statusLabel,
+  text,
   withPage,
 } from './helpers.mjs'
 
@@ -34,24 +36,6 @@ const timeout = 90_000
 
 before(launch)
 after(close)
-
-/** Retries an assertion until it holds or ms have passed, then throws its last failure. */
-async function eventually(fn, ms = 15_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    try {
-      return await fn()
-    } catch (e) {
-      if (Date.now() > deadline) throw e
-      await new Promise((r) => setTimeout(r, 250))
-    }
-  }
-}
-
-/** The text of a locator, with runs of white space made one space. */
-async function text(locator) {
-  return (await locator.innerText()).replace(/\s+/g, ' ').trim()
-}
 
 // ---- /: leads to the overview of the default namespace --------------------
 
@@ -455,10 +439,13 @@ test('queues page lists the queues and the worker polling them', { timeout }, as
       const table = page.locator('table.queues-table')
       await table.getByRole('cell', { name: 'default', exact: true }).waitFor()
       const queues = (await api('GET', `/namespaces/${ns}/queues`)).queues
-      // The fixture's worker polls default; the server's own worker (schedules, batches) strand.system.
+      // The fixture's worker polls default, and statemachines for its state
+      // machine; the server's own worker (schedules, batches) strand.system.
       assert.deepEqual(queues.map((q) => `${q.name}/${q.kind}`).sort(), [
         'default/step',
         'default/workflow',
+        'statemachines/step',
+        'statemachines/workflow',
         'strand.system/step',
         'strand.system/workflow',
       ])
@@ -466,9 +453,9 @@ test('queues page lists the queues and the worker polling them', { timeout }, as
       for (const want of ['Workflow', 'Step', fixture.worker, fixture.node]) {
         assert.ok(shown.includes(want), `the queues table shows ${want}: ${shown}`)
       }
-      // The worker's row of each kind says it polls now.
+      // The worker's row of each of its queues and kinds says it polls now.
       const rows = table.locator('tbody tr').filter({ hasText: fixture.worker })
-      assert.equal(await rows.count(), 2, 'a row of the worker per kind')
+      assert.equal(await rows.count(), 4, 'a row of the worker per queue and kind')
     },
   })
 })

@@ -1,4 +1,4 @@
-// Helpers of the console's browser tests (console.test.mjs): the browser,
+// Helpers of the console's browser tests (console.test.mjs, dags.test.mjs): the browser,
 // a page that records the browser's errors, and the audit every page gets
 // in each theme (a full-page screenshot and axe-core).
 //
@@ -41,7 +41,18 @@ mkdirSync(screenshots, { recursive: true })
  *     },
  *     "counts": {"completed": 2, "running": 1, "terminated": 1},  (runs by status)
  *     "namespaces": [{"name", "description", "retention": "10d"}],  (made besides default)
- *     "node": "console-test"  (the server's node id)
+ *     "node": "console-test",  (the server's node id)
+ *     "worker": "console-worker",  (the test worker's identity)
+ *     "dags": {  (DAG pipelines, for dags.test.mjs)
+ *       "namespace": "pipelines", "worker": "dag-worker",
+ *       "definitions": {"<role>": {"name", "description", "params", "text", "versions", "online",
+ *                                  "tasks": [{"name", "type", "upstream", "forbidden"}]}},
+ *            roles: success, failure, slow
+ *       "instances": {"<role>": {"workflow_id", "run_id", "dag", "version", "state", "status",
+ *                                "tasks": {"<task>": "<state>"}, "outputs"?: {"<task>": {"<name>": "<value>"}},
+ *                                "logs": {"<task>": "<a line of its log>"}, "attempts"?: {"<task>": n}}}
+ *            roles: success, failure
+ *     }
  *   }
  */
 export const fixture = JSON.parse(readFileSync(required('STRAND_FIXTURE'), 'utf8'))
@@ -155,6 +166,12 @@ export async function withPage(path, fn, { expectedErrors = [], expectedFailures
     await page.goto(path)
     await page.locator('main h1').first().waitFor()
     await fn(page)
+  } catch (e) {
+    // What the browser said may explain the failure (a page that threw).
+    if (found.errors.length && e instanceof Error) {
+      e.message += `\nthe browser reported on ${path}:\n  ${found.errors.map((f) => f.text).join('\n  ')}`
+    }
+    throw e
   } finally {
     await context.close()
   }
@@ -271,6 +288,24 @@ export async function api(method, path, body) {
   const text = await res.text()
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`)
   return text ? JSON.parse(text) : undefined
+}
+
+/** Retries an assertion until it holds or ms have passed, then throws its last failure. */
+export async function eventually(fn, ms = 15_000) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    try {
+      return await fn()
+    } catch (e) {
+      if (Date.now() > deadline) throw e
+      await new Promise((r) => setTimeout(r, 250))
+    }
+  }
+}
+
+/** The text of a locator, with runs of white space made one space. */
+export async function text(locator) {
+  return (await locator.innerText()).replace(/\s+/g, ' ').trim()
 }
 
 /** The console's label of a status ("continued_as_new" → "Continued as new"), as StatusBadge draws it. */

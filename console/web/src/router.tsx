@@ -2,6 +2,10 @@ import { createRouter } from '@tanstack/react-router'
 import { batchRoute } from './pages/batch/route'
 import { batchesRoute } from './pages/batches/route'
 import { clusterRoute } from './pages/cluster/route'
+import { dagRoute } from './pages/dag/route'
+import { dagEditRoute, dagNewRoute } from './pages/dag-edit/route'
+import { dagInstanceRoute } from './pages/dag-instance/route'
+import { dagsRoute } from './pages/dags/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
 import { queuesRoute } from './pages/queues/route'
@@ -22,6 +26,11 @@ const routeTree = rootRoute.addChildren([
   batchesRoute,
   batchRoute,
   queuesRoute,
+  dagsRoute,
+  dagNewRoute,
+  dagRoute,
+  dagEditRoute,
+  dagInstanceRoute,
   namespacesRoute,
   clusterRoute,
 ])

@@ -1,6 +1,7 @@
 import { Link } from '@tanstack/react-router'
 import type { ReactNode } from 'react'
 import type { Namespace } from '../api/types'
+import { namespaceSearch } from '../pages/dags/search'
 import { useTheme } from './theme'
 
 interface LayoutProps {
@@ -53,6 +54,11 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
             <li>
               <Link to="/namespaces/$namespace/queues" params={{ namespace }}>
                 Queues
+              </Link>
+            </li>
+            <li>
+              <Link to="/dags" search={namespaceSearch(namespace)} activeOptions={{ includeSearch: false }}>
+                DAGs
               </Link>
             </li>
             <li>

@@ -1,5 +1,5 @@
 import { getRouteApi, Link } from '@tanstack/react-router'
-import { useState, type ReactNode } from 'react'
+import { useState } from 'react'
 import { ApiError } from '../../api/client'
 import type { BatchDescription, BatchRunResult } from '../../api/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
@@ -12,6 +12,7 @@ import { BatchState } from '../batches/BatchState'
 import { describeFilter, operationLabels } from '../batches/describe'
 import { progressMs, useBatch, useStopBatch } from '../batches/queries'
 import { resetPointLabels } from '../run/resetPoints'
+import { Fact } from '../../components/Fact'
 
 const route = getRouteApi('/namespaces/$namespace/batches/$batchId')
 
@@ -72,15 +73,6 @@ export function BatchPage() {
       )}
       {stopping && <StopDialog namespace={namespace} batchId={batchId} onClose={() => setStopping(false)} />}
     </section>
-  )
-}
-
-function Fact({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </div>
   )
 }
 

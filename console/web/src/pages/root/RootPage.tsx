@@ -1,6 +1,7 @@
-import { Outlet, useNavigate, useParams, useRouterState } from '@tanstack/react-router'
+import { Outlet, useNavigate, useParams, useRouterState, useSearch } from '@tanstack/react-router'
 import { Layout } from '../../components/Layout'
 import { defaultNamespace } from '../../api/namespaces'
+import { namespaceSearch } from '../dags/search'
 import { useNamespaces } from './queries'
 
 /** The pages of a namespace that choosing another namespace stays on; from any other page it leads to the runs. */
@@ -12,18 +13,37 @@ const namespacePages = [
   '/namespaces/$namespace/queues',
 ] as const
 
+/**
+ * The DAG pages: DAGs are no namespace's, their instances are; these pages
+ * name the namespace of the instances they list and start in their search.
+ */
+const dagPages = ['/dags', '/dags/$name', '/dags/new', '/dags/$name/edit'] as const
+
 /** The frame around every page, with the namespace the URL names. */
 export function RootPage() {
-  const namespace = useParams({ strict: false }).namespace ?? defaultNamespace
+  const search = useSearch({ strict: false }) as { namespace?: unknown }
+  const namespace =
+    useParams({ strict: false }).namespace ??
+    (typeof search.namespace === 'string' ? search.namespace : undefined) ??
+    defaultNamespace
   const namespaces = useNamespaces()
   const navigate = useNavigate()
   const page = useRouterState({ select: (s) => s.matches.at(-1)?.routeId })
   const to = namespacePages.find((p) => p === page) ?? '/namespaces/$namespace/runs'
+  const onDagPage = dagPages.some((p) => p === page) || page === '/dag-instances/$namespace/$workflowId'
   return (
     <Layout
       namespace={namespace}
       namespaces={namespaces.data}
-      onNamespaceChange={(ns) => void navigate({ to, params: { namespace: ns } })}
+      onNamespaceChange={(ns) =>
+        void (onDagPage
+          ? // The same DAG page, listing the instances of the other namespace (an instance's page: the DAGs).
+            navigate({
+              to: page === '/dag-instances/$namespace/$workflowId' ? '/dags' : '.',
+              search: namespaceSearch(ns),
+            })
+          : navigate({ to, params: { namespace: ns } }))
+      }
     >
       <Outlet />
     </Layout>

@@ -25,8 +25,8 @@ const colors: Record<BarStatus, string> = {
 const visibleRows = 20
 const rowHeight = 28
 
-/** The chart of a run's steps (an attempt a bar), timers and children. */
-export default function GanttChart({ gantt }: { gantt: GanttData }) {
+/** The chart of a run's steps (an attempt a bar), timers and children; label says what it shows, when not that. */
+export default function GanttChart({ gantt, label }: { gantt: GanttData; label?: string }) {
   const [theme] = useTheme()
   // The palette is read again when the theme changes.
   const palette = useMemo(() => readPalette(), [theme])
@@ -36,7 +36,10 @@ export default function GanttChart({ gantt }: { gantt: GanttData }) {
     <EChart
       option={option}
       height={shown * rowHeight + 70}
-      label={`Timeline of ${gantt.rows.length} steps, timers and children, ${gantt.bars.length} bars; the table below lists them.`}
+      label={
+        label ??
+        `Timeline of ${gantt.rows.length} steps, timers and children, ${gantt.bars.length} bars; the table below lists them.`
+      }
     />
   )
 }

@@ -1,11 +1,12 @@
 import { Link } from '@tanstack/react-router'
-import type { ReactNode } from 'react'
+import { dagWorkflowType } from '../../api/dags'
 import type { Description, HistoryEvent, PauseInfo } from '../../api/types'
 import { Attributes } from '../../components/Attributes'
 import { PayloadView } from '../../components/JsonView'
 import { StatusBadge } from '../../components/StatusBadge'
 import { Time } from '../../components/Time'
 import { formatDuration, formatNanos, parseTime } from '../../components/timeFormat'
+import { Fact } from '../../components/Fact'
 
 interface SummaryProps {
   run: Description
@@ -30,7 +31,21 @@ export function Summary({ run, started, reset, now }: SummaryProps) {
         <Fact term="Status">
           <StatusBadge status={run.status} />
         </Fact>
-        <Fact term="Type">{run.workflow_type}</Fact>
+        <Fact term="Type">
+          {run.workflow_type}
+          {run.workflow_type === dagWorkflowType && (
+            <>
+              {' '}
+              <Link
+                to="/dag-instances/$namespace/$workflowId"
+                params={{ namespace: run.namespace, workflowId: run.workflow_id }}
+                className="small inline-link"
+              >
+                DAG instance
+              </Link>
+            </>
+          )}
+        </Fact>
         <Fact term="Queue">{run.queue}</Fact>
         <Fact term="Run ID">
           <span className="mono">{run.run_id}</span>
@@ -114,14 +129,5 @@ function PausedNotice({ paused }: { paused: PauseInfo }) {
       <strong>Paused</strong> by {paused.identity || 'an operator'} at <Time value={paused.time} />
       {paused.reason ? `: ${paused.reason}` : ''}. No workflow task or step is dispatched until it is resumed.
     </p>
-  )
-}
-
-function Fact({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </div>
   )
 }

@@ -1,5 +1,4 @@
 import { Link } from '@tanstack/react-router'
-import type { ReactNode } from 'react'
 import type { ScheduleDescription, ScheduledRun } from '../../api/types'
 import { Attributes } from '../../components/Attributes'
 import { PayloadView } from '../../components/JsonView'
@@ -8,18 +7,10 @@ import { Time } from '../../components/Time'
 import { formatNanos } from '../../components/timeFormat'
 import { Calendar } from '../schedules/Calendar'
 import { defaultCatchupWindow, formatGoDuration, overlapLabels } from '../schedules/spec'
+import { Fact } from '../../components/Fact'
 
 interface SectionProps {
   schedule: ScheduleDescription
-}
-
-function Fact({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </div>
-  )
 }
 
 /** What the schedule starts and when: its calendars, its workflow and its policies. */
