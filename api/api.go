@@ -604,6 +604,14 @@ type Cluster interface {
 // Node is a running Strand process.
 type Node = store.Node
 
+// FrontEndService is what a front end (DAGs, state machines) needs of
+// Strand: runs and the stored definitions. The engine and a remote
+// service are both.
+type FrontEndService interface {
+	Service
+	Cluster
+}
+
 // Definition is a stored workflow definition (a DAG, a state machine), by
 // type and version.
 type Definition = store.Definition

@@ -19,13 +19,9 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// Service is what the interpreter's steps need of Strand: runs (to check
-// dependencies) and the stored definitions. The engine and a remote
-// service are both.
-type Service interface {
-	api.Service
-	api.Cluster
-}
+// Service is what the interpreter's steps and the client need of
+// Strand: runs and the stored definitions.
+type Service = api.FrontEndService
 
 // Register registers the interpreter and its steps on w, a worker of
 // Queue.
@@ -217,24 +213,10 @@ const tailSize = 32 << 10
 func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, error) {
 	started := time.Now()
 	log := newTaskLog()
-	hctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-hctx.Done():
-				return
-			case <-t.C:
-				_ = step.Heartbeat(hctx, log.tail())
-			}
-		}
-	})
+	stop := step.HeartbeatEvery(ctx, heartbeatEvery, func() any { return log.tail() })
 	res, err := r.runTask(ctx, req.Task, log)
 	res.Started, res.Finished, res.Attempt = started, time.Now(), step.GetInfo(ctx).Attempt
 	stop()
-	wg.Wait()
 	res.Host = r.Identity
 	if res.Host == "" {
 		res.Host, _ = os.Hostname()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -16,12 +15,9 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// Service is what a state machine worker needs of Strand: runs and the
-// stored definitions. The engine and a remote service are both.
-type Service interface {
-	api.Service
-	api.Cluster
-}
+// Service is what a state machine worker and the client need of Strand:
+// runs and the stored definitions.
+type Service = api.FrontEndService
 
 // Context is what a state method gets: the step's context, and the
 // instance's variables, keys, signal and children.
@@ -122,23 +118,9 @@ func (s *machineSteps) exec(d *Definition) func(ctx context.Context, req ExecReq
 			return res, workflow.NewError("strand.sm.no_method", fmt.Sprintf("state %q of %s has no method on this worker", req.State, d.Type), true)
 		}
 		c := &methodContext{Context: ctx, req: req, svc: s.svc, set: map[string]string{}}
-		beating, stop := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			t := time.NewTicker(heartbeatEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-beating.Done():
-					return
-				case <-t.C:
-					_ = step.Heartbeat(beating, nil)
-				}
-			}
-		})
+		stop := step.HeartbeatEvery(ctx, heartbeatEvery, nil)
 		defer func() {
 			stop()
-			wg.Wait()
 			if p := recover(); p != nil {
 				err = fmt.Errorf("state %s panicked: %v", req.State, p)
 			}

@@ -85,3 +85,33 @@ func Heartbeat(ctx context.Context, details any) error {
 	}
 	return nil
 }
+
+// HeartbeatEvery heartbeats every d, with what details returns (nil: no
+// details), until stop is called; stop returns once the last heartbeat
+// ended. It is for steps whose work gives no natural points to beat at (a
+// process they wait for, a call into other code).
+func HeartbeatEvery(ctx context.Context, d time.Duration, details func() any) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				var v any
+				if details != nil {
+					v = details()
+				}
+				_ = Heartbeat(ctx, v)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
