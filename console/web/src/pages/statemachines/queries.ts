@@ -42,6 +42,8 @@ export function useStateMachine(type: string) {
   return useQuery({
     queryKey: smKeys.definition(type),
     queryFn: ({ signal }) => getStateMachine(type, signal),
+    // An instance's page asks once it knows the instance's type.
+    enabled: type !== '',
     select: (l) => l.definitions[0],
   })
 }
