@@ -90,12 +90,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	store := "sqlite://" + filepath.Join(t.TempDir(), "strand.db")
 	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", store, "--listen", addr,
 		"--node-id", consoleNode, "--drain", "1s")
-	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url, "--identity", consoleWorker)
+	// The state machines' instances are a namespace's of their own (made
+	// before the worker polls it), so that the default namespace's counts
+	// of runs stay those of consoleRuns.
+	if out, code := run(t, "namespace", "create", consoleSMNamespace, "--retention", "240h",
+		"--description", consoleSMNamespaceDescription, "--server", url); code != 0 {
+		t.Fatalf("namespace create %s: exit %d: %s", consoleSMNamespace, code, out)
+	}
+	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url, "--identity", consoleWorker,
+		"--sm-namespaces", "default,"+consoleSMNamespace)
 
 	fixture := consoleRuns(t, bin, url)
 	fixture.DAGs = consoleDAGs(t, bin, url)
 	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: fixture.DAGs.Namespace,
 		Description: consoleDAGNamespaceDescription, Retention: "10d"})
+	fixture.StateMachines = consoleStateMachines(t, url)
+	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: consoleSMNamespace,
+		Description: consoleSMNamespaceDescription, Retention: "10d"})
 	fixturePath := filepath.Join(t.TempDir(), "fixture.json")
 	data, err := json.MarshalIndent(fixture, "", "  ")
 	if err != nil {
@@ -176,6 +187,8 @@ type consoleFixture struct {
 	Worker string `json:"worker"`
 	// DAGs are the DAG pipelines and instances the DAG pages show.
 	DAGs consoleDAGSet `json:"dags"`
+	// StateMachines are the state machines and instances their pages show.
+	StateMachines consoleSMSet `json:"statemachines"`
 }
 
 // consoleDAGSet is what the DAG pages' tests (console/web/e2e/dags.test.mjs)
@@ -490,6 +503,222 @@ func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
 			}
 			return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(&l) == nil &&
 				len(l.Runs) == 1 && l.Runs[0].Status != "running"
+		})
+	}
+	return set
+}
+
+// The state machines' namespace.
+const (
+	consoleSMNamespace            = "machines"
+	consoleSMNamespaceDescription = "state machine instances"
+)
+
+// consoleSMSet is what the state machine pages' tests
+// (console/web/e2e/statemachines.test.mjs) look at: the definitions the
+// test worker registered (delivery and creditApplication) and instances
+// the CLI made in a namespace of their own.
+type consoleSMSet struct {
+	Namespace string `json:"namespace"`
+	// ExecutorGroup is the queue the test worker runs the instances on.
+	ExecutorGroup string `json:"executor_group"`
+	// Definitions by type.
+	Definitions map[string]consoleSMDefinition `json:"definitions"`
+	// Counts are the instances per type and state, as the graph should count them.
+	Counts map[string]map[string]int `json:"counts"`
+	// Instances by role: granted (created, moved on from its manual state
+	// by an update with a variable, granted, finished, done), waiting and
+	// waiting2 (in the manual state; the browser moves waiting on),
+	// failed (its loan fails: the error state), delivered (a delivery).
+	Instances map[string]consoleSMInstance `json:"instances"`
+}
+
+// consoleSMDefinition is a definition as the worker registered it.
+type consoleSMDefinition struct {
+	Type        string              `json:"type"`
+	Description string              `json:"description"`
+	Version     int32               `json:"version"`
+	States      []consoleSMState    `json:"states"`
+	Transitions map[string][]string `json:"transitions"`
+	ErrorState  string              `json:"error_state,omitempty"`
+}
+
+// consoleSMState is a state of a definition: a node of the graph.
+type consoleSMState struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Failure string `json:"failure,omitempty"`
+}
+
+// consoleSMInstance is an instance as its page should show it.
+type consoleSMInstance struct {
+	ID          string            `json:"id"`
+	Type        string            `json:"type"`
+	Status      string            `json:"status"`
+	State       string            `json:"state"`
+	ExternalID  string            `json:"external_id"`
+	BusinessKey string            `json:"business_key,omitempty"`
+	Vars        map[string]string `json:"vars"`
+	// Actions are its actions in order: type, state, the variables each set.
+	Actions []consoleSMAction `json:"actions"`
+}
+
+// consoleSMAction is an action of an instance.
+type consoleSMAction struct {
+	Type    string            `json:"type"`
+	State   string            `json:"state"`
+	Text    string            `json:"text,omitempty"`
+	Updated map[string]string `json:"updated,omitempty"`
+}
+
+// consoleStateMachines makes the state machine instances of the fixture
+// with the CLI, waits until each is where it should be and the lists
+// count them, and checks their actions against what the fixture says.
+func consoleStateMachines(t *testing.T, url string) consoleSMSet {
+	t.Helper()
+	ns := consoleSMNamespace
+	must := func(args ...string) string {
+		t.Helper()
+		out, code := run(t, append(args, "--server", url, "--namespace", ns)...)
+		if code != 0 {
+			t.Fatalf("strand %s: exit %d: %s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	getJSON := func(path string, v any) bool {
+		res, err := http.Get(url + "/api/v1" + path)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(v) == nil
+	}
+	instance := func(id string) (inst struct {
+		Status  string            `json:"status"`
+		State   string            `json:"state"`
+		Vars    map[string]string `json:"vars"`
+		Actions []consoleSMAction `json:"actions"`
+	}) {
+		getJSON("/namespaces/"+ns+"/statemachine-instances/"+strings.ReplaceAll(id, "/", "%2F"), &inst)
+		return inst
+	}
+	waitFor := func(id, status, state string) {
+		t.Helper()
+		eventually(t, id+" "+status+" in "+state, func() bool {
+			i := instance(id)
+			return i.Status == status && i.State == state
+		})
+	}
+	group := "statemachines"
+	create := func(typ, ext string, vars ...string) {
+		t.Helper()
+		args := []string{"sm", "create", typ, "--external-id", ext, "--executor-group", group}
+		for _, v := range vars {
+			args = append(args, "--var", v)
+		}
+		if typ == "creditApplication" {
+			args = append(args, "--business-key", "customer-"+ext)
+		}
+		if out := must(args...); !strings.Contains(out, "created "+typ+"/"+ext) {
+			t.Fatalf("create %s/%s: %s", typ, ext, out)
+		}
+	}
+	// Granted: moved on by a person, with the variable "approver".
+	create("creditApplication", "credit-1", "amount=1000")
+	waitFor("creditApplication/credit-1", "manual", "acceptCreditApplication")
+	must("sm", "update", "creditApplication/credit-1", "--state", "grantLoan", "--var", "approver=ada", "--reason", "approved by ada")
+	waitFor("creditApplication/credit-1", "finished", "done")
+	// Waiting for a person: two.
+	create("creditApplication", "credit-2", "amount=250")
+	create("creditApplication", "credit-3", "amount=5000")
+	waitFor("creditApplication/credit-2", "manual", "acceptCreditApplication")
+	waitFor("creditApplication/credit-3", "manual", "acceptCreditApplication")
+	// Failed: the loan fails twice (one retry), then the error state.
+	create("creditApplication", "credit-4", "amount=70", "loanFails=over limit")
+	waitFor("creditApplication/credit-4", "manual", "acceptCreditApplication")
+	must("sm", "update", "creditApplication/credit-4", "--state", "grantLoan", "--reason", "approved")
+	waitFor("creditApplication/credit-4", "finished", "error")
+	// A delivery, at once.
+	create("delivery", "parcel-1", "sleep=10ms")
+	waitFor("delivery/parcel-1", "finished", "delivered")
+
+	set := consoleSMSet{Namespace: ns, ExecutorGroup: group,
+		Definitions: map[string]consoleSMDefinition{},
+		Counts: map[string]map[string]int{
+			"creditApplication": {"acceptCreditApplication": 2, "done": 1, "error": 1},
+			"delivery":          {"delivered": 1},
+		},
+		Instances: map[string]consoleSMInstance{
+			"granted": {ID: "creditApplication/credit-1", Type: "creditApplication", Status: "finished", State: "done",
+				ExternalID: "credit-1", BusinessKey: "customer-credit-1",
+				Vars: map[string]string{"amount": "1000", "applicationId": "CA-credit-1", "approver": "ada",
+					"loanId": "L-credit-1", "granted": "1000", "notified": "true"},
+				Actions: []consoleSMAction{
+					{Type: "stateExecution", State: "createCreditApplication", Text: "waiting for acceptance", Updated: map[string]string{"applicationId": "CA-credit-1"}},
+					{Type: "externalChange", State: "grantLoan", Text: "approved by ada", Updated: map[string]string{"approver": "ada"}},
+					{Type: "stateExecution", State: "grantLoan", Text: "loan granted", Updated: map[string]string{"loanId": "L-credit-1", "granted": "1000"}},
+					{Type: "stateExecution", State: "finishCreditApplication", Text: "customer notified", Updated: map[string]string{"notified": "true"}},
+				}},
+			"waiting": {ID: "creditApplication/credit-2", Type: "creditApplication", Status: "manual", State: "acceptCreditApplication",
+				ExternalID: "credit-2", BusinessKey: "customer-credit-2",
+				Vars: map[string]string{"amount": "250", "applicationId": "CA-credit-2"},
+				Actions: []consoleSMAction{
+					{Type: "stateExecution", State: "createCreditApplication", Text: "waiting for acceptance", Updated: map[string]string{"applicationId": "CA-credit-2"}},
+				}},
+			"waiting2": {ID: "creditApplication/credit-3", Type: "creditApplication", Status: "manual", State: "acceptCreditApplication",
+				ExternalID: "credit-3", BusinessKey: "customer-credit-3",
+				Vars: map[string]string{"amount": "5000", "applicationId": "CA-credit-3"},
+				Actions: []consoleSMAction{
+					{Type: "stateExecution", State: "createCreditApplication", Text: "waiting for acceptance", Updated: map[string]string{"applicationId": "CA-credit-3"}},
+				}},
+			"delivered": {ID: "delivery/parcel-1", Type: "delivery", Status: "finished", State: "delivered", ExternalID: "parcel-1",
+				Vars: map[string]string{"sleep": "10ms"},
+				Actions: []consoleSMAction{
+					{Type: "stateExecution", State: "deliver", Text: "handed over"},
+				}},
+		},
+	}
+	for role, want := range set.Instances {
+		got := instance(want.ID)
+		if fmt.Sprint(got.Actions) != fmt.Sprint(want.Actions) || fmt.Sprint(got.Vars) != fmt.Sprint(want.Vars) {
+			t.Fatalf("instance %s (%s): actions %+v, vars %v; want %+v, %v", want.ID, role, got.Actions, got.Vars, want.Actions, want.Vars)
+		}
+	}
+	// The failed one's actions are the interpreter's (a failed run per
+	// attempt, then the move to the error state): as they are.
+	failed := instance("creditApplication/credit-4")
+	set.Instances["failed"] = consoleSMInstance{ID: "creditApplication/credit-4", Type: "creditApplication", Status: "finished",
+		State: "error", ExternalID: "credit-4", BusinessKey: "customer-credit-4", Vars: failed.Vars, Actions: failed.Actions}
+
+	var defs struct {
+		Definitions []consoleSMDefinition `json:"definitions"`
+	}
+	if !getJSON("/statemachines", &defs) || len(defs.Definitions) != 2 {
+		t.Fatalf("the state machine definitions: %+v", defs)
+	}
+	for _, d := range defs.Definitions {
+		set.Definitions[d.Type] = d
+	}
+	if d := set.Definitions["creditApplication"]; len(d.States) != 7 || d.ErrorState != "error" {
+		t.Fatalf("creditApplication: %+v", d)
+	}
+	// The lists (the visibility store) catch up with the instances.
+	for typ, counts := range set.Counts {
+		eventually(t, "the stats of "+typ, func() bool {
+			var s struct {
+				States []struct {
+					State string `json:"state"`
+					Count int    `json:"count"`
+				} `json:"states"`
+			}
+			if !getJSON("/namespaces/"+ns+"/statemachines/"+typ+"/stats", &s) {
+				return false
+			}
+			got := map[string]int{}
+			for _, c := range s.States {
+				got[c.State] += c.Count
+			}
+			return fmt.Sprint(got) == fmt.Sprint(counts)
 		})
 	}
 	return set

@@ -132,6 +132,46 @@ func delivery() *statemachine.Definition {
 		Permit("deliver", "delivered")
 }
 
+// creditApplication is nFlow's example, for the console's state machine
+// pages: an application is recorded, waits in a manual state for a person,
+// then a loan is granted (its variable "loanFails" set: it fails, and once
+// its retry is spent the instance goes to the error state) or the
+// application rejected; either way it is finished and done.
+func creditApplication() *statemachine.Definition {
+	return statemachine.Define("creditApplication", "A credit application: recorded, accepted by a person, granted or rejected").
+		Start("createCreditApplication", "The application is recorded", func(ctx statemachine.Context) (statemachine.Next, error) {
+			ctx.SetVar("applicationId", "CA-"+ctx.ExternalID())
+			return statemachine.MoveTo("acceptCreditApplication", "waiting for acceptance"), nil
+		}).
+		Manual("acceptCreditApplication", "A person accepts or rejects the application").
+		Normal("grantLoan", "The loan is granted", func(ctx statemachine.Context) (statemachine.Next, error) {
+			if v, _ := ctx.Var("loanFails"); v != "" {
+				return statemachine.Next{}, fmt.Errorf("the bank refused: %s", v)
+			}
+			amount, _ := ctx.Var("amount")
+			ctx.SetVar("loanId", "L-"+ctx.ExternalID())
+			ctx.SetVar("granted", amount)
+			return statemachine.MoveTo("finishCreditApplication", "loan granted"), nil
+		}).
+		Normal("rejectCreditApplication", "The application is rejected", func(ctx statemachine.Context) (statemachine.Next, error) {
+			ctx.SetVar("rejected", "true")
+			return statemachine.MoveTo("finishCreditApplication", "rejected"), nil
+		}).
+		Normal("finishCreditApplication", "The customer is told", func(ctx statemachine.Context) (statemachine.Next, error) {
+			ctx.SetVar("notified", "true")
+			return statemachine.MoveTo("done", "customer notified"), nil
+		}).
+		End("done", "The application is closed").
+		Error("error", "Something failed: a person looks at it").
+		Permit("createCreditApplication", "acceptCreditApplication").
+		Permit("acceptCreditApplication", "grantLoan").
+		Permit("acceptCreditApplication", "rejectCreditApplication").
+		Permit("grantLoan", "finishCreditApplication", "error").
+		Permit("rejectCreditApplication", "finishCreditApplication").
+		Permit("finishCreditApplication", "done").
+		Retry("grantLoan", 1, 100*time.Millisecond, time.Second)
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
@@ -139,6 +179,7 @@ func main() {
 	server := flag.String("server", "http://127.0.0.1:8233", "the server's URL")
 	effectsPath := flag.String("effects", "", "a file to which Chore appends a line as it starts and ends")
 	identity := flag.String("identity", "", "the worker's identity (default host:pid)")
+	smNamespaces := flag.String("sm-namespaces", "default", "the namespaces (comma-separated) whose state machine instances the worker runs")
 	flag.Parse()
 	if *effectsPath != "" {
 		f, err := os.OpenFile(*effectsPath, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
@@ -155,14 +196,19 @@ func main() {
 	w := worker.New(svc, worker.Options{Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	// The state machines' executor group is a queue of its own: the tests'
 	// servers run other workers on the default queue.
-	machines := worker.New(svc, worker.Options{Queue: "statemachines", Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err := statemachine.Register(ctx, machines, svc, delivery()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if err := machines.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	var machines []*worker.Worker
+	for _, ns := range strings.Split(*smNamespaces, ",") {
+		m := worker.New(svc, worker.Options{Namespace: strings.TrimSpace(ns), Queue: "statemachines", Identity: *identity,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+		if err := statemachine.Register(ctx, m, svc, delivery(), creditApplication()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := m.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		machines = append(machines, m)
 	}
 	worker.RegisterWorkflow(w, Approval)
 	worker.RegisterStep(w, Shout)
@@ -182,7 +228,9 @@ func main() {
 	if err := w.Stop(sctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
-	if err := machines.Stop(sctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	for _, m := range machines {
+		if err := m.Stop(sctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 }

@@ -12,6 +12,9 @@ import { queuesRoute } from './pages/queues/route'
 import { indexRoute, rootRoute } from './pages/root/route'
 import { runRoute } from './pages/run/route'
 import { runsRoute } from './pages/runs/route'
+import { smInstanceRoute } from './pages/statemachine-instance/route'
+import { stateMachineRoute } from './pages/statemachine/route'
+import { stateMachinesRoute } from './pages/statemachines/route'
 import { scheduleRoute } from './pages/schedule/route'
 import { schedulesRoute } from './pages/schedules/route'
 
@@ -31,6 +34,9 @@ const routeTree = rootRoute.addChildren([
   dagRoute,
   dagEditRoute,
   dagInstanceRoute,
+  stateMachinesRoute,
+  stateMachineRoute,
+  smInstanceRoute,
   namespacesRoute,
   clusterRoute,
 ])

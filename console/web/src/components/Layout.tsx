@@ -62,6 +62,11 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               </Link>
             </li>
             <li>
+              <Link to="/statemachines" search={namespaceSearch(namespace)} activeOptions={{ includeSearch: false }}>
+                State machines
+              </Link>
+            </li>
+            <li>
               {/* Exact: the runs of a namespace are under /namespaces too. */}
               <Link to="/namespaces" activeOptions={{ exact: true }}>
                 Namespaces
