@@ -67,14 +67,14 @@ type DAGRelease struct {
 // DAGRun starts an instance.
 type DAGRun struct {
 	// ID is the instance's workflow id (default NAME-TIME-RANDOM).
-	ID              string            `json:"id,omitempty" max:"250" id:"true"`
-	Version         int32             `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
-	Params          map[string]string `json:"params,omitempty" max:"256" maxkey:"128" maxvalue:"65536"`
-	FailureStrategy string            `json:"failure_strategy,omitempty" max:"16"`
-	WorkerGroup     string            `json:"worker_group,omitempty" max:"100"`
-	StartFrom       []string          `json:"start_from,omitempty" max:"1000" maxvalue:"100"`
-	ScheduleTime    time.Time         `json:"schedule_time,omitzero"`
-	Identity        string            `json:"identity,omitempty" max:"256"`
+	ID              string              `json:"id,omitempty" max:"250" id:"true"`
+	Version         int32               `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
+	Params          map[string]string   `json:"params,omitempty" max:"256" maxkey:"128" maxvalue:"65536"`
+	FailureStrategy dag.FailureStrategy `json:"failure_strategy,omitempty"`
+	WorkerGroup     string              `json:"worker_group,omitempty" max:"100"`
+	StartFrom       []string            `json:"start_from,omitempty" max:"1000" maxvalue:"100"`
+	ScheduleTime    time.Time           `json:"schedule_time,omitzero"`
+	Identity        string              `json:"identity,omitempty" max:"256"`
 }
 
 // DAGInstance is an instance's run and what it did.
@@ -83,10 +83,13 @@ type DAGInstance struct {
 	Instance *dag.Instance          `json:"instance"`
 }
 
+// DAGAction is what a command asks of an instance.
+type DAGAction string
+
 // DAGCommand pauses, resumes or stops an instance.
 type DAGCommand struct {
-	Action   string `json:"action" max:"16" required:"true"`
-	Identity string `json:"identity,omitempty" max:"256"`
+	Action   DAGAction `json:"action" required:"true"`
+	Identity string    `json:"identity,omitempty" max:"256"`
 }
 
 // DAGRerun starts an ended instance again: from its failed tasks
@@ -120,7 +123,7 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 		return DAGVersion{Release: rel, Stored: d, Definition: parsed}, nil
 	}
 	return []Route{
-		{"POST", dags + "/check", "Check a definition's text without storing it: its problems, each with its line and column", call(h, func(ctx context.Context, _ *http.Request, req DAGText) (DAGCheck, error) {
+		{"POST", prefix + "/dag-check", "Check a definition's text without storing it: its problems, each with its line and column", call(h, func(ctx context.Context, _ *http.Request, req DAGText) (DAGCheck, error) {
 			if req.Text == "" {
 				return DAGCheck{}, api.InvalidArgument("text", "empty")
 			}
@@ -156,9 +159,13 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			return DAGVersionList{Versions: all}, err
 		})},
 		{"GET", one + "/versions/{version}", "Get a version of a DAG, its text and graph", get(h, func(ctx context.Context, r *http.Request) (DAGVersion, error) {
-			n, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
-			if err != nil || n < 1 {
-				return DAGVersion{}, api.InvalidArgument("version", "want a version number, got %q", r.PathValue("version"))
+			v := r.PathValue("version")
+			if v == "latest" {
+				v = "0" // the current version
+			}
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 0 {
+				return DAGVersion{}, api.InvalidArgument("version", "want a version number or latest, got %q", r.PathValue("version"))
 			}
 			return version(ctx, r, int32(n))
 		})},
@@ -177,14 +184,11 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			return catalog.Release(ctx, name)
 		})},
 		{"POST", prefix + "/namespaces/{namespace}/dags/{name}/instances", "Start an instance of a DAG", call(h, func(ctx context.Context, r *http.Request, req DAGRun) (dag.Started, error) {
-			fs := dag.FailureStrategy(req.FailureStrategy)
-			if fs != "" && fs != dag.FailureEnd && fs != dag.FailureContinue {
-				return dag.Started{}, api.InvalidArgument("failure_strategy", "%q: want end or continue", req.FailureStrategy)
-			}
+			fs := req.FailureStrategy
 			return client(r).Start(ctx, dag.RunInput{DAG: r.PathValue("name"), Version: req.Version, Params: req.Params,
 				FailureStrategy: fs, WorkerGroup: req.WorkerGroup, StartFrom: req.StartFrom, ScheduleTime: req.ScheduleTime},
 				dag.StartOptions{ID: req.ID, Identity: req.Identity})
-		}).pathFields("namespace", "name")},
+		})},
 		{"GET", prefix + "/namespaces/{namespace}/dags/{name}/instances", "List a DAG's instances, newest first", get(h, func(ctx context.Context, r *http.Request) (api.ListResponse, error) {
 			size, token, err := pageParams(r)
 			if err != nil {
@@ -198,11 +202,11 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			return DAGInstance{Run: rec, Instance: in}, err
 		})},
 		{"POST", inst + "/command", "Pause, resume or stop an instance", call(h, func(ctx context.Context, r *http.Request, req DAGCommand) (struct{}, error) {
-			return struct{}{}, client(r).Command(ctx, r.PathValue("workflow_id"), req.Action, req.Identity)
-		}).pathFields("namespace", "workflow_id")},
+			return struct{}{}, client(r).Command(ctx, r.PathValue("workflow_id"), string(req.Action), req.Identity)
+		})},
 		{"POST", inst + "/rerun", "Start an ended instance again: from its failed tasks, or at chosen ones", call(h, func(ctx context.Context, r *http.Request, req DAGRerun) (dag.Started, error) {
 			return client(r).Restart(ctx, r.PathValue("workflow_id"), req.Failed, req.StartFrom, req.Identity)
-		}).pathFields("namespace", "workflow_id")},
+		})},
 		{"GET", inst + "/tasks/{task}/log", "A task's log, as its last attempt left it", get(h, func(ctx context.Context, r *http.Request) (dag.TaskLog, error) {
 			return client(r).Log(ctx, r.PathValue("workflow_id"), r.PathValue("task"))
 		})},

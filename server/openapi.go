@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/store"
 )
 
@@ -291,7 +292,9 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.OverlapPolicy]():     {"", api.OverlapSkip, api.OverlapBufferOne, api.OverlapBufferAll, api.OverlapCancelOther, api.OverlapTerminateOther, api.OverlapAllowAll},
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
-		api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},
+		api.CommandUpsertAttributes, api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},
+	reflect.TypeFor[dag.FailureStrategy](): {"", dag.FailureEnd, dag.FailureContinue},
+	reflect.TypeFor[DAGAction]():           {dag.ActionPause, dag.ActionResume, dag.ActionStop},
 }
 
 // markOut records the structs reachable from an answer's type.

@@ -95,7 +95,7 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 			id, err := client(r).Create(ctx, statemachine.CreateRequest{Type: req.Type, Version: req.Version, State: req.State, Vars: req.Vars,
 				BusinessKey: req.BusinessKey, ExternalID: req.ExternalID, Activation: req.Activation, ExecutorGroup: req.ExecutorGroup, Identity: req.Identity})
 			return SMCreated{ID: id}, err
-		}).pathFields("namespace")},
+		})},
 		{"GET", insts, "Find state machine instances by type, state, status, business key, external id or parent", get(h, func(ctx context.Context, r *http.Request) (api.ListResponse, error) {
 			size, token, err := pageParams(r)
 			if err != nil {
@@ -114,12 +114,12 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 		{"PUT", one, "Change an instance from outside: move it to a state, set its next activation or variables", call(h, func(ctx context.Context, r *http.Request, req SMUpdate) (struct{}, error) {
 			return struct{}{}, client(r).Update(ctx, r.PathValue("id"), statemachine.Update{State: req.State, Activation: req.Activation,
 				Vars: req.Vars, Reason: req.Reason, Identity: req.Identity})
-		}).pathFields("namespace", "id")},
+		})},
 		{"POST", one + "/wakeup", "Wake an instance up (only from the states named, when some are)", call(h, func(ctx context.Context, r *http.Request, req SMWakeup) (struct{}, error) {
 			return struct{}{}, client(r).Wakeup(ctx, r.PathValue("id"), req.States, req.Identity)
-		}).pathFields("namespace", "id")},
+		})},
 		{"POST", one + "/signal", "Set an instance's signal (null clears it) and wake it", call(h, func(ctx context.Context, r *http.Request, req SMSignal) (struct{}, error) {
 			return struct{}{}, client(r).Signal(ctx, r.PathValue("id"), req.Signal, req.Reason, req.Identity)
-		}).pathFields("namespace", "id")},
+		})},
 	}
 }

@@ -192,9 +192,9 @@ export function storedText(d: StoredDefinition): string {
   return new TextDecoder().decode(bytes)
 }
 
-/** POST /dags/check: the problems of a text, each with its line and column; nothing is stored. */
+/** POST /dag-check: the problems of a text, each with its line and column; nothing is stored. */
 export function checkDag(text: string, signal?: AbortSignal): Promise<DagCheck> {
-  return request('POST', '/dags/check', { body: { text }, signal })
+  return request('POST', '/dag-check', { body: { text }, signal })
 }
 
 /** POST /dags: stores the text as a new version when it changed (it becomes current). */
