@@ -227,6 +227,9 @@ type StateCount struct {
 // Stats counts a type's instances per state and status (from the lists).
 func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
 	def, _, err := c.definition(ctx, typ, 0)
+	if errors.Is(err, api.ErrInvalidArgument) {
+		return nil, fmt.Errorf("%w: no state machine %q is defined", api.ErrNotFound, typ)
+	}
 	if err != nil {
 		return nil, err
 	}
