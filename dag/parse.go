@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -421,22 +422,13 @@ func (p *parser) task(n *yaml.Node, path string) Task {
 			continue
 		}
 		f := path + "." + k.Value
-		if !contains(allowed, k.Value) {
+		if !slices.Contains(allowed, k.Value) {
 			p.fail(k, f, "unknown field of a %s task", t.Type)
 			continue
 		}
 		p.taskField(&t, k.Value, v, f)
 	}
 	return t
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // taskField sets a field of a task's type.

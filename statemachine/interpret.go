@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -131,7 +132,7 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 	})
 	listen(SignalWakeup, func(raw json.RawMessage) {
 		var w Wakeup
-		if json.Unmarshal(raw, &w) == nil && (len(w.States) == 0 || contains(w.States, m.inst.State)) {
+		if json.Unmarshal(raw, &w) == nil && (len(w.States) == 0 || slices.Contains(w.States, m.inst.State)) {
 			m.woken = true
 		}
 	})
@@ -397,13 +398,4 @@ func (m *machine) publish(ctx workflow.Context, first bool) {
 	}
 	m.published = attrs[AttrState] + "|" + attrs[AttrStatus]
 	workflow.UpsertAttributes(ctx, attrs)
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -77,19 +77,25 @@ func newStateMachineCommand() *cobra.Command {
 		}
 		return &t, nil
 	}
+	// inputs are what create and update read besides their own flags: the
+	// client, --var and --activation.
+	inputs := func() (*statemachine.Client, map[string]string, *time.Time, error) {
+		c, err := client()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		v, err := keyValues("var", vars)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		at, err := activation()
+		return c, v, at, err
+	}
 	create := &cobra.Command{
 		Use: "create TYPE", Short: "Create an instance", Args: cobra.ExactArgs(1),
 		Example: "  strand sm create creditApplication --business-key customer-42 --external-id app-7 --var amount=1000",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := client()
-			if err != nil {
-				return err
-			}
-			v, err := keyValues("var", vars)
-			if err != nil {
-				return err
-			}
-			at, err := activation()
+			c, v, at, err := inputs()
 			if err != nil {
 				return err
 			}
@@ -195,15 +201,7 @@ func newStateMachineCommand() *cobra.Command {
 		Use: "update INSTANCE", Short: "Change an instance from outside: move it to a state, set its next activation or variables (an external change)", Args: cobra.ExactArgs(1),
 		Example: "  strand sm update creditApplication/app-7 --state grantLoan --var approvedBy=alice --reason approved",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := client()
-			if err != nil {
-				return err
-			}
-			v, err := keyValues("var", vars)
-			if err != nil {
-				return err
-			}
-			at, err := activation()
+			c, v, at, err := inputs()
 			if err != nil {
 				return err
 			}
