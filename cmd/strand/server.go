@@ -75,17 +75,20 @@ func newServerCommand() *cobra.Command {
 			if err != nil {
 				return &usageError{fmt.Errorf("--listen %q: %v", listen, err)}
 			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			opening := time.Now()
 			st, err := openStore(ctx, storeURL)
 			if err != nil {
 				ln.Close()
 				return err
 			}
 			defer st.Close()
-			if _, _, err := st.Migrate(ctx); err != nil {
+			from, to, err := st.Migrate(ctx)
+			if err != nil {
 				ln.Close()
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			log.Info("store open", "schema_from", from, "schema_to", to, "took", time.Since(opening).Round(time.Millisecond))
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			if eopts.Address == "" {

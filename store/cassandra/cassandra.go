@@ -243,6 +243,18 @@ func (s *Store) DropKeyspace(ctx context.Context) error {
 // every statement is idempotent (IF NOT EXISTS), so a migration interrupted
 // halfway is completed by the next run.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
+	versions, byVersion, err := schemaVersions()
+	if err != nil {
+		return 0, 0, err
+	}
+	latest := versions[len(versions)-1]
+	// A store already at the latest version (every node's restart) takes
+	// no schema statement: Cassandra applies schema changes one at a time,
+	// even an IF NOT EXISTS that changes nothing, so on a busy cluster they
+	// queue behind other keyspaces' changes.
+	if v, err := s.schemaVersion(ctx); err == nil && v >= latest {
+		return v, v, nil
+	}
 	if err := s.schemaExec(ctx, fmt.Sprintf(`CREATE KEYSPACE IF NOT EXISTS {ks}
 		WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}`, s.rf)); err != nil {
 		return 0, 0, fmt.Errorf("cassandra: create keyspace %s: %w", s.ks, err)
@@ -253,32 +265,9 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 	if err := s.session.AwaitSchemaAgreement(ctx); err != nil {
 		return 0, 0, fmt.Errorf("cassandra: schema agreement: %w", err)
 	}
-	iter := s.query(ctx, `SELECT version FROM {ks}.schema_version`).Iter()
-	var v int
-	for iter.Scan(&v) {
-		from = max(from, v)
-	}
-	if err := iter.Close(); err != nil {
-		return 0, 0, fmt.Errorf("cassandra: read schema version: %w", err)
-	}
-	files, err := fs.Glob(schema, "schema/*.cql")
-	if err != nil {
+	if from, err = s.schemaVersion(ctx); err != nil {
 		return 0, 0, err
 	}
-	sort.Strings(files)
-	byVersion := map[int][]string{}
-	var versions []int
-	for _, f := range files {
-		v, err := strconv.Atoi(strings.SplitN(path.Base(f), "_", 2)[0])
-		if err != nil {
-			return 0, 0, fmt.Errorf("cassandra: schema file %s: name must start with its version", f)
-		}
-		if _, seen := byVersion[v]; !seen {
-			versions = append(versions, v)
-		}
-		byVersion[v] = append(byVersion[v], f)
-	}
-	sort.Ints(versions)
 	to = from
 	for _, v := range versions {
 		if v <= from {
@@ -310,6 +299,42 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 		to = v
 	}
 	return from, to, nil
+}
+
+// schemaVersion reads the highest version recorded in schema_version.
+func (s *Store) schemaVersion(ctx context.Context) (int, error) {
+	iter := s.query(ctx, `SELECT version FROM {ks}.schema_version`).Iter()
+	var v, highest int
+	for iter.Scan(&v) {
+		highest = max(highest, v)
+	}
+	if err := iter.Close(); err != nil {
+		return 0, fmt.Errorf("cassandra: read schema version: %w", err)
+	}
+	return highest, nil
+}
+
+// schemaVersions groups the embedded schema files by version, in order.
+func schemaVersions() ([]int, map[int][]string, error) {
+	files, err := fs.Glob(schema, "schema/*.cql")
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(files)
+	byVersion := map[int][]string{}
+	var versions []int
+	for _, f := range files {
+		v, err := strconv.Atoi(strings.SplitN(path.Base(f), "_", 2)[0])
+		if err != nil {
+			return nil, nil, fmt.Errorf("cassandra: schema file %s: name must start with its version", f)
+		}
+		if _, seen := byVersion[v]; !seen {
+			versions = append(versions, v)
+		}
+		byVersion[v] = append(byVersion[v], f)
+	}
+	sort.Ints(versions)
+	return versions, byVersion, nil
 }
 
 // statements splits a schema file on semicolons, dropping -- comments.
