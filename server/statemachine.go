@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -77,12 +79,19 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 		}
 		return SMDefinitionList{Definitions: all}, err
 	}
-	return []Route{
+	routes := []Route{
 		{"GET", defs, "List the state machine definitions (their latest versions: states, transitions)", get(h, func(ctx context.Context, r *http.Request) (SMDefinitionList, error) {
 			return definitions(ctx, r, "")
 		})},
 		{"GET", defs + "/{type}", "A state machine definition's latest version", get(h, func(ctx context.Context, r *http.Request) (SMDefinitionList, error) {
 			return definitions(ctx, r, r.PathValue("type"))
+		})},
+		{"GET", defs + "/{type}/versions/{version}", "A version of a state machine definition (the one an instance runs on)", get(h, func(ctx context.Context, r *http.Request) (statemachine.StoredDefinition, error) {
+			v, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
+			if err != nil || v < 1 || !digits.MatchString(r.PathValue("version")) {
+				return statemachine.StoredDefinition{}, api.InvalidArgument("version", "want a version number (1 to %d), got %q", math.MaxInt32, r.PathValue("version"))
+			}
+			return statemachine.NewClient(svc, "").Definition(ctx, r.PathValue("type"), int32(v))
 		})},
 		{"GET", prefix + "/namespaces/{namespace}/statemachines/{type}/stats", "Count a state machine's instances per state and status", get(h, func(ctx context.Context, r *http.Request) (SMStats, error) {
 			counts, err := client(r).Stats(ctx, r.PathValue("type"))
@@ -122,4 +131,12 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 			return struct{}{}, client(r).Signal(ctx, r.PathValue("id"), req.Signal, req.Reason, req.Identity)
 		})},
 	}
+	if mon, ok := h.svc.(api.Monitoring); ok {
+		routes = append(routes, Route{"GET", prefix + "/namespaces/{namespace}/statemachine-executors",
+			"The executors: the live nodes, and per executor group (task queue) the workers that polled it lately",
+			get(h, func(ctx context.Context, r *http.Request) (statemachine.Executors, error) {
+				return client(r).Executors(ctx, mon)
+			})})
+	}
+	return routes
 }

@@ -196,15 +196,36 @@ func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinitio
 	}
 	out := make([]StoredDefinition, 0, len(latest))
 	for _, d := range latest {
-		sd := StoredDefinition{Version: d.Version, SHA1: d.SHA1, Modified: d.ModifiedAt}
-		if err := json.Unmarshal(d.Body, &sd.Definition); err != nil {
-			// Stored through the generic API, not by a worker: shown, not used.
-			sd.Type, sd.Error = strings.TrimPrefix(d.Type, prefix), "not a state machine definition: "+err.Error()
-		}
-		out = append(out, sd)
+		out = append(out, storedDefinition(d))
 	}
 	slices.SortFunc(out, func(a, b StoredDefinition) int { return strings.Compare(a.Type, b.Type) })
 	return out, nil
+}
+
+// Definition returns a version of a state machine's definition (the
+// latest for 0): the one an instance pinned, say.
+func (c *Client) Definition(ctx context.Context, typ string, version int32) (StoredDefinition, error) {
+	d, err := c.svc.GetDefinition(ctx, DefinitionType(typ), version)
+	if errors.Is(err, api.ErrNotFound) {
+		if version == 0 {
+			return StoredDefinition{}, fmt.Errorf("%w: no state machine %q is defined", api.ErrNotFound, typ)
+		}
+		return StoredDefinition{}, fmt.Errorf("%w: state machine %q has no version %d", api.ErrNotFound, typ, version)
+	}
+	if err != nil {
+		return StoredDefinition{}, err
+	}
+	return storedDefinition(d), nil
+}
+
+// storedDefinition reads a stored body; one stored through the generic
+// API, not by a worker, is shown with why it is not used.
+func storedDefinition(d api.Definition) StoredDefinition {
+	sd := StoredDefinition{Version: d.Version, SHA1: d.SHA1, Modified: d.ModifiedAt}
+	if err := json.Unmarshal(d.Body, &sd.Definition); err != nil {
+		sd.Type, sd.Error = strings.TrimPrefix(d.Type, DefinitionType("")), "not a state machine definition: "+err.Error()
+	}
+	return sd
 }
 
 // StoredDefinition is a definition as stored: a version of it.
@@ -222,9 +243,15 @@ type StateCount struct {
 	State  string `json:"state"`
 	Status Status `json:"status"`
 	Count  int64  `json:"count"`
+	// Queued counts those of them whose next activation has come (nFlow's
+	// queued instances): they run as soon as an executor takes them.
+	Queued int64 `json:"queued"`
 }
 
-// Stats counts a type's instances per state and status (from the lists).
+// Stats counts a type's instances per state and status (from the lists),
+// and of those created or in progress, the ones whose next activation is
+// before now. That part reads the listed instances of each such state, so
+// it costs a page per thousand waiting instances.
 func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
 	def, _, err := c.definition(ctx, typ, 0)
 	if errors.Is(err, api.ErrInvalidArgument) {
@@ -233,6 +260,7 @@ func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
 	if err != nil {
 		return nil, err
 	}
+	now := time.Now().UTC().Format(ActivationFormat)
 	var out []StateCount
 	for _, s := range def.States {
 		statuses := []Status{StatusCreated, StatusInProgress}
@@ -243,15 +271,109 @@ func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
 			statuses = []Status{StatusFinished}
 		}
 		for _, st := range statuses {
-			n, err := c.svc.CountWorkflows(ctx, api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType,
-				Attributes: map[string]string{AttrType: typ, AttrState: s.Name, AttrStatus: string(st)}})
+			f := api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType,
+				Attributes: map[string]string{AttrType: typ, AttrState: s.Name, AttrStatus: string(st)}}
+			n, err := c.svc.CountWorkflows(ctx, f)
 			if err != nil {
 				return nil, err
 			}
-			if n > 0 {
-				out = append(out, StateCount{State: s.Name, Status: st, Count: n})
+			if n == 0 {
+				continue
+			}
+			sc := StateCount{State: s.Name, Status: st, Count: n}
+			if st == StatusCreated || st == StatusInProgress {
+				if sc.Queued, err = c.queued(ctx, f, now); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// queued counts the instances f lists whose next activation is at or
+// before now (as ActivationFormat writes it).
+func (c *Client) queued(ctx context.Context, f api.ListRequest, now string) (int64, error) {
+	f.PageSize = 1000
+	var n int64
+	for {
+		page, err := c.svc.ListWorkflows(ctx, f)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range page.Runs {
+			if at := r.Attributes[AttrActivation]; at != "" && at <= now {
+				n++
+			}
+		}
+		if len(page.NextPageToken) == 0 {
+			return n, nil
+		}
+		f.PageToken = page.NextPageToken
+	}
+}
+
+// ExecutorGroup is an executor group (a task queue) and the workers
+// polling it: nFlow's executors of that group.
+type ExecutorGroup struct {
+	Group string `json:"group"`
+	// Backlog counts the tasks waiting for an executor now.
+	Backlog   int              `json:"backlog"`
+	Executors []api.PollerInfo `json:"executors"`
+}
+
+// Executors are what runs instances: the cluster's nodes, which keep
+// them, and per executor group the workers that run their states.
+type Executors struct {
+	Nodes  []api.Node      `json:"nodes"`
+	Groups []ExecutorGroup `json:"groups"`
+	// Partial says a node did not answer: its workers are missing.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// Executors lists the live nodes and, per task queue of the namespace,
+// the workers that polled it lately. The queues come from mon (the
+// engine, which watches them).
+func (c *Client) Executors(ctx context.Context, mon api.Monitoring) (Executors, error) {
+	nodes, err := c.svc.ListNodes(ctx, false)
+	if err != nil {
+		return Executors{}, err
+	}
+	queues, err := mon.ListQueues(ctx, c.namespace)
+	if err != nil {
+		return Executors{}, err
+	}
+	out := Executors{Nodes: nodes, Groups: []ExecutorGroup{}, Partial: queues.Partial}
+	if out.Nodes == nil {
+		out.Nodes = []api.Node{}
+	}
+	// A group is a queue of workflow tasks and one of steps by one name;
+	// a worker polling both is one executor.
+	byName := map[string]*ExecutorGroup{}
+	for _, q := range queues.Queues {
+		g := byName[q.Name]
+		if g == nil {
+			g = &ExecutorGroup{Group: q.Name, Executors: []api.PollerInfo{}}
+			byName[q.Name] = g
+		}
+		g.Backlog += q.Backlog
+		for _, p := range q.Pollers {
+			i := slices.IndexFunc(g.Executors, func(e api.PollerInfo) bool { return e.Identity == p.Identity && e.Node == p.Node })
+			switch {
+			case i < 0:
+				g.Executors = append(g.Executors, p)
+			case p.LastSeen.After(g.Executors[i].LastSeen):
+				p.Polling = p.Polling || g.Executors[i].Polling
+				g.Executors[i] = p
+			default:
+				g.Executors[i].Polling = g.Executors[i].Polling || p.Polling
 			}
 		}
 	}
+	for _, g := range byName {
+		out.Groups = append(out.Groups, *g)
+	}
+	slices.SortFunc(out.Groups, func(a, b ExecutorGroup) int { return strings.Compare(a.Group, b.Group) })
 	return out, nil
 }

@@ -153,4 +153,11 @@ const (
 	AttrStatus     = "strand.sm.status"
 	AttrExternalID = "strand.sm.external_id"
 	AttrParent     = "strand.sm.parent"
+	// AttrActivation is the next activation of an instance that waits for
+	// one (created or in progress), as ActivationFormat writes it; empty
+	// otherwise. Its text sorts as its time does.
+	AttrActivation = "strand.sm.activation"
 )
+
+// ActivationFormat is the layout of AttrActivation (always UTC).
+const ActivationFormat = "2006-01-02T15:04:05.000Z"

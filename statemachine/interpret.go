@@ -71,7 +71,7 @@ type machine struct {
 	updates   []Update
 	woken     bool
 	children  int    // open children
-	published string // the state and status the attributes last said
+	published string // the state, status and activation the attributes last said
 }
 
 // Run is the interpreter: the workflow of an instance.
@@ -247,7 +247,6 @@ func (m *machine) record(ctx workflow.Context, a Action) {
 // execute runs the state's method once and applies what it decided.
 func (m *machine) execute(ctx workflow.Context, st *State) {
 	m.inst.Status = StatusExecuting // in the query's answer; lists show the state it runs in
-	m.published = m.inst.State + "|" + string(StatusInProgress)
 	opts := workflow.StepOptions{Queue: workflow.GetInfo(ctx).Queue, StartToClose: 10 * time.Minute,
 		Heartbeat: heartbeatTimeout, Retry: &api.RetryPolicy{MaximumAttempts: 1}}
 	if st.Timeout > 0 {
@@ -382,9 +381,14 @@ func childID(c NewChild, parent string, n int) string {
 // external id: external ids are unique per type.
 func InstanceID(typ, externalID string) string { return typ + "/" + externalID }
 
-// publish sets the run's attributes to the instance's state and status.
+// publish sets the run's attributes to the instance's state, status and
+// next activation, when they changed.
 func (m *machine) publish(ctx workflow.Context, first bool) {
-	attrs := map[string]string{AttrState: m.inst.State, AttrStatus: string(m.inst.Status)}
+	attrs := map[string]string{AttrState: m.inst.State, AttrStatus: string(m.inst.Status), AttrActivation: ""}
+	if at := m.inst.NextActivation; !at.IsZero() && (m.inst.Status == StatusCreated || m.inst.Status == StatusInProgress) {
+		attrs[AttrActivation] = at.UTC().Format(ActivationFormat)
+	}
+	key := attrs[AttrState] + "|" + attrs[AttrStatus] + "|" + attrs[AttrActivation]
 	if first {
 		attrs[AttrType] = m.inst.Type
 		if m.inst.ExternalID != "" {
@@ -393,9 +397,9 @@ func (m *machine) publish(ctx workflow.Context, first bool) {
 		if m.inst.Parent != "" {
 			attrs[AttrParent] = m.inst.Parent
 		}
-	} else if m.published == attrs[AttrState]+"|"+attrs[AttrStatus] {
+	} else if m.published == key {
 		return
 	}
-	m.published = attrs[AttrState] + "|" + attrs[AttrStatus]
+	m.published = key
 	workflow.UpsertAttributes(ctx, attrs)
 }

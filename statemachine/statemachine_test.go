@@ -167,7 +167,59 @@ func TestStateMachines(t *testing.T) {
 		t.Run("children", func(t *testing.T) { e.t = t; children(t, e) })
 		t.Run("bad input", func(t *testing.T) { e.t = t; badInput(t, e) })
 		t.Run("versions", func(t *testing.T) { e.t = t; versions(t, e) })
+		t.Run("statistics", func(t *testing.T) { e.t = t; statistics(t, e) })
 	})
+}
+
+// statistics: counts per state and status, and of those waiting, the ones
+// whose next activation has come (queued). A worker running one state
+// method at a time holds one instance in its method; the next waits for
+// the worker; a third waits for its activation an hour away.
+func statistics(t *testing.T, e *env) {
+	release := make(chan struct{})
+	held := sm.Define("held", "one state that runs until released").
+		Start("hold", "", func(ctx sm.Context) (sm.Next, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return sm.Next{}, ctx.Err()
+			}
+			return sm.MoveTo("done", "released"), nil
+		}).
+		End("done", "").
+		Permit("hold", "done")
+	w := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "one-at-a-time", MaxConcurrentSteps: 1})
+	if err := sm.Register(e.ctx, w, e.eng, held); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	var ids []string
+	for _, at := range []time.Time{{}, {}, time.Now().Add(time.Hour)} {
+		id, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "held", ExecutorGroup: "one-at-a-time", Activation: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		stats, err := e.client.Stats(e.ctx, "held")
+		if err == nil && fmt.Sprint(stats) == "[{hold created 3 2}]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats: %v, %v; want 3 created in hold, 2 of them queued", stats, err)
+		}
+	}
+	close(release)
+	for _, id := range ids[:2] {
+		e.waitFor(id, "finished", finished)
+	}
+	if _, err := e.client.Stats(e.ctx, "nothing-such"); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("stats of an unknown type: %v", err)
+	}
 }
 
 // creditFlow: created, moved on from the manual state by an external

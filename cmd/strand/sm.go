@@ -268,7 +268,7 @@ func newStateMachineCommand() *cobra.Command {
 	signal.Flags().StringVar(&reason, "reason", "", "why")
 
 	stats := &cobra.Command{
-		Use: "stats TYPE", Short: "Count a type's instances per state and status", Args: cobra.ExactArgs(1),
+		Use: "stats TYPE", Short: "Count a type's instances per state and status (queued: next activation already come)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client()
 			if err != nil {
@@ -279,9 +279,9 @@ func newStateMachineCommand() *cobra.Command {
 				return err
 			}
 			return o.print(cmd.OutOrStdout(), counts, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "STATE\tSTATUS\tINSTANCES")
+				fmt.Fprintln(tw, "STATE\tSTATUS\tINSTANCES\tQUEUED")
 				for _, s := range counts {
-					fmt.Fprintf(tw, "%s\t%s\t%d\n", s.State, s.Status, s.Count)
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", s.State, s.Status, s.Count, s.Queued)
 				}
 			})
 		},

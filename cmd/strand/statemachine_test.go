@@ -188,6 +188,20 @@ func TestStateMachineHTTP(t *testing.T) {
 	if code, out := do("GET", "/api/v1/statemachines/delivery", ""); code != 200 || !strings.Contains(out, `"transitions"`) {
 		t.Fatalf("definition: %d %s", code, out)
 	}
+	if code, out := do("GET", "/api/v1/statemachines/delivery/versions/1", ""); code != 200 || !strings.Contains(out, `"version":1,`) || !strings.Contains(out, `"transitions"`) {
+		t.Fatalf("definition version 1: %d %s", code, out)
+	}
+	if code, out := do("GET", "/api/v1/statemachines/delivery/versions/99", ""); code != 404 || !strings.Contains(out, "no version 99") {
+		t.Fatalf("definition version 99: %d %s", code, out)
+	}
+	if code, out := do("GET", "/api/v1/statemachines/delivery/versions/x", ""); code != 400 {
+		t.Fatalf("definition version x: %d %s", code, out)
+	}
+	// The executors: this node, and the test worker in its group.
+	if code, out := do("GET", "/api/v1/namespaces/default/statemachine-executors", ""); code != 200 || !strings.Contains(out, `"group":"statemachines"`) ||
+		!strings.Contains(out, `"nodes":[{"id":`) || !strings.Contains(out, `"executors":[{"identity":`) {
+		t.Fatalf("executors: %d %s", code, out)
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if code, out := do("GET", "/api/v1/namespaces/default/statemachines/delivery/stats", ""); code == 200 && strings.Contains(out, `"state":"delivered","status":"finished","count":1`) {
 			break
