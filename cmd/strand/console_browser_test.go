@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,9 +68,12 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("console/web/node_modules is older than package-lock.json: %s", install)
 		}
 	}
-	tests, err := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs"))
+	// STRAND_TEST_CONSOLE=NAME runs only console/web/e2e/NAME.test.mjs
+	// (while working on one page; CI runs them all).
+	only := cmp.Or(os.Getenv("STRAND_TEST_CONSOLE"), "*")
+	tests, err := filepath.Glob(filepath.Join(web, "e2e", only+".test.mjs"))
 	if err != nil || len(tests) == 0 {
-		t.Fatalf("no browser tests in console/web/e2e: %v", err)
+		t.Fatalf("no browser tests console/web/e2e/%s.test.mjs: %v", only, err)
 	}
 
 	shots := filepath.Join(web, "e2e", "screenshots-out")

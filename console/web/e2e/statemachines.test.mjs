@@ -257,3 +257,98 @@ test('the create form creates an instance, and shows the API error for bad input
     },
   )
 })
+
+test('the wake-up and signal buttons run a waiting instance, which draws its own version', { timeout }, async () => {
+  const base = `/namespaces/${ns}/statemachine-instances`
+  const later = new Date(Date.now() + 3_600_000).toISOString()
+  const wake = 'delivery/parcel-wake'
+  const signaled = 'delivery/parcel-signal'
+  for (const id of [wake, signaled]) {
+    await api('POST', base, {
+      type: 'delivery',
+      external_id: id.split('/')[1],
+      executor_group: fixture.statemachines.executor_group,
+      activation: later,
+      vars: { sleep: '10ms' },
+    })
+  }
+  for (const id of [wake, signaled]) {
+    await eventually(async () => assert.equal((await apiInstance(id)).status, 'created'), 30_000)
+  }
+  // A new version of delivery, stored after they were created: they keep theirs.
+  const { version } = await apiInstance(wake)
+  const { type, description, states, transitions, error_state, retries } = await api(
+    'GET',
+    `/statemachines/delivery/versions/${version}`,
+  )
+  const v2 = {
+    type,
+    description,
+    states: [...states, { name: 'returned', kind: 'end', description: 'Sent back' }],
+    transitions: { ...transitions, deliver: [...transitions.deliver, 'returned'] },
+    error_state,
+    retries,
+  }
+  const stored = await api('POST', '/definitions', {
+    type: 'sm/delivery',
+    body: Buffer.from(JSON.stringify(v2)).toString('base64'),
+  })
+  assert.equal(stored.version, version + 1)
+
+  // The definition's page: the latest version; both wait in deliver, neither queued (their activation is an hour away).
+  await withPage(`/statemachines/delivery${q}`, async (page) => {
+    const deliver = page.locator('.sm-node[data-state="deliver"]')
+    await eventually(async () => {
+      assert.equal(await deliver.getAttribute('data-count'), '2')
+      assert.equal(await deliver.getAttribute('data-queued'), '0')
+    }, 30_000)
+    await page.locator('.sm-node[data-state="returned"]').waitFor()
+    const row = page.locator('table.sm-states tr[data-state="deliver"] td')
+    assert.deepEqual(
+      (await row.allInnerTexts()).slice(-2).map((c) => c.trim()),
+      ['0', '2'],
+      'deliver: none queued, two instances',
+    )
+  })
+
+  await withPage(instancePath(wake), async (page) => {
+    await eventually(async () => assert.match(await text(card(page, 'Summary')), /Created/))
+    const graph = card(page, 'State')
+    await eventually(async () => assert.equal(await graph.locator('.sm-node').count(), states.length, 'its version'))
+    assert.equal(await graph.locator('.sm-node[data-state="returned"]').count(), 0, 'not the latest version')
+    assert.match(await text(graph.locator('.card-header')), new RegExp(`version ${version}`))
+    const form = card(page, 'Manage')
+    await form.getByRole('button', { name: 'Wake up' }).click()
+    await eventually(async () => assert.match(await text(form.getByRole('status')), /Woken up/))
+    await eventually(async () => assert.equal((await apiInstance(wake)).state, 'delivered'), 30_000)
+    await eventually(async () => assert.match(await text(card(page, 'Summary')), /Finished/))
+  })
+
+  await withPage(instancePath(signaled), async (page) => {
+    await eventually(async () => assert.match(await text(card(page, 'Summary')), /Created/))
+    const form = card(page, 'Manage')
+    // Not an integer: refused in place; nothing is sent.
+    await form.getByLabel('Signal (integer)').fill('seven')
+    await form.getByRole('button', { name: 'Signal', exact: true }).click()
+    await eventually(async () => assert.match(await text(form.getByRole('alert')), /integer/))
+    assert.equal((await apiInstance(signaled)).status, 'created')
+    await form.getByLabel('Signal (integer)').fill('7')
+    await form.getByRole('button', { name: 'Signal', exact: true }).click()
+    await eventually(async () => {
+      const got = await apiInstance(signaled)
+      assert.equal(got.signal, 7)
+      assert.equal(got.state, 'delivered')
+    }, 30_000)
+    await eventually(async () =>
+      assert.equal(
+        await text(
+          card(page, 'Summary')
+            .locator('dl.sm-summary > div')
+            .filter({ has: page.locator('dt', { hasText: /^Signal$/ }) })
+            .locator('dd'),
+        ),
+        '7',
+      ),
+    )
+  })
+})

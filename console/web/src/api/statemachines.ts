@@ -48,6 +48,8 @@ export interface SmStateCount {
   state: string
   status: SmStatus
   count: number
+  /** Of those created or in progress, how many are queued: their next activation has come. */
+  queued: number
 }
 
 /** An action: a state execution or a change from outside. */
@@ -130,6 +132,11 @@ export function listStateMachines(signal?: AbortSignal): Promise<{ definitions: 
 /** GET /statemachines/{type}: one definition's latest version (a list of one). */
 export function getStateMachine(type: string, signal?: AbortSignal): Promise<{ definitions: SmDefinition[] }> {
   return request('GET', path`/statemachines/${type}`, { signal })
+}
+
+/** GET /statemachines/{type}/versions/{version}: one version of a definition (the one an instance runs on). */
+export function getStateMachineVersion(type: string, version: number, signal?: AbortSignal): Promise<SmDefinition> {
+  return request('GET', path`/statemachines/${type}/versions/${String(version)}`, { signal })
 }
 
 /** GET /namespaces/{ns}/statemachines/{type}/stats: the instances per state and status. */

@@ -13,14 +13,15 @@ import {
 import '@xyflow/react/dist/style.css'
 import { useEffect, useMemo } from 'react'
 import type { SmDefinition, SmState } from '../api/statemachines'
+import type { SmStateStats } from '../pages/statemachines/queries'
 import { smKindLabel } from './smKinds'
 import { layoutSm, smNodeHeight, smNodeWidth } from './smLayout'
 import { useTheme } from './theme'
 
 interface StateMachineGraphProps {
   definition: SmDefinition
-  /** Instances per state: each node says how many are in its state. */
-  counts?: Map<string, number> | undefined
+  /** Instances per state: each node says how many are in its state, and how many of them are queued. */
+  counts?: Map<string, SmStateStats> | undefined
   /** The state an instance is in: its node is marked. */
   current?: string | undefined
   /** What the graph shows, for those who cannot see it. */
@@ -30,6 +31,7 @@ interface StateMachineGraphProps {
 interface StateData extends Record<string, unknown> {
   state: SmState
   count: number | undefined
+  queued: number
   current: boolean
 }
 
@@ -56,7 +58,8 @@ export default function StateMachineGraph({ definition, counts, current, label }
         height: smNodeHeight,
         data: {
           state,
-          count: counts ? (counts.get(state.name) ?? 0) : undefined,
+          count: counts ? (counts.get(state.name)?.count ?? 0) : undefined,
+          queued: counts?.get(state.name)?.queued ?? 0,
           current: current === state.name,
         },
         draggable: false,
@@ -123,13 +126,14 @@ function FitOnResize() {
 
 /** A state's node: its name and kind, and the instances in it. */
 function StateNodeView({ data }: NodeProps<StateNode>) {
-  const { state, count, current } = data
+  const { state, count, queued, current } = data
   return (
     <div
       className={`sm-node sm-kind-${state.kind}${current ? ' current' : ''}${count ? ' has-instances' : ''}`}
       data-state={state.name}
       data-kind={state.kind}
       data-count={count ?? ''}
+      data-queued={queued}
       title={state.description}
     >
       <Handle type="target" position={Position.Left} isConnectable={false} />
@@ -142,6 +146,7 @@ function StateNodeView({ data }: NodeProps<StateNode>) {
         {count !== undefined && (
           <span className="sm-node-count">
             {count} instance{count === 1 ? '' : 's'}
+            {queued > 0 && ` · ${queued} queued`}
           </span>
         )}
       </div>

@@ -10,7 +10,7 @@ import { Time } from '../../components/Time'
 import { formatDuration, parseTime } from '../../components/timeFormat'
 import type { BarStatus, Gantt } from '../run/gantt'
 import { namespaceSearch } from '../dags/search'
-import { refreshMs, useSmInstance, useStateMachine } from '../statemachines/queries'
+import { refreshMs, useSmInstance, useStateMachineVersion } from '../statemachines/queries'
 import { ManageForm } from './ManageForm'
 
 // ECharts is loaded with the first chart, not with the console.
@@ -31,8 +31,9 @@ export function SmInstancePage() {
   const [live, setLive] = useState(true)
   const q = useSmInstance(namespace, id, live)
   const inst = q.data
-  const def = useStateMachine(inst?.type ?? '')
-  const definition = def.data && inst && def.data.version === inst.version ? def.data : def.data
+  // The instance's own version: its states and moves (a later one may differ).
+  const def = useStateMachineVersion(inst?.type ?? '', inst?.version ?? 0)
+  const definition = def.data
   return (
     <section className="page" aria-labelledby="instance-title">
       <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -80,9 +81,15 @@ export function SmInstancePage() {
       )}
       {q.isPending && <p className="muted">Loading the instance…</p>}
       {inst && <Summary inst={inst} namespace={namespace} />}
+      <ErrorMessage error={def.error} title="Reading the instance's definition failed" />
       {inst && definition && (
         <section className="card" aria-labelledby="graph-title">
-          <h2 id="graph-title">State</h2>
+          <div className="card-header">
+            <h2 id="graph-title">State</h2>
+            <span className="muted">
+              {inst.type} version {definition.version}
+            </span>
+          </div>
           <Suspense fallback={<p className="muted">Loading the graph…</p>}>
             <StateMachineGraph
               definition={definition}

@@ -9,7 +9,7 @@ import { smKindLabel, smKinds } from '../../components/smKinds'
 import { Time } from '../../components/Time'
 import { formatNanos } from '../../components/timeFormat'
 import { namespaceSearch } from '../dags/search'
-import { refreshMs, useSmStats, useStateMachine } from '../statemachines/queries'
+import { refreshMs, useSmStats, useStateMachine, type SmStateStats } from '../statemachines/queries'
 import { CreateForm } from './CreateForm'
 import { Instances } from './Instances'
 
@@ -87,7 +87,13 @@ export function StateMachinePage() {
 }
 
 /** The states as a table: kind, moves, failure state, retries, instances. */
-function States({ definition: d, counts }: { definition: SmDefinition; counts: Map<string, number> | undefined }) {
+function States({
+  definition: d,
+  counts,
+}: {
+  definition: SmDefinition
+  counts: Map<string, SmStateStats> | undefined
+}) {
   return (
     <section className="card" aria-labelledby="states-title">
       <div className="card-header">
@@ -118,6 +124,9 @@ function States({ definition: d, counts }: { definition: SmDefinition; counts: M
                 Retries
               </th>
               <th scope="col" className="num">
+                Queued
+              </th>
+              <th scope="col" className="num">
                 Instances
               </th>
             </tr>
@@ -142,7 +151,10 @@ function States({ definition: d, counts }: { definition: SmDefinition; counts: M
                       <span className="muted small"> (back-off {formatNanos(s.backoff)})</span>
                     ) : null}
                   </td>
-                  <td className="num">{counts ? (counts.get(s.name) ?? 0) : '…'}</td>
+                  <td className="num" title="their next activation has come: they run as soon as a worker takes them">
+                    {!works ? <span className="muted">—</span> : counts ? (counts.get(s.name)?.queued ?? 0) : '…'}
+                  </td>
+                  <td className="num">{counts ? (counts.get(s.name)?.count ?? 0) : '…'}</td>
                 </tr>
               )
             })}

@@ -3,6 +3,7 @@ import {
   createSmInstance,
   getSmInstance,
   getStateMachine,
+  getStateMachineVersion,
   listSmInstances,
   listStateMachines,
   signalSmInstance,
@@ -21,6 +22,7 @@ export const refreshMs = 2000
 export const smKeys = {
   definitions: () => ['statemachines'] as const,
   definition: (type: string) => ['statemachines', type] as const,
+  version: (type: string, version: number) => ['statemachines', type, 'version', version] as const,
   namespace: (ns: string) => ['sm-instances', ns] as const,
   stats: (ns: string, type: string) => [...smKeys.namespace(ns), 'stats', type] as const,
   list: (ns: string, filter: SmFilter, token?: string) =>
@@ -48,6 +50,23 @@ export function useStateMachine(type: string) {
   })
 }
 
+/** One version of a definition (the one an instance runs on); versions never change. */
+export function useStateMachineVersion(type: string, version: number) {
+  return useQuery({
+    queryKey: smKeys.version(type, version),
+    queryFn: ({ signal }) => getStateMachineVersion(type, version, signal),
+    // An instance's page asks once it knows the instance.
+    enabled: type !== '' && version > 0,
+    staleTime: Infinity,
+  })
+}
+
+/** A state's instances: how many, and how many of them are queued (their next activation has come). */
+export interface SmStateStats {
+  count: number
+  queued: number
+}
+
 /** A type's instances per state, summed over their statuses; refreshed while live. */
 export function useSmStats(namespace: string, type: string, live: boolean) {
   return useQuery({
@@ -55,8 +74,11 @@ export function useSmStats(namespace: string, type: string, live: boolean) {
     queryFn: ({ signal }) => stateMachineStats(namespace, type, signal),
     refetchInterval: live ? refreshMs : false,
     select: (s) => {
-      const m = new Map<string, number>()
-      for (const c of s.states) m.set(c.state, (m.get(c.state) ?? 0) + c.count)
+      const m = new Map<string, SmStateStats>()
+      for (const c of s.states) {
+        const was = m.get(c.state) ?? { count: 0, queued: 0 }
+        m.set(c.state, { count: was.count + c.count, queued: was.queued + (c.queued ?? 0) })
+      }
       return m
     },
   })
