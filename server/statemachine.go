@@ -27,6 +27,7 @@ type SMCreate struct {
 	ExternalID    string            `json:"external_id,omitempty" max:"200" text:"true"`
 	Activation    time.Time         `json:"activation,omitzero"`
 	ExecutorGroup string            `json:"executor_group,omitempty" max:"1000"`
+	Priority      int8              `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	Identity      string            `json:"identity,omitempty" max:"256"`
 }
 
@@ -102,7 +103,7 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 		})},
 		{"POST", insts, "Create a state machine instance", call(h, func(ctx context.Context, r *http.Request, req SMCreate) (SMCreated, error) {
 			id, err := client(r).Create(ctx, statemachine.CreateRequest{Type: req.Type, Version: req.Version, State: req.State, Vars: req.Vars,
-				BusinessKey: req.BusinessKey, ExternalID: req.ExternalID, Activation: req.Activation, ExecutorGroup: req.ExecutorGroup, Identity: req.Identity})
+				BusinessKey: req.BusinessKey, ExternalID: req.ExternalID, Activation: req.Activation, ExecutorGroup: req.ExecutorGroup, Priority: req.Priority, Identity: req.Identity})
 			return SMCreated{ID: id}, err
 		})},
 		{"GET", insts, "Find state machine instances by type, state, status, business key, external id or parent", get(h, func(ctx context.Context, r *http.Request) (api.ListResponse, error) {

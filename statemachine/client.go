@@ -44,7 +44,10 @@ type CreateRequest struct {
 	// ExecutorGroup is the task queue of the workers that run the
 	// instance (default "default").
 	ExecutorGroup string `json:"executor_group,omitempty"`
-	Identity      string `json:"identity,omitempty"`
+	// Priority orders its tasks on that queue: api.PriorityHighest (1) to
+	// api.PriorityLowest (5); 0 is normal.
+	Priority int8   `json:"priority,omitempty"`
+	Identity string `json:"identity,omitempty"`
 }
 
 // definition reads a stored definition version (the latest for 0).
@@ -91,9 +94,9 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) 
 		id = InstanceID(req.Type, uuid.NewString())
 	}
 	in, _ := json.Marshal(Input{Type: req.Type, Version: version, State: req.State, Vars: req.Vars, BusinessKey: req.BusinessKey,
-		ExternalID: req.ExternalID, Activation: req.Activation, Definition: body})
+		ExternalID: req.ExternalID, Activation: req.Activation, Priority: req.Priority, Definition: body})
 	_, err = c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType,
-		Queue: req.ExecutorGroup, Input: in, BusinessKey: req.BusinessKey, IDReuse: api.RejectDuplicate,
+		Queue: req.ExecutorGroup, Priority: req.Priority, Input: in, BusinessKey: req.BusinessKey, IDReuse: api.RejectDuplicate,
 		RequestID: uuid.NewString(), Identity: req.Identity})
 	if errors.Is(err, api.ErrAlreadyStarted) && req.ExternalID != "" {
 		return "", fmt.Errorf("%w: a %s instance with external id %q exists", err, req.Type, req.ExternalID)

@@ -31,6 +31,9 @@ type Input struct {
 	ExternalID  string            `json:"external_id,omitempty"`
 	// Activation is when the first state runs (zero: at once).
 	Activation time.Time `json:"activation,omitzero"`
+	// Priority is the run's (api.PriorityHighest to api.PriorityLowest;
+	// 0: normal).
+	Priority int8 `json:"priority,omitempty"`
 	// Parent names the instance and action that created this one.
 	Parent       string `json:"parent,omitempty"`
 	ParentAction int    `json:"parent_action,omitempty"`
@@ -57,6 +60,10 @@ type Instance struct {
 	ParentAction   int       `json:"parent_action,omitempty"`
 	Root           string    `json:"root,omitempty"`
 	Signal         *int      `json:"signal,omitempty"`
+	// ExecutorGroup is the task queue of the workers that run it; Priority
+	// the priority its tasks have there (0: normal).
+	ExecutorGroup string `json:"executor_group"`
+	Priority      int8   `json:"priority,omitempty"`
 	// Vars are the variables now; CreatedVars those it was created with.
 	Vars        map[string]string `json:"vars,omitempty"`
 	CreatedVars map[string]string `json:"created_vars,omitempty"`

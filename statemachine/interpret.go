@@ -80,6 +80,7 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 	now := workflow.Now(ctx)
 	m := &machine{inst: Instance{ID: info.WorkflowID, Type: in.Type, Status: StatusCreated, BusinessKey: in.BusinessKey,
 		ExternalID: in.ExternalID, Parent: in.Parent, ParentAction: in.ParentAction, Root: in.Root, Created: now, Modified: now,
+		ExecutorGroup: info.Queue, Priority: in.Priority,
 		Vars: maps.Clone(in.Vars), CreatedVars: in.Vars, Actions: []Action{}}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &m.inst, nil })
 

@@ -66,6 +66,7 @@ func newStateMachineCommand() *cobra.Command {
 		state, businessKey, externalID, group, activationFlag, reason string
 		vars                                                          []string
 		version                                                       int32
+		priority                                                      int8
 	)
 	activation := func() (*time.Time, error) {
 		if activationFlag == "" {
@@ -100,7 +101,7 @@ func newStateMachineCommand() *cobra.Command {
 				return err
 			}
 			req := statemachine.CreateRequest{Type: args[0], Version: version, State: state, Vars: v, BusinessKey: businessKey,
-				ExternalID: externalID, ExecutorGroup: group, Identity: cliIdentity()}
+				ExternalID: externalID, ExecutorGroup: group, Priority: priority, Identity: cliIdentity()}
 			if at != nil {
 				req.Activation = *at
 			}
@@ -120,6 +121,7 @@ func newStateMachineCommand() *cobra.Command {
 	cf.StringVar(&group, "executor-group", "", "the task queue of the workers that run it (default default)")
 	cf.StringVar(&activationFlag, "activation", "", "when the first state runs (RFC 3339; default now)")
 	cf.Int32Var(&version, "version", 0, "the definition version (default the latest)")
+	cf.Int8Var(&priority, "priority", 0, "the priority of its tasks on the executor group, 1 (highest) to 5 (lowest); 0 is normal (3)")
 
 	var latestOnly bool
 	show := &cobra.Command{
@@ -140,6 +142,11 @@ func newStateMachineCommand() *cobra.Command {
 				fmt.Fprintf(tw, "%s (%s version %d): %s in %s", inst.ID, inst.Type, inst.Version, inst.Status, inst.State)
 				if inst.StateText != "" {
 					fmt.Fprintf(tw, ": %s", inst.StateText)
+				}
+				fmt.Fprintln(tw)
+				fmt.Fprintf(tw, "executor group %s", inst.ExecutorGroup)
+				if inst.Priority != 0 {
+					fmt.Fprintf(tw, ", priority %d", inst.Priority)
 				}
 				fmt.Fprintln(tw)
 				if !inst.NextActivation.IsZero() {

@@ -92,14 +92,15 @@ func TestStateMachineVerbs(t *testing.T) {
 	if out, _ := cli("sm", "definitions", "delivery"); !strings.Contains(out, "deliver") || !strings.Contains(out, "delivered") {
 		t.Fatalf("definition: %s", out)
 	}
-	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1", "--var", "sleep=0s", "--business-key", "order-9", "--executor-group", "statemachines"); code != 0 || !strings.Contains(out, "created delivery/p-1") {
+	if out, code := cli("sm", "create", "delivery", "--external-id", "p-1", "--var", "sleep=0s", "--business-key", "order-9", "--executor-group", "statemachines", "--priority", "1"); code != 0 || !strings.Contains(out, "created delivery/p-1") {
 		t.Fatalf("create: exit %d: %s", code, out)
 	}
 	eventually("delivered in the list", func() bool {
 		out, _ := cli("sm", "list", "--type", "delivery", "--state", "delivered", "--status", "finished")
 		return strings.Contains(out, "delivery/p-1") && strings.Contains(out, "order-9")
 	})
-	if out, _ := cli("sm", "show", "delivery/p-1"); !strings.Contains(out, "finished in delivered") || !strings.Contains(out, "stateExecution") {
+	if out, _ := cli("sm", "show", "delivery/p-1"); !strings.Contains(out, "finished in delivered") || !strings.Contains(out, "stateExecution") ||
+		!strings.Contains(out, "executor group statemachines, priority 1") {
 		t.Fatalf("show: %s", out)
 	}
 	// Bad input changes nothing.
@@ -108,6 +109,9 @@ func TestStateMachineVerbs(t *testing.T) {
 	}
 	if out, code := cli("sm", "create", "delivery", "--state", "lost"); code != 2 || !strings.Contains(out, `no state "lost"`) {
 		t.Fatalf("unknown state: exit %d: %s", code, out)
+	}
+	if out, code := cli("sm", "create", "delivery", "--priority", "9"); code != 2 || !strings.Contains(out, "priority") {
+		t.Fatalf("priority 9: exit %d: %s", code, out)
 	}
 	// Waiting for its activation, it is moved on by an update.
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)

@@ -82,6 +82,9 @@ export interface SmInstance {
   parent_action?: number
   root?: string
   signal?: number
+  /** The task queue of the workers that run it, and its tasks' priority there (1 highest to 5; absent: normal). */
+  executor_group?: string
+  priority?: number
   vars?: Record<string, string>
   created_vars?: Record<string, string>
   created: string

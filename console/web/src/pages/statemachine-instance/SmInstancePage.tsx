@@ -137,6 +137,10 @@ function Summary({ inst, namespace }: { inst: SmInstance; namespace: string }) {
         <Fact term="Business key">{inst.business_key || <span className="muted">—</span>}</Fact>
         <Fact term="External ID">{inst.external_id || <span className="muted">—</span>}</Fact>
         <Fact term="Signal">{inst.signal ?? <span className="muted">none</span>}</Fact>
+        <Fact term="Executor group">
+          <span className="mono">{inst.executor_group || 'default'}</span>
+          {inst.priority ? <span className="muted"> (priority {inst.priority})</span> : null}
+        </Fact>
         <Fact term="Created">
           <Time value={inst.created} millis />
         </Fact>
