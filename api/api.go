@@ -464,6 +464,15 @@ type StepOptions struct {
 	ScheduleToClose time.Duration `json:"schedule_to_close,omitempty"`
 	Heartbeat       time.Duration `json:"heartbeat,omitempty"`
 	Retry           *RetryPolicy  `json:"retry,omitempty"`
+	// IdempotencyKey, when set, is the key every attempt of the step gets
+	// (step.Info.IdempotencyKey) instead of RUN_ID/SEQ: a front end that
+	// runs one logical step as several steps (a saga's retries) keeps one
+	// key for all of them.
+	IdempotencyKey string `json:"idempotency_key,omitempty" max:"250"`
+	// Labels stay with the step in its StepScheduled event, for tools
+	// that read a history (a saga's steps and phases); the step does not
+	// get them.
+	Labels map[string]string `json:"labels,omitempty" max:"16" maxkey:"64" maxvalue:"500"`
 }
 
 // RetryPolicy says how a failed step is retried.

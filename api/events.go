@@ -87,6 +87,10 @@ type Event struct {
 	// signal name or the timer's name.
 	Name    string `json:"name,omitempty"`
 	Attempt int32  `json:"attempt,omitempty"`
+	// AttemptStarted is when the step attempt that a StepCompleted,
+	// StepAttemptFailed, StepFailed or StepTimedOut event ends began (zero
+	// when it never started: a schedule-to-start timeout).
+	AttemptStarted time.Time `json:"attempt_started,omitzero"`
 	// Payload is the input, result, signal value or side-effect value.
 	Payload Payload  `json:"payload,omitzero"`
 	Failure *Failure `json:"failure,omitempty"`

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -129,7 +130,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			t.event(api.Event{Type: api.EventStepScheduled, Seq: c.Seq, Name: c.Name, Payload: api.Payload(pl), Step: &o})
 			info := store.StepInfo{
 				ScheduledEventID: t.lastEventID(), Name: c.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
-				IdempotencyKey: fmt.Sprintf("%s/%d", r.key.RunID, c.Seq), ScheduledTime: t.now,
+				IdempotencyKey: cmp.Or(o.IdempotencyKey, fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)), ScheduledTime: t.now,
 				ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
 				Heartbeat: o.Heartbeat, Retry: o.Retry,
 			}

@@ -168,6 +168,43 @@ func TestStepRetriesAndTimeouts(t *testing.T) {
 				t.Fatalf("got %v, want a step error after attempt 1", err)
 			}
 		})
+		t.Run("retryable types only", func(t *testing.T) {
+			p := *fastRetry
+			p.RetryableTypes = []string{"Broken"}
+			p.MaximumAttempts = 2
+			// A failure of another type is final at once...
+			_, err := run("only-flaky", StepCase{Step: "flaky", Options: workflow.StepOptions{Retry: &p}})
+			var se *api.StepError
+			if !errors.As(err, &se) || se.Attempt != 1 {
+				t.Fatalf("got %v, want a step error after attempt 1", err)
+			}
+			// ...one of the types listed is retried.
+			_, err = run("only-broken", StepCase{Step: "broken", Options: workflow.StepOptions{Retry: &p}})
+			if !errors.As(err, &se) || se.Attempt != 2 {
+				t.Fatalf("got %v, want a step error after attempt 2", err)
+			}
+		})
+		t.Run("a chosen idempotency key, labels and attempt start times", func(t *testing.T) {
+			o := workflow.StepOptions{Retry: fastRetry, IdempotencyKey: "order-7/charge", Labels: map[string]string{"strand.saga.step": "charge"}}
+			if got, err := run("keyed", StepCase{Step: "flaky", Options: o}); err != nil || got != "ok after 3" {
+				t.Fatalf("got %q, %v", got, err)
+			}
+			if got := seen.all()["order-7/charge"]; fmt.Sprint(got) != "[1 2 3]" {
+				t.Fatalf("attempts with the chosen key: %v", got)
+			}
+			for _, ev := range e.history("keyed", "") {
+				switch ev.Type {
+				case api.EventStepScheduled:
+					if ev.Step == nil || ev.Step.Labels["strand.saga.step"] != "charge" || ev.Step.IdempotencyKey != "order-7/charge" {
+						t.Errorf("scheduled: %+v", ev.Step)
+					}
+				case api.EventStepAttemptFailed, api.EventStepCompleted:
+					if ev.AttemptStarted.IsZero() || ev.AttemptStarted.After(ev.Time) {
+						t.Errorf("%s of attempt %d: started %v, ended %v", ev.Type, ev.Attempt, ev.AttemptStarted, ev.Time)
+					}
+				}
+			}
+		})
 		t.Run("start-to-close", func(t *testing.T) {
 			got, err := run("s2c", StepCase{Step: "slow-once", Options: workflow.StepOptions{StartToClose: 300 * time.Millisecond, Retry: fastRetry}})
 			if err != nil || got != "second attempt" {

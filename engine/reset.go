@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -228,7 +229,7 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 		}
 		si := store.StepInfo{
 			ScheduledEventID: ev.ID, Name: ev.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
-			IdempotencyKey: fmt.Sprintf("%s/%d", next.RunID, seq), ScheduledTime: nt.now,
+			IdempotencyKey: cmp.Or(o.IdempotencyKey, fmt.Sprintf("%s/%d", next.RunID, seq)), ScheduledTime: nt.now,
 			ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
 			Heartbeat: o.Heartbeat, Retry: o.Retry,
 		}

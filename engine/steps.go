@@ -310,7 +310,8 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 		if err != nil {
 			return nil, err
 		}
-		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: api.Payload(pl), Identity: req.Identity})
+		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: api.Payload(pl), Identity: req.Identity,
+			AttemptStarted: r.attemptStarted(tok.Seq)})
 		delete(t.exec.Steps, tok.Seq)
 		t.onCommit(func() { r.forgetStep(tok.Seq) })
 		return r.deliver(ctx, t)
@@ -436,7 +437,8 @@ func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure
 	}
 	delay := backoffDelay(info.Retry, info.Attempt+1)
 	if retryable(info, f, t.now, delay) {
-		t.event(api.Event{Type: api.EventStepAttemptFailed, Seq: seq, Name: info.Name, Attempt: info.Attempt, Failure: f, Identity: identity})
+		t.event(api.Event{Type: api.EventStepAttemptFailed, Seq: seq, Name: info.Name, Attempt: info.Attempt, Failure: f, Identity: identity,
+			AttemptStarted: r.attemptStarted(seq)})
 		info.LastFailure = f.Message
 		info.Attempt++
 		info.RetryAt = store.Time(t.now.Add(delay))
@@ -456,13 +458,23 @@ func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure
 	return r.deliver(ctx, t)
 }
 
+// attemptStarted is when the running attempt of step seq began, as this
+// node saw it start (zero when it did not: the attempt never started, or
+// an earlier node started it).
+func (r *run) attemptStarted(seq int64) time.Time {
+	if sr := r.steps[seq]; sr != nil {
+		return store.Time(sr.started)
+	}
+	return time.Time{}
+}
+
 // finishStep records that a step failed for good.
 func (r *run) finishStep(t *txn, seq int64, info store.StepInfo, f *api.Failure, identity string) {
 	typ := api.EventStepFailed
 	if f.Kind == api.KindTimeout {
 		typ = api.EventStepTimedOut
 	}
-	t.event(api.Event{Type: typ, Seq: seq, Name: info.Name, Attempt: info.Attempt, Identity: identity,
+	t.event(api.Event{Type: typ, Seq: seq, Name: info.Name, Attempt: info.Attempt, Identity: identity, AttemptStarted: r.attemptStarted(seq),
 		Failure: &api.Failure{Kind: api.KindStep, Message: f.Message, Step: info.Name, Seq: seq, Attempt: info.Attempt, Cause: f}})
 	delete(t.exec.Steps, seq)
 	t.onCommit(func() { r.forgetStep(seq) })
@@ -474,7 +486,7 @@ func retryable(info store.StepInfo, f *api.Failure, now time.Time, delay time.Du
 		return false
 	}
 	if p := info.Retry; p != nil {
-		if slices.Contains(p.NonRetryableTypes, f.Type) {
+		if slices.Contains(p.NonRetryableTypes, f.Type) || (len(p.RetryableTypes) > 0 && !slices.Contains(p.RetryableTypes, f.Type)) {
 			return false
 		}
 		if p.MaximumAttempts > 0 && info.Attempt >= p.MaximumAttempts {

@@ -38,6 +38,9 @@ func TestRetryable(t *testing.T) {
 		{"schedule-to-start", info, api.Failure{Kind: api.KindTimeout, Type: api.TimeoutScheduleToStart}, false},
 		{"out of attempts", store.StepInfo{Attempt: 3, Retry: info.Retry}, api.Failure{}, false},
 		{"out of time", store.StepInfo{Attempt: 1, ScheduledTime: now, ScheduleToClose: time.Second}, api.Failure{}, false},
+		{"listed retryable type", store.StepInfo{Attempt: 1, Retry: &store.RetryPolicy{RetryableTypes: []string{"Busy"}}}, api.Failure{Type: "Busy"}, true},
+		{"type not listed retryable", store.StepInfo{Attempt: 1, Retry: &store.RetryPolicy{RetryableTypes: []string{"Busy"}}}, api.Failure{Type: "Oops"}, false},
+		{"timeout not listed retryable", store.StepInfo{Attempt: 1, Retry: &store.RetryPolicy{RetryableTypes: []string{"Busy"}}}, api.Failure{Kind: api.KindTimeout, Type: api.TimeoutStartToClose}, false},
 	}
 	for _, c := range cases {
 		if got := retryable(c.info, &c.f, now, 2*time.Second); got != c.want {

@@ -276,6 +276,9 @@ type RetryPolicy struct {
 	MaximumAttempts int32 `json:"maximum_attempts,omitempty" minimum:"0"`
 	// NonRetryableTypes are failure types (api.Failure.Type) never retried.
 	NonRetryableTypes []string `json:"non_retryable_types,omitempty" max:"64" maxvalue:"1000"`
+	// RetryableTypes, when set, are the only failure types retried: a
+	// step whose errors are final unless marked (a saga's).
+	RetryableTypes []string `json:"retryable_types,omitempty" max:"64" maxvalue:"1000"`
 }
 
 // StepInfo is a pending step (activity) of a run, keyed by the event id that
