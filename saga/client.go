@@ -1,0 +1,146 @@
+package saga
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// Client reads sagas and acts on them, in one namespace, over the public
+// API (an engine or a remote server).
+type Client struct {
+	svc       api.Service
+	namespace string
+}
+
+// NewClient returns a client of the sagas of namespace ("" is the default
+// namespace).
+func NewClient(svc api.Service, namespace string) *Client {
+	return &Client{svc: svc, namespace: namespace}
+}
+
+// Get reads a saga's record: its steps, tryouts and operator decisions.
+func (c *Client) Get(ctx context.Context, id string) (*Record, error) {
+	return ReadRecord(ctx, c.svc, c.namespace, id, "")
+}
+
+// Filter selects sagas; empty fields match all.
+type Filter struct {
+	Name  string `json:"name,omitempty"`
+	State State  `json:"state,omitempty"`
+	// StartedAfter and StartedBefore bound when the saga started.
+	StartedAfter  time.Time `json:"started_after,omitzero"`
+	StartedBefore time.Time `json:"started_before,omitzero"`
+}
+
+// Request is the list request of f (of every saga, by its attribute).
+func (f Filter) Request(namespace string) (api.ListRequest, error) {
+	req := api.ListRequest{Namespace: namespace, StartedAfter: f.StartedAfter, StartedBefore: f.StartedBefore, Attributes: map[string]string{}}
+	if f.Name != "" {
+		req.Attributes[AttrName] = f.Name
+	}
+	switch f.State {
+	case "":
+	case StateTerminated:
+		req.Statuses = []store.RunStatus{store.StatusTerminated}
+	case StateDisabled:
+		return req, api.InvalidArgument("state", "disabled sagas (paused runs) are not listed by state; list the running ones")
+	default:
+		if !slices.Contains(States, f.State) {
+			return req, api.InvalidArgument("state", "%q: want one of %v", f.State, States)
+		}
+		req.Attributes[AttrState] = string(f.State)
+	}
+	if len(req.Attributes) == 0 {
+		// Every saga has its name attribute: the kernel lists by equality,
+		// so without a name, the list is of every run and sagas are picked
+		// by their attribute below.
+		req.Attributes = nil
+	}
+	return req, nil
+}
+
+// List lists sagas, newest first: the runs (of any workflow type) that
+// carry a saga's attributes. Lists lag the sagas by about a second.
+func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte) (api.ListResponse, error) {
+	req, err := f.Request(c.namespace)
+	if err != nil {
+		return api.ListResponse{}, err
+	}
+	req.PageSize, req.PageToken = pageSize, token
+	page, err := c.svc.ListWorkflows(ctx, req)
+	if err != nil {
+		return page, err
+	}
+	if req.Attributes == nil {
+		page.Runs = slices.DeleteFunc(page.Runs, func(r store.VisibilityRecord) bool { return r.Attributes[AttrName] == "" })
+	}
+	return page, nil
+}
+
+// Resolve sends an operator's decision to a saga whose compensation of
+// step failed: retry it, mark it done by hand (with a note) or skip it.
+// A saga not waiting on that step's compensation is
+// api.ErrFailedPrecondition, and nothing is sent.
+func (c *Client) Resolve(ctx context.Context, id string, o Operator) error {
+	switch o.Action {
+	case ActionRetry, ActionDone, ActionSkip:
+	default:
+		return api.InvalidArgument("action", "%q: want retry, done or skip", o.Action)
+	}
+	rec, err := c.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(rec.Steps, func(s StepRecord) bool { return s.Name == o.Step })
+	if i < 0 {
+		return api.InvalidArgument("step", "saga %s has no step %q", id, o.Step)
+	}
+	if rec.State != StateCompensationFailed || rec.Steps[i].Compensation.State != PhaseFailed {
+		return fmt.Errorf("%w: saga %s is %s and the compensation of %s is %s: only a failed compensation of a saga in compensation_failed waits for a decision",
+			api.ErrFailedPrecondition, id, rec.State, o.Step, rec.Steps[i].Compensation.State)
+	}
+	in, _ := json.Marshal(o)
+	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id, RunID: rec.RunID},
+		Name: SignalOperator, Input: in, RequestID: uuid.NewString(), Identity: o.Identity})
+}
+
+// Terminate ends a saga where it is, without compensating.
+func (c *Client) Terminate(ctx context.Context, id, reason, identity string) error {
+	return c.svc.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id},
+		Reason: reason, Identity: identity, RequestID: uuid.NewString()})
+}
+
+// Disable pauses a saga's run (nothing of it runs until Enable); Enable
+// resumes it. The service must be an api.Operator (the engine, a server).
+func (c *Client) Disable(ctx context.Context, id, reason, identity string) error {
+	op, err := c.operator()
+	if err != nil {
+		return err
+	}
+	return op.PauseWorkflow(ctx, api.PauseRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id}, Reason: reason, Identity: identity})
+}
+
+// Enable resumes a disabled saga.
+func (c *Client) Enable(ctx context.Context, id, reason, identity string) error {
+	op, err := c.operator()
+	if err != nil {
+		return err
+	}
+	return op.ResumeWorkflow(ctx, api.PauseRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id}, Reason: reason, Identity: identity})
+}
+
+func (c *Client) operator() (api.Operator, error) {
+	op, ok := c.svc.(api.Operator)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T cannot pause runs", api.ErrFailedPrecondition, c.svc)
+	}
+	return op, nil
+}

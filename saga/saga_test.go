@@ -1,0 +1,428 @@
+package saga_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/internal/testenv"
+	"github.com/strandhq/strand/saga"
+	"github.com/strandhq/strand/step"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// service is a real local HTTP service the steps call: it logs each call
+// with its idempotency key, and fails the paths it is told to.
+type service struct {
+	*httptest.Server
+	mu     sync.Mutex
+	log    []string
+	busy   map[string]int  // path -> 503s still to answer
+	broken map[string]bool // path -> 422 (a final failure) or, for an undo, 500
+}
+
+func newService(t *testing.T) *service {
+	s := &service{busy: map[string]int{}, broken: map[string]bool{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		s.log = append(s.log, fmt.Sprintf("%s %s %s", r.URL.Path, body, r.Header.Get("Idempotency-Key")))
+		switch {
+		case s.busy[r.URL.Path] > 0:
+			s.busy[r.URL.Path]--
+			http.Error(w, "busy, try later", http.StatusServiceUnavailable)
+		case s.broken[r.URL.Path] && strings.HasPrefix(r.URL.Path, "/undo-"):
+			http.Error(w, "cannot undo now", http.StatusInternalServerError)
+		case s.broken[r.URL.Path]:
+			http.Error(w, "refused", http.StatusUnprocessableEntity)
+		default:
+			fmt.Fprintf(w, "%s-%s", strings.TrimPrefix(r.URL.Path, "/"), body)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// calls returns the paths called for an order, in order.
+func (s *service) calls(order string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range s.log {
+		if f := strings.Fields(l); len(f) >= 2 && f[1] == order {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// keys returns the idempotency keys path got for an order.
+func (s *service) keys(path, order string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range s.log {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == path && f[1] == order {
+			out = append(out, f[2])
+		}
+	}
+	return out
+}
+
+// call is a step that posts the order to the service's path: 503 is
+// retryable, any other failure final.
+func (s *service) call(path string) func(context.Context, string) (string, error) {
+	return func(ctx context.Context, order string) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+path, strings.NewReader(order))
+		req.Header.Set("Idempotency-Key", stepKey(ctx))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", saga.Retryable(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		switch {
+		case resp.StatusCode == http.StatusServiceUnavailable:
+			return "", saga.Retryable(fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(b))))
+		case resp.StatusCode >= 300:
+			return "", fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(b)))
+		}
+		return string(b), nil
+	}
+}
+
+// undo is a compensation: it gets the forward step's result ("reserve-o1")
+// and posts the order to /undo-NAME.
+func (s *service) undo(name string) func(context.Context, string) (string, error) {
+	call := s.call("/undo-" + name)
+	return func(ctx context.Context, result string) (string, error) {
+		return call(ctx, strings.TrimPrefix(result, name+"-"))
+	}
+}
+
+// Plan is a saga the test workflow runs: steps in order; a step with
+// commas is a parallel group.
+type Plan struct {
+	Order string   `json:"order"`
+	Steps []string `json:"steps"`
+}
+
+var stepNames = []string{"reserve", "charge", "book", "ship", "notify"}
+
+// Order runs a plan as a saga.
+func Order(ctx workflow.Context, p Plan) (string, error) {
+	s := saga.New(ctx, saga.Options{Name: "order",
+		Retry:        saga.RetryPolicy{Backoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Deadline: time.Minute},
+		Compensation: saga.RetryPolicy{Backoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Attempts: 3}})
+	var last string
+	for _, st := range p.Steps {
+		if strings.Contains(st, ",") {
+			s.Parallel(func(g *saga.Group) {
+				for _, name := range strings.Split(st, ",") {
+					g.Step(name, name, p.Order).Compensate("undo-" + name)
+				}
+			})
+		} else {
+			_ = s.Step(st, st, p.Order).Compensate("undo-" + st).Get(&last)
+		}
+		if s.Err() != nil {
+			break
+		}
+	}
+	return last, s.End(nil)
+}
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	eng    *engine.Engine
+	svc    *service
+	client *saga.Client
+}
+
+func newEnv(t *testing.T, st store.Store) *env {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: testenv.Logger(), WorkflowTaskTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	svc := newService(t)
+	w := worker.New(eng, worker.Options{Logger: testenv.Logger()})
+	worker.RegisterWorkflow(w, Order)
+	for _, n := range stepNames {
+		worker.RegisterStepNamed(w, n, svc.call("/"+n))
+		worker.RegisterStepNamed(w, "undo-"+n, svc.undo(n))
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	return &env{t: t, ctx: ctx, eng: eng, svc: svc, client: saga.NewClient(eng, "")}
+}
+
+// run starts a plan and returns its run's outcome.
+func (e *env) run(p Plan) (string, error) {
+	r, err := client.Start(e.ctx, client.New(e.eng, client.Options{}), Order, p, client.StartOptions{ID: p.Order})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r.Get(e.ctx)
+}
+
+func (e *env) record(id string) *saga.Record {
+	e.t.Helper()
+	rec, err := e.client.Get(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rec
+}
+
+// phases says each step's forward and compensation states.
+func phases(rec *saga.Record) string {
+	var parts []string
+	for _, s := range rec.Steps {
+		parts = append(parts, fmt.Sprintf("%s:%s/%s", s.Name, s.Forward.State, s.Compensation.State))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestSagas(t *testing.T) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		t.Run("all steps succeed", func(t *testing.T) { e.t = t; allSucceed(t, e) })
+		t.Run("a failure compensates in reverse", func(t *testing.T) { e.t = t; compensates(t, e) })
+		t.Run("a retryable failure is retried later", func(t *testing.T) { e.t = t; retriedLater(t, e) })
+		t.Run("a failed compensation waits for an operator", func(t *testing.T) { e.t = t; compensationFailed(t, e) })
+		t.Run("parallel groups", func(t *testing.T) { e.t = t; parallel(t, e) })
+		t.Run("bad steps", func(t *testing.T) { e.t = t; badSteps(t, e) })
+	})
+}
+
+func allSucceed(t *testing.T, e *env) {
+	out, err := e.run(Plan{Order: "o1", Steps: []string{"reserve", "charge", "book"}})
+	if err != nil || out != "book-o1" {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	if got := e.svc.calls("o1"); fmt.Sprint(got) != "[/reserve /charge /book]" {
+		t.Fatalf("calls %v", got)
+	}
+	rec := e.record("o1")
+	if rec.State != saga.StateCompleted || rec.Name != "order" || phases(rec) != "reserve:completed/none charge:completed/none book:completed/none" {
+		t.Fatalf("record: %s, %s", rec.State, phases(rec))
+	}
+	if len(rec.Tryouts) != 3 || rec.Tryouts[0].Outcome != saga.OutcomeSucceeded || string(rec.Tryouts[0].Answer.Data) != `"reserve-o1"` ||
+		rec.Tryouts[0].Started.IsZero() || rec.Tryouts[0].Ended.Before(rec.Tryouts[0].Started) {
+		t.Fatalf("tryouts: %+v", rec.Tryouts)
+	}
+	// Each step's key: the transaction and the step.
+	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != rec.TransactionID+"/charge" {
+		t.Fatalf("charge's key %v; want %s/charge", k, rec.TransactionID)
+	}
+}
+
+func compensates(t *testing.T, e *env) {
+	e.svc.mu.Lock()
+	e.svc.broken["/book"] = true
+	e.svc.mu.Unlock()
+	defer func() { e.svc.mu.Lock(); delete(e.svc.broken, "/book"); e.svc.mu.Unlock() }()
+	_, err := e.run(Plan{Order: "o2", Steps: []string{"reserve", "charge", "book", "ship"}})
+	var ae *api.ApplicationError
+	if err == nil || !strings.Contains(err.Error(), "saga order: step book failed (compensated)") || !errors.As(err, &ae) {
+		t.Fatalf("got %v", err)
+	}
+	if got := e.svc.calls("o2"); fmt.Sprint(got) != "[/reserve /charge /book /undo-charge /undo-reserve]" {
+		t.Fatalf("calls %v: want the third step's failure, then the first two undone in reverse", got)
+	}
+	rec := e.record("o2")
+	if rec.State != saga.StateCompensated || phases(rec) != "reserve:completed/completed charge:completed/completed book:failed/none" {
+		t.Fatalf("record: %s, %s", rec.State, phases(rec))
+	}
+	if k := e.svc.keys("/undo-charge", "o2"); len(k) != 1 || k[0] != rec.TransactionID+"/charge/compensation" {
+		t.Fatalf("undo-charge's key %v", k)
+	}
+	book := rec.Tryouts[2]
+	if book.Step != "book" || book.Outcome != saga.OutcomeFailed || !strings.Contains(book.Error, "422 refused") || book.Attempt != 1 {
+		t.Fatalf("book's tryout: %+v", book)
+	}
+}
+
+func retriedLater(t *testing.T, e *env) {
+	e.svc.mu.Lock()
+	e.svc.busy["/charge"] = 2
+	e.svc.mu.Unlock()
+	out, err := e.run(Plan{Order: "o3", Steps: []string{"reserve", "charge"}})
+	if err != nil || out != "charge-o3" {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	if got := e.svc.calls("o3"); fmt.Sprint(got) != "[/reserve /charge /charge /charge]" {
+		t.Fatalf("calls %v", got)
+	}
+	keys := e.svc.keys("/charge", "o3")
+	if len(keys) != 3 || keys[0] != keys[1] || keys[1] != keys[2] {
+		t.Fatalf("the retries' idempotency keys: %v; want one key", keys)
+	}
+	rec := e.record("o3")
+	var outcomes []string
+	for _, tr := range rec.Tryouts {
+		if tr.Step == "charge" {
+			outcomes = append(outcomes, fmt.Sprintf("%d:%s", tr.Attempt, tr.Outcome))
+			if tr.Key != keys[0] {
+				t.Errorf("tryout key %s, service saw %s", tr.Key, keys[0])
+			}
+		}
+	}
+	if fmt.Sprint(outcomes) != "[1:retrying 2:retrying 3:succeeded]" || rec.State != saga.StateCompleted {
+		t.Fatalf("charge's tryouts %v, state %s", outcomes, rec.State)
+	}
+	if tr := rec.Tryouts[1]; tr.ErrorType != saga.RetryableType || !strings.Contains(tr.Error, "busy, try later") {
+		t.Fatalf("a retried tryout: %+v", tr)
+	}
+}
+
+func compensationFailed(t *testing.T, e *env) {
+	e.svc.mu.Lock()
+	e.svc.broken["/ship"] = true
+	e.svc.broken["/undo-book"] = true
+	e.svc.mu.Unlock()
+	r, err := client.Start(e.ctx, client.New(e.eng, client.Options{}), Order, Plan{Order: "o4", Steps: []string{"reserve", "book", "ship"}}, client.StartOptions{ID: "o4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *saga.Record
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		rec = e.record("o4")
+		if rec.State == saga.StateCompensationFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not compensation_failed: %s, %s", rec.State, phases(rec))
+		}
+	}
+	if phases(rec) != "reserve:completed/none book:completed/failed ship:failed/none" {
+		t.Fatalf("record: %s", phases(rec))
+	}
+	// Refused: no such step; a step whose compensation did not fail.
+	if err := e.client.Resolve(e.ctx, "o4", saga.Operator{Action: saga.ActionRetry, Step: "nowhere"}); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Fatalf("resolve an unknown step: %v", err)
+	}
+	if err := e.client.Resolve(e.ctx, "o4", saga.Operator{Action: saga.ActionSkip, Step: "reserve"}); !errors.Is(err, api.ErrFailedPrecondition) {
+		t.Fatalf("resolve a step not failed: %v", err)
+	}
+	if err := e.client.Resolve(e.ctx, "o4", saga.Operator{Action: "undo", Step: "book"}); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Fatalf("resolve with a bad action: %v", err)
+	}
+	// The service is fixed; an operator retries the compensation.
+	e.svc.mu.Lock()
+	delete(e.svc.broken, "/undo-book")
+	delete(e.svc.broken, "/ship")
+	e.svc.mu.Unlock()
+	if err := e.client.Resolve(e.ctx, "o4", saga.Operator{Action: saga.ActionRetry, Step: "book", Note: "stock service redeployed", Identity: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(e.ctx); err == nil || !strings.Contains(err.Error(), "(compensated)") {
+		t.Fatalf("got %v", err)
+	}
+	rec = e.record("o4")
+	if rec.State != saga.StateCompensated || phases(rec) != "reserve:completed/completed book:completed/completed ship:failed/none" {
+		t.Fatalf("record: %s, %s", rec.State, phases(rec))
+	}
+	if len(rec.Operators) != 1 || rec.Operators[0].Identity != "ops" || rec.Operators[0].Note != "stock service redeployed" {
+		t.Fatalf("operators: %+v", rec.Operators)
+	}
+	if got := e.svc.calls("o4"); fmt.Sprint(got) != "[/reserve /book /ship /undo-book /undo-book /undo-book /undo-book /undo-reserve]" {
+		t.Fatalf("calls %v: want three failed undos, the operator's retry, then reserve undone", got)
+	}
+	// Listed by state.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		page, err := e.client.List(e.ctx, saga.Filter{Name: "order", State: saga.StateCompensated}, 100, nil)
+		var ids []string
+		for _, r := range page.Runs {
+			ids = append(ids, r.WorkflowID)
+		}
+		slices.Sort(ids)
+		if err == nil && fmt.Sprint(ids) == "[o2 o4]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("compensated sagas listed: %v, %v", ids, err)
+		}
+	}
+}
+
+func parallel(t *testing.T, e *env) {
+	e.svc.mu.Lock()
+	e.svc.broken["/ship"] = true
+	e.svc.mu.Unlock()
+	defer func() { e.svc.mu.Lock(); delete(e.svc.broken, "/ship"); e.svc.mu.Unlock() }()
+	_, err := e.run(Plan{Order: "o5", Steps: []string{"reserve", "charge,book,ship", "notify"}})
+	if err == nil || !strings.Contains(err.Error(), "step ship failed (compensated)") {
+		t.Fatalf("got %v", err)
+	}
+	calls := e.svc.calls("o5")
+	// The group ran together (any order), then its completed steps were
+	// undone together, then reserve.
+	if len(calls) != 7 || calls[0] != "/reserve" || calls[6] != "/undo-reserve" {
+		t.Fatalf("calls %v", calls)
+	}
+	group, undo := slices.Sorted(slices.Values(calls[1:4])), slices.Sorted(slices.Values(calls[4:6]))
+	if fmt.Sprint(group) != "[/book /charge /ship]" || fmt.Sprint(undo) != "[/undo-book /undo-charge]" {
+		t.Fatalf("calls %v", calls)
+	}
+	rec := e.record("o5")
+	if phases(rec) != "reserve:completed/completed charge:completed/completed book:completed/completed ship:failed/none" ||
+		rec.Steps[1].Group != 1 || rec.Steps[0].Group != 0 {
+		t.Fatalf("record: %s %+v", phases(rec), rec.Steps)
+	}
+}
+
+// BadSteps runs a saga whose second step repeats the first's name.
+func BadSteps(ctx workflow.Context, _ string) (string, error) {
+	s := saga.New(ctx, saga.Options{})
+	s.Step("reserve", "reserve", "o6").Compensate("undo-reserve")
+	s.Step("reserve", "charge", "o6")
+	return "", s.End(nil)
+}
+
+func badSteps(t *testing.T, e *env) {
+	w := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "bad"})
+	worker.RegisterWorkflow(w, BadSteps)
+	for _, n := range stepNames {
+		worker.RegisterStepNamed(w, n, e.svc.call("/"+n))
+		worker.RegisterStepNamed(w, "undo-"+n, e.svc.undo(n))
+	}
+	if err := w.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	r, err := client.Start(e.ctx, client.New(e.eng, client.Options{}), BadSteps, "", client.StartOptions{ID: "o6", Queue: "bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(e.ctx); err == nil || !strings.Contains(err.Error(), `a step "reserve" already`) {
+		t.Fatalf("got %v", err)
+	}
+	if got := e.svc.calls("o6"); fmt.Sprint(got) != "[/reserve /undo-reserve]" {
+		t.Fatalf("calls %v", got)
+	}
+}
+
+// stepKey is the idempotency key a step got.
+func stepKey(ctx context.Context) string { return step.GetInfo(ctx).IdempotencyKey }
