@@ -86,9 +86,9 @@ func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte)
 }
 
 // Resolve sends an operator's decision to a saga whose compensation of
-// step failed: retry it, mark it done by hand (with a note) or skip it.
-// A saga not waiting on that step's compensation is
-// api.ErrFailedPrecondition, and nothing is sent.
+// o.Step failed (every failed one when o.Step is empty): retry it, mark it
+// done by hand (with a note) or skip it. A saga not waiting on that
+// step's compensation is api.ErrFailedPrecondition, and nothing is sent.
 func (c *Client) Resolve(ctx context.Context, id string, o Operator) error {
 	switch o.Action {
 	case ActionRetry, ActionDone, ActionSkip:
@@ -99,13 +99,17 @@ func (c *Client) Resolve(ctx context.Context, id string, o Operator) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(rec.Steps, func(s StepRecord) bool { return s.Name == o.Step })
-	if i < 0 {
-		return api.InvalidArgument("step", "saga %s has no step %q", id, o.Step)
-	}
-	if rec.State != StateCompensationFailed || rec.Steps[i].Compensation.State != PhaseFailed {
-		return fmt.Errorf("%w: saga %s is %s and the compensation of %s is %s: only a failed compensation of a saga in compensation_failed waits for a decision",
-			api.ErrFailedPrecondition, id, rec.State, o.Step, rec.Steps[i].Compensation.State)
+	if o.Step != "" {
+		i := slices.IndexFunc(rec.Steps, func(s StepRecord) bool { return s.Name == o.Step })
+		if i < 0 {
+			return api.InvalidArgument("step", "saga %s has no step %q", id, o.Step)
+		}
+		if rec.State != StateCompensationFailed || rec.Steps[i].Compensation.State != PhaseFailed {
+			return fmt.Errorf("%w: saga %s is %s and the compensation of %s is %s: only a failed compensation of a saga in compensation_failed waits for a decision",
+				api.ErrFailedPrecondition, id, rec.State, o.Step, rec.Steps[i].Compensation.State)
+		}
+	} else if rec.State != StateCompensationFailed {
+		return fmt.Errorf("%w: saga %s is %s: only a saga in compensation_failed waits for a decision", api.ErrFailedPrecondition, id, rec.State)
 	}
 	in, _ := json.Marshal(o)
 	return c.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id, RunID: rec.RunID},
@@ -143,4 +147,34 @@ func (c *Client) operator() (api.Operator, error) {
 		return nil, fmt.Errorf("%w: %T cannot pause runs", api.ErrFailedPrecondition, c.svc)
 	}
 	return op, nil
+}
+
+// Batch acts on every saga f selects, at the batch's rate: retry, done or
+// skip decides every failed compensation of the sagas in
+// compensation_failed (f's state is that); terminate ends them where they
+// are. It returns the kernel's batch, which the batches API follows.
+func (c *Client) Batch(ctx context.Context, b api.Batches, f Filter, action, note, identity string) (api.BatchRef, error) {
+	req := api.StartBatchRequest{Namespace: c.namespace, Reason: note, Identity: identity}
+	switch action {
+	case ActionRetry, ActionDone, ActionSkip:
+		if f.State != "" && f.State != StateCompensationFailed {
+			return api.BatchRef{}, api.InvalidArgument("state", "a %s decides failed compensations: only sagas in compensation_failed wait for one, not %s", action, f.State)
+		}
+		f.State = StateCompensationFailed
+		in, _ := json.Marshal(Operator{Action: action, Note: note, Identity: identity})
+		req.Operation, req.SignalName, req.SignalInput = api.BatchSignal, SignalOperator, in
+	case "terminate":
+		req.Operation = api.BatchTerminate
+	default:
+		return api.BatchRef{}, api.InvalidArgument("action", "%q: want retry, done, skip or terminate", action)
+	}
+	filter, err := f.Request(c.namespace)
+	if err != nil {
+		return api.BatchRef{}, err
+	}
+	if filter.Attributes == nil {
+		return api.BatchRef{}, api.InvalidArgument("filter", "a batch needs a saga name or state: it acts on the runs the kernel lists")
+	}
+	req.Filter = filter
+	return b.StartBatch(ctx, req)
 }

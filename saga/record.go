@@ -237,12 +237,16 @@ func (r *Record) build(events []api.Event, d api.Description) {
 				continue
 			}
 			r.Operators = append(r.Operators, OperatorRecord{Operator: o, Time: ev.Time})
-			if i, ok := index[o.Step]; ok && r.Steps[i].Compensation.State == PhaseFailed {
+			for i := range r.Steps {
+				c := &r.Steps[i].Compensation
+				if c.State != PhaseFailed || (o.Step != "" && o.Step != r.Steps[i].Name) {
+					continue
+				}
 				switch o.Action {
 				case ActionDone:
-					r.Steps[i].Compensation.State = PhaseDone
+					c.State = PhaseDone
 				case ActionSkip:
-					r.Steps[i].Compensation.State = PhaseSkipped
+					c.State = PhaseSkipped
 				}
 			}
 		case api.EventWorkflowFailed, api.EventWorkflowTimedOut, api.EventWorkflowCanceled:

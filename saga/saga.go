@@ -117,8 +117,9 @@ type Options struct {
 type Operator struct {
 	// Action is ActionRetry, ActionDone or ActionSkip.
 	Action string `json:"action"`
-	// Step is the saga step whose compensation failed.
-	Step     string `json:"step"`
+	// Step is the saga step whose compensation failed; empty: every
+	// compensation that failed (a batch's decision).
+	Step     string `json:"step,omitempty"`
 	Note     string `json:"note,omitempty"`
 	Identity string `json:"identity,omitempty"`
 }
@@ -449,17 +450,24 @@ func (s *Saga) compensate(ctx workflow.Context, layer []*Step) {
 		_ = workflow.Await(ctx, func() bool { return len(s.decisions) > 0 })
 		d := s.decisions[0]
 		s.decisions = s.decisions[1:]
-		st := pending[d.Step]
-		if st == nil {
+		var sts []*Step
+		for _, st := range layer {
+			if pending[st.name] != nil && (d.Step == "" || d.Step == st.name) {
+				sts = append(sts, st)
+			}
+		}
+		if len(sts) == 0 {
 			continue // not a failed compensation (any more): nothing to do
 		}
 		switch d.Action {
 		case ActionRetry:
 			s.setState(StateCompensating)
-			run([]*Step{st})
+			run(sts)
 		case ActionDone, ActionSkip:
-			st.undone, st.skipped = d.Action == ActionDone, d.Action == ActionSkip
-			delete(pending, d.Step)
+			for _, st := range sts {
+				st.undone, st.skipped = d.Action == ActionDone, d.Action == ActionSkip
+				delete(pending, st.name)
+			}
 		}
 	}
 	s.setState(StateCompensating)

@@ -458,6 +458,7 @@ func (h *handler) routes() []Route {
 	if sm, ok := h.svc.(statemachine.Service); ok {
 		routes = append(routes, stateMachineRoutes(h, sm)...)
 	}
+	routes = append(routes, sagaRoutes(h)...)
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 			// A forwarded poll is a long poll: it ends when the server drains.

@@ -119,7 +119,7 @@ func newBenchCommand() *cobra.Command {
 		}
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
-	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand())
+	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand(), newBenchSagaCommand())
 	return cmd
 }
 

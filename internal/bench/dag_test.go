@@ -34,3 +34,14 @@ func TestRunStateMachine(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 }
+
+// TestRunSaga runs the saga benchmark small.
+func TestRunSaga(t *testing.T) {
+	rep, err := bench.RunSaga(context.Background(), bench.SagaConfig{Store: testdb.SQLite(t), N: 20, Concurrency: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Compensated != 2 || rep.Steps != 20*4+2*3 || rep.SagasPerSec <= 0 || rep.StepsPerSec <= 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+}

@@ -217,6 +217,14 @@ func main() {
 	worker.RegisterWorkflow(w, Chores)
 	worker.RegisterStep(w, Chore)
 	worker.RegisterWorkflow(w, Nightly)
+	// The Trip saga runs on a queue of its own, as the state machines do.
+	trips := worker.New(svc, worker.Options{Queue: "sagas", Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	registerTrip(trips)
+	if err := trips.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	machines = append(machines, trips)
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/saga"
+)
+
+// SagaDecision is an operator's decision on a saga's failed compensation.
+type SagaDecision struct {
+	// Action is retry, done or skip.
+	Action string `json:"action" required:"true" max:"16"`
+	// Step is the saga step (empty: every failed compensation).
+	Step     string `json:"step,omitempty" max:"500"`
+	Note     string `json:"note,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// SagaChange is an operator's terminate, disable or enable of a saga.
+type SagaChange struct {
+	Reason   string `json:"reason,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// SagaBatch acts on every saga a filter selects.
+type SagaBatch struct {
+	Name          string     `json:"name,omitempty" max:"500"`
+	State         saga.State `json:"state,omitempty" max:"32"`
+	StartedAfter  time.Time  `json:"started_after,omitzero"`
+	StartedBefore time.Time  `json:"started_before,omitzero"`
+	// Action is retry, done, skip or terminate.
+	Action   string `json:"action" required:"true" max:"16"`
+	Note     string `json:"note,omitempty" max:"32768"`
+	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// sagaRoutes are the routes of sagas (package saga): their records and
+// the operators' actions, over the client.
+func sagaRoutes(h *handler) []Route {
+	list := prefix + "/namespaces/{namespace}/sagas"
+	one := list + "/{id}"
+	client := func(r *http.Request) *saga.Client { return saga.NewClient(h.svc, r.PathValue("namespace")) }
+	change := func(do func(c *saga.Client, ctx context.Context, id, reason, identity string) error) endpoint {
+		return call(h, func(ctx context.Context, r *http.Request, req SagaChange) (struct{}, error) {
+			return struct{}{}, do(client(r), ctx, r.PathValue("id"), req.Reason, req.Identity)
+		})
+	}
+	routes := []Route{
+		{"GET", list, "Find sagas by name, state and start time, newest first", get(h, func(ctx context.Context, r *http.Request) (api.ListResponse, error) {
+			size, token, err := pageParams(r)
+			if err != nil {
+				return api.ListResponse{}, err
+			}
+			q := r.URL.Query()
+			f := saga.Filter{Name: q.Get("name"), State: saga.State(q.Get("state"))}
+			if f.StartedAfter, err = timeParam(q.Get("started_after"), "started_after"); err != nil {
+				return api.ListResponse{}, err
+			}
+			if f.StartedBefore, err = timeParam(q.Get("started_before"), "started_before"); err != nil {
+				return api.ListResponse{}, err
+			}
+			return client(r).List(ctx, f, size, token)
+		}).with(stringParam("name", "only sagas of this name"), param{"state", map[string]any{"type": "string", "enum": saga.States}, "only sagas in this state"},
+			stringParam("started_after", "only sagas started at or after this time (RFC 3339)"),
+			stringParam("started_before", "only sagas started before this time (RFC 3339)"),
+			intQuery("page_size", 0, 1000, "sagas per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
+		{"GET", one, "A saga's record: its steps with their forward and compensation states, every tryout, the operators' decisions (its id with '/' escaped as %2F)",
+			get(h, func(ctx context.Context, r *http.Request) (*saga.Record, error) {
+				return client(r).Get(ctx, r.PathValue("id"))
+			})},
+		{"POST", one + "/resolve", "Decide a failed compensation: retry it, mark it done by hand, or skip it", call(h, func(ctx context.Context, r *http.Request, req SagaDecision) (struct{}, error) {
+			return struct{}{}, client(r).Resolve(ctx, r.PathValue("id"), saga.Operator{Action: req.Action, Step: req.Step, Note: req.Note, Identity: req.Identity})
+		})},
+		{"POST", one + "/terminate", "Terminate a saga where it is, without compensating", change((*saga.Client).Terminate)},
+	}
+	if _, ok := h.svc.(api.Operator); ok {
+		routes = append(routes,
+			Route{"POST", one + "/disable", "Disable a saga: its run is paused until enabled", change((*saga.Client).Disable)},
+			Route{"POST", one + "/enable", "Enable a disabled saga", change((*saga.Client).Enable)})
+	}
+	if b, ok := h.svc.(api.Batches); ok {
+		routes = append(routes, Route{"POST", prefix + "/namespaces/{namespace}/saga-batches",
+			"Act on every saga a filter selects: retry, done or skip their failed compensations, or terminate them (a kernel batch)",
+			call(h, func(ctx context.Context, r *http.Request, req SagaBatch) (api.BatchRef, error) {
+				f := saga.Filter{Name: req.Name, State: req.State, StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore}
+				return client(r).Batch(ctx, b, f, req.Action, req.Note, req.Identity)
+			})})
+	}
+	return routes
+}
+
+// timeParam reads an optional RFC 3339 time of a query.
+func timeParam(v, name string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, api.InvalidArgument(name, "want an RFC 3339 time, got %q", v)
+	}
+	return t, nil
+}
