@@ -135,3 +135,19 @@ func TestStateMachinesGuideExample(t *testing.T) {
 		t.Fatal("docs/statemachines.md's example is not statemachine/example_test.go as written: copy the file into the guide")
 	}
 }
+
+// TestSagasGuideExample: the example of docs/sagas.md is
+// saga/example_test.go as written, which go test runs and checks.
+func TestSagasGuideExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sagas.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "saga", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```go\n"+string(example)+"```") {
+		t.Fatal("docs/sagas.md's example is not saga/example_test.go as written: copy the file into the guide")
+	}
+}
