@@ -103,6 +103,9 @@ func (c *Client) start(ctx context.Context, in RunInput, opts StartOptions) (Sta
 // (AttrState), version and business date, as of the last visibility
 // write: lists lag the instances by about a second.
 func (c *Client) Instances(ctx context.Context, name string, state State, pageSize int, token []byte) (api.ListResponse, error) {
+	if name != "" && !validName.MatchString(name) {
+		return api.ListResponse{}, fmt.Errorf("%w: no DAG is named %q: a name is letters, digits, '_', '.' and '-', at most 100", api.ErrNotFound, name)
+	}
 	req := api.ListRequest{Namespace: c.namespace, WorkflowType: WorkflowType, BusinessKey: name, PageSize: pageSize, PageToken: token}
 	if state != "" {
 		req.Attributes = map[string]string{AttrState: string(state)}

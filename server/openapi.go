@@ -15,6 +15,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/saga"
 	"github.com/strandhq/strand/store"
 )
 
@@ -295,6 +296,10 @@ var enums = map[reflect.Type][]any{
 		api.CommandUpsertAttributes, api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},
 	reflect.TypeFor[dag.FailureStrategy](): {"", dag.FailureEnd, dag.FailureContinue},
 	reflect.TypeFor[DAGAction]():           {dag.ActionPause, dag.ActionResume, dag.ActionStop},
+	reflect.TypeFor[SagaAction]():          {saga.ActionRetry, saga.ActionDone, saga.ActionSkip},
+	reflect.TypeFor[SagaBatchAction]():     {saga.ActionRetry, saga.ActionDone, saga.ActionSkip, "terminate"},
+	reflect.TypeFor[SagaFilterState]():     sagaFilterStates,
+	reflect.TypeFor[saga.State]():          {saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed, saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateDisabled, saga.StateTerminated},
 }
 
 // markOut records the structs reachable from an answer's type.

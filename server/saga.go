@@ -9,10 +9,24 @@ import (
 	"github.com/strandhq/strand/saga"
 )
 
+// SagaAction is an operator's decision on a failed compensation: retry,
+// done or skip.
+type SagaAction string
+
+// SagaBatchAction is what a saga batch does: a decision, or terminate.
+type SagaBatchAction string
+
+// SagaFilterState is a state sagas are listed by: any but disabled (a
+// paused run keeps its state's attribute).
+type SagaFilterState string
+
+// sagaFilterStates are the SagaFilterState values.
+var sagaFilterStates = []any{"", saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed,
+	saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateTerminated}
+
 // SagaDecision is an operator's decision on a saga's failed compensation.
 type SagaDecision struct {
-	// Action is retry, done or skip.
-	Action string `json:"action" required:"true" max:"16"`
+	Action SagaAction `json:"action" required:"true"`
 	// Step is the saga step (empty: every failed compensation).
 	Step     string `json:"step,omitempty" max:"500"`
 	Note     string `json:"note,omitempty" max:"32768"`
@@ -27,14 +41,13 @@ type SagaChange struct {
 
 // SagaBatch acts on every saga a filter selects.
 type SagaBatch struct {
-	Name          string     `json:"name,omitempty" max:"500"`
-	State         saga.State `json:"state,omitempty" max:"32"`
-	StartedAfter  time.Time  `json:"started_after,omitzero"`
-	StartedBefore time.Time  `json:"started_before,omitzero"`
-	// Action is retry, done, skip or terminate.
-	Action   string `json:"action" required:"true" max:"16"`
-	Note     string `json:"note,omitempty" max:"32768"`
-	Identity string `json:"identity,omitempty" max:"256"`
+	Name          string          `json:"name,omitempty" max:"500"`
+	State         SagaFilterState `json:"state,omitempty"`
+	StartedAfter  time.Time       `json:"started_after,omitzero"`
+	StartedBefore time.Time       `json:"started_before,omitzero"`
+	Action        SagaBatchAction `json:"action" required:"true"`
+	Note          string          `json:"note,omitempty" max:"32768"`
+	Identity      string          `json:"identity,omitempty" max:"256"`
 }
 
 // sagaRoutes are the routes of sagas (package saga): their records and
@@ -63,7 +76,7 @@ func sagaRoutes(h *handler) []Route {
 				return api.ListResponse{}, err
 			}
 			return client(r).List(ctx, f, size, token)
-		}).with(stringParam("name", "only sagas of this name"), param{"state", map[string]any{"type": "string", "enum": saga.States}, "only sagas in this state"},
+		}).with(stringParam("name", "only sagas of this name"), param{"state", map[string]any{"type": "string", "enum": sagaFilterStates}, "only sagas in this state"},
 			stringParam("started_after", "only sagas started at or after this time (RFC 3339)"),
 			stringParam("started_before", "only sagas started before this time (RFC 3339)"),
 			intQuery("page_size", 0, 1000, "sagas per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
@@ -72,7 +85,7 @@ func sagaRoutes(h *handler) []Route {
 				return client(r).Get(ctx, r.PathValue("id"))
 			})},
 		{"POST", one + "/resolve", "Decide a failed compensation: retry it, mark it done by hand, or skip it", call(h, func(ctx context.Context, r *http.Request, req SagaDecision) (struct{}, error) {
-			return struct{}{}, client(r).Resolve(ctx, r.PathValue("id"), saga.Operator{Action: req.Action, Step: req.Step, Note: req.Note, Identity: req.Identity})
+			return struct{}{}, client(r).Resolve(ctx, r.PathValue("id"), saga.Operator{Action: string(req.Action), Step: req.Step, Note: req.Note, Identity: req.Identity})
 		})},
 		{"POST", one + "/terminate", "Terminate a saga where it is, without compensating", change((*saga.Client).Terminate)},
 	}
@@ -85,8 +98,8 @@ func sagaRoutes(h *handler) []Route {
 		routes = append(routes, Route{"POST", prefix + "/namespaces/{namespace}/saga-batches",
 			"Act on every saga a filter selects: retry, done or skip their failed compensations, or terminate them (a kernel batch)",
 			call(h, func(ctx context.Context, r *http.Request, req SagaBatch) (api.BatchRef, error) {
-				f := saga.Filter{Name: req.Name, State: req.State, StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore}
-				return client(r).Batch(ctx, b, f, req.Action, req.Note, req.Identity)
+				f := saga.Filter{Name: req.Name, State: saga.State(req.State), StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore}
+				return client(r).Batch(ctx, b, f, string(req.Action), req.Note, req.Identity)
 			})})
 	}
 	return routes

@@ -87,10 +87,14 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 		{"GET", defs + "/{type}", "A state machine definition's latest version", get(h, func(ctx context.Context, r *http.Request) (SMDefinitionList, error) {
 			return definitions(ctx, r, r.PathValue("type"))
 		})},
-		{"GET", defs + "/{type}/versions/{version}", "A version of a state machine definition (the one an instance runs on)", get(h, func(ctx context.Context, r *http.Request) (statemachine.StoredDefinition, error) {
-			v, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
-			if err != nil || v < 1 || !digits.MatchString(r.PathValue("version")) {
-				return statemachine.StoredDefinition{}, api.InvalidArgument("version", "want a version number (1 to %d), got %q", math.MaxInt32, r.PathValue("version"))
+		{"GET", defs + "/{type}/versions/{version}", "A version of a state machine definition (the one an instance runs on; 0 or latest: the latest)", get(h, func(ctx context.Context, r *http.Request) (statemachine.StoredDefinition, error) {
+			pv := r.PathValue("version")
+			if pv == "latest" {
+				pv = "0"
+			}
+			v, err := strconv.ParseInt(pv, 10, 32)
+			if err != nil || !digits.MatchString(pv) {
+				return statemachine.StoredDefinition{}, api.InvalidArgument("version", "want a version number (1 to %d) or latest, got %q", math.MaxInt32, r.PathValue("version"))
 			}
 			return statemachine.NewClient(svc, "").Definition(ctx, r.PathValue("type"), int32(v))
 		})},
