@@ -77,8 +77,8 @@ func sagaRoutes(h *handler) []Route {
 			}
 			return client(r).List(ctx, f, size, token)
 		}).with(stringParam("name", "only sagas of this name"), param{"state", map[string]any{"type": "string", "enum": sagaFilterStates}, "only sagas in this state"},
-			stringParam("started_after", "only sagas started at or after this time (RFC 3339)"),
-			stringParam("started_before", "only sagas started before this time (RFC 3339)"),
+			param{"started_after", map[string]any{"type": "string", "format": "date-time"}, "only sagas started at or after this time (RFC 3339)"},
+			param{"started_before", map[string]any{"type": "string", "format": "date-time"}, "only sagas started before this time (RFC 3339)"},
 			intQuery("page_size", 0, 1000, "sagas per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
 		{"GET", one, "A saga's record: its steps with their forward and compensation states, every tryout, the operators' decisions (its id with '/' escaped as %2F)",
 			get(h, func(ctx context.Context, r *http.Request) (*saga.Record, error) {
