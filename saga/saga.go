@@ -154,7 +154,6 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("saga %s: %s (%s): %v", e.Saga, what, e.State, e.Cause)
 }
 
-
 // Saga is one saga in a workflow. Its methods are called from the
 // workflow's code (one coroutine at a time, as all workflow code).
 type Saga struct {

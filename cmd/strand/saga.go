@@ -214,6 +214,7 @@ func newSagaCommand() *cobra.Command {
 		decide(saga.ActionDone, "Record that a failed compensation was done by hand"),
 		decide(saga.ActionSkip, "Skip a failed compensation"),
 		terminate, disable, enable, batch)
+	cmd.AddCommand(sagaDefinitionCommands(o)...)
 	return cmd
 }
 

@@ -12,12 +12,14 @@ import (
 
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/dag/task"
+	"github.com/strandhq/strand/saga"
 	"github.com/strandhq/strand/worker"
 )
 
 // newWorkerCommand is strand worker: a worker process in the binary, for
 // users without Go. It runs the DAG interpreter and the built-in task
-// types (shell, http, sql) of its worker groups.
+// types (shell, http, sql) of its worker groups, and the interpreter of
+// YAML sagas and their HTTP calls.
 func newWorkerCommand() *cobra.Command {
 	o := &cliOptions{}
 	var (
@@ -30,12 +32,13 @@ func newWorkerCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
-		Short: "Run DAG instances and their shell, http and sql tasks for worker groups",
+		Short: "Run DAG instances and their shell, http and sql tasks, and YAML sagas and their HTTP calls, for worker groups",
 		Long: `strand worker polls a Strand server for the DAG interpreter's workflow tasks and for the
 tasks of its worker groups, and runs them: shell scripts (bash, in a fresh directory), HTTP
-calls and SQL statements against the named data sources. Start as many as you like, on as
-many hosts: a task goes to one worker of its group, and a worker that dies has its tasks
-retried elsewhere by their retry policy.`,
+calls and SQL statements against the named data sources. It also runs the sagas defined in
+YAML (strand saga apply): their interpreter, and the HTTP calls and compensations of its
+worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
+group, and a worker that dies has its tasks retried elsewhere by their retry policy.`,
 		Example: `  strand worker --server http://127.0.0.1:8233 --group default --concurrency 8 \
       --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db`,
 		Args: cobra.NoArgs,
@@ -98,10 +101,11 @@ type dagWorkerOptions struct {
 	log         *slog.Logger
 }
 
-// startDAGWorkers starts the interpreter's worker and a worker per group
-// over svc; stop stops them, letting running tasks finish until its
-// context ends. strand worker runs them, and strand server
-// --worker-groups.
+// startDAGWorkers starts the interpreters' workers (DAGs on dag.Queue,
+// YAML sagas on saga.Queue) and, per group, a worker of its DAG tasks
+// (dag.GroupQueue) and one of its saga calls (saga.GroupQueue) over svc;
+// stop stops them, letting running tasks finish until its context ends.
+// strand worker runs them, and strand server --worker-groups.
 func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (stop func(context.Context), err error) {
 	if o.concurrency < 1 {
 		return nil, &usageError{fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)}
@@ -121,13 +125,19 @@ func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (
 	}
 	interp := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.Queue, Identity: o.identity, Logger: o.log})
 	dag.Register(interp, svc)
-	workers := []*worker.Worker{interp}
+	sagas := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: saga.Queue, Identity: o.identity, Logger: o.log})
+	saga.Register(sagas, svc)
+	workers := []*worker.Worker{interp, sagas}
 	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir}
+	calls := &saga.HTTPRunner{Logger: o.log}
 	for _, g := range o.groups {
 		w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: o.identity,
 			MaxConcurrentSteps: o.concurrency, StepPollers: min(o.concurrency, 4), Logger: o.log})
 		dag.RegisterTasks(w, runner)
-		workers = append(workers, w)
+		sw := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: saga.GroupQueue(g), Identity: o.identity,
+			MaxConcurrentSteps: o.concurrency, StepPollers: min(o.concurrency, 4), Logger: o.log})
+		saga.RegisterHTTPSteps(sw, calls)
+		workers = append(workers, w, sw)
 	}
 	stop = func(ctx context.Context) {
 		for _, w := range workers {
