@@ -35,7 +35,7 @@ func newServerCommand() *cobra.Command {
 		config   string
 		// withConsole serves the web console beside the API.
 		withConsole bool
-		// DAG workers in the server process (--worker-groups)
+		// DAG and saga workers in the server process (--worker-groups)
 		workerGroups      []string
 		workerConcurrency int
 		sopts             server.Options
@@ -170,7 +170,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().BoolVar(&withConsole, "console", true, "serve the web console at / (--console=false: the API alone)")
-	cmd.Flags().StringSliceVar(&workerGroups, "worker-groups", nil, "run DAG workers of these groups in this process, in the default namespace (what strand worker runs; shell tasks run as this process's user)")
+	cmd.Flags().StringSliceVar(&workerGroups, "worker-groups", nil, "run DAG and YAML saga workers of these groups in this process, in the default namespace (what strand worker runs; shell tasks run as this process's user)")
 	cmd.Flags().IntVar(&workerConcurrency, "worker-concurrency", 8, "with --worker-groups: tasks run at once per group")
 	cmd.Flags().StringVar(&eopts.Address, "advertise", "", "the URL other nodes reach this one at (default http://LISTEN)")
 	cmd.Flags().StringVar(&eopts.Identity, "node-id", "", "this node's name in the nodes table (default host:pid)")
