@@ -1,103 +1,38 @@
 package dag
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/internal/yamldoc"
 )
 
-// Pos is a place in a definition's file: line and column count from 1; a
-// column of 0 means the parser gave only the line.
-type Pos struct {
-	Line   int `json:"line"`
-	Column int `json:"column,omitempty"`
-}
-
-func (p Pos) String() string {
-	if p.Column == 0 {
-		return fmt.Sprintf("line %d", p.Line)
-	}
-	return fmt.Sprintf("line %d, column %d", p.Line, p.Column)
-}
-
-// DefinitionError is what is wrong with a definition: every problem found,
-// each at its place in the file.
-type DefinitionError struct {
-	// File names the definition's file, when it has one.
-	File     string    `json:"file,omitempty"`
-	Problems []Problem `json:"problems"`
-}
+// Pos is a place in a definition's file.
+type Pos = yamldoc.Pos
 
 // Problem is one thing wrong with a definition.
-type Problem struct {
-	Pos
-	// Field is the path of the field ("tasks[2].upstream[0]"), when the
-	// problem is a field's.
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
+type Problem = yamldoc.Problem
 
-func (p Problem) String() string {
-	s := p.Pos.String()
-	if p.Line == 0 {
-		s = "definition"
-	}
-	if p.Field != "" {
-		s += ": " + p.Field
-	}
-	return s + ": " + p.Message
-}
-
-// Unwrap makes a definition error an invalid argument: bad input that
-// changed nothing.
-func (e *DefinitionError) Unwrap() error { return api.ErrInvalidArgument }
-
-func (e *DefinitionError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File + ": ")
-	}
-	b.WriteString("invalid definition: ")
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+// DefinitionError is what is wrong with a definition: every problem found,
+// each at its place in the file. It is an api.ErrInvalidArgument.
+type DefinitionError = yamldoc.Error
 
 // Parse reads a definition written in YAML or JSON and checks it: its
 // fields, its graph (no cycle, no unknown or duplicate task), its task
 // types and parameters. What is wrong is a *DefinitionError naming every
 // problem's line and column.
 func Parse(data []byte) (*Definition, error) {
-	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
-		// JSON is YAML, but the YAML parser gives only the line of a
-		// syntax error: the JSON parser gives the exact place.
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, &DefinitionError{Problems: []Problem{jsonProblem(data, err)}}
-		}
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &DefinitionError{Problems: []Problem{yamlProblem(err)}}
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, &DefinitionError{Problems: []Problem{{Pos: Pos{Line: 1, Column: 1}, Message: "the definition is empty"}}}
+	root, problem := yamldoc.Parse(data)
+	if problem != nil {
+		return nil, &DefinitionError{Problems: []Problem{*problem}}
 	}
 	p := &parser{}
-	def := p.definition(doc.Content[0])
+	def := p.definition(root)
 	if len(p.problems) == 0 {
 		p.check(def)
 	}
@@ -105,39 +40,6 @@ func Parse(data []byte) (*Definition, error) {
 		return nil, &DefinitionError{Problems: p.problems}
 	}
 	return def, nil
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func yamlProblem(err error) Problem {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return Problem{Pos: Pos{Line: line}, Message: m[2]}
-	}
-	return Problem{Pos: Pos{Line: 1}, Message: strings.TrimPrefix(msg, "yaml: ")}
-}
-
-func jsonProblem(data []byte, err error) Problem {
-	off := len(data)
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = int(se.Offset) - 1 // the offset is past the byte that broke the syntax
-	case errors.As(err, &te):
-		off = int(te.Offset)
-	}
-	return Problem{Pos: offsetPos(data, off), Message: err.Error()}
-}
-
-// offsetPos is the line and column of byte off of data.
-func offsetPos(data []byte, off int) Pos {
-	off = min(max(off, 0), len(data))
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := off - bytes.LastIndexByte(before, '\n')
-	return Pos{Line: line, Column: col}
 }
 
 // parser turns YAML nodes into a Definition, collecting problems with
