@@ -141,27 +141,15 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (SagaReport, error) {
 	rep.SagaStepsSec = float64(rep.Steps) / rep.Elapsed.Seconds()
 
 	say("running workflows of no-op steps, %d steps in all...", rep.Steps)
-	began = time.Now()
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(cfg.Concurrency)
-	for i := range cfg.N {
-		n := 4
+	rep.StepsElapsed, err = runChains(ctx, c, cfg.N, cfg.Concurrency, func(i int) int {
 		if (i+1)%cfg.CompensateEvery == 0 {
-			n = 7
+			return 7
 		}
-		g.Go(func() error {
-			run, err := client.Start(gctx, c, StepChain, n, client.StartOptions{Queue: "bench.steps"})
-			if err != nil {
-				return err
-			}
-			_, err = run.Get(gctx)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+		return 4
+	})
+	if err != nil {
 		return rep, err
 	}
-	rep.StepsElapsed = time.Since(began)
 	rep.KernelSteps = rep.Steps
 	rep.StepsPerSec = float64(rep.KernelSteps) / rep.StepsElapsed.Seconds()
 	return rep, nil
