@@ -15,6 +15,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/internal/yamldoc"
 	"github.com/strandhq/strand/store"
 )
 
@@ -49,13 +50,8 @@ func newDAGCommand() *cobra.Command {
 				return &usageError{err}
 			}
 			a, err := c.Catalog.Apply(cmd.Context(), text, cliIdentity(), offline)
-			var de *dag.DefinitionError
-			if errors.As(err, &de) {
-				de.File = file
-				return &usageError{de}
-			}
 			if err != nil {
-				return err
+				return definitionFileError(err, file)
 			}
 			return o.print(cmd.OutOrStdout(), a, func(tw *tabwriter.Writer) {
 				what := "unchanged"
@@ -569,4 +565,15 @@ func printInstance(cmd *cobra.Command, o *cliOptions, inst *dag.Instance) error 
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, t.State, strconv.Itoa(int(t.Attempt)), dur, t.Host, strings.Join(outs, " "))
 		}
 	})
+}
+
+// definitionFileError names the file of a definition that did not parse
+// (a usage error: exit status 2), and returns other errors as they are.
+func definitionFileError(err error, file string) error {
+	var de *yamldoc.Error
+	if errors.As(err, &de) {
+		de.File = file
+		return &usageError{de}
+	}
+	return err
 }

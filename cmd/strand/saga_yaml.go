@@ -50,13 +50,8 @@ func sagaDefinitionCommands(o *cliOptions) []*cobra.Command {
 				return &usageError{err}
 			}
 			a, err := c.Apply(cmd.Context(), text)
-			var de *saga.DefinitionError
-			if errors.As(err, &de) {
-				de.File = file
-				return &usageError{de}
-			}
 			if err != nil {
-				return err
+				return definitionFileError(err, file)
 			}
 			return o.print(cmd.OutOrStdout(), a, func(tw *tabwriter.Writer) {
 				what := "unchanged"
