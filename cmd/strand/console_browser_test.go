@@ -24,8 +24,9 @@ import (
 // completed Approval, one waiting for its "approve" signal, a terminated
 // one and a completed Chores (four steps and a timer), and a namespace
 // besides default; and DAG pipelines with a strand worker that runs them
-// in a namespace of their own, and their instances (consoleDAGs). It
-// writes the runs
+// in a namespace of their own, and their instances (consoleDAGs); and
+// the test worker's Trip sagas in a namespace of their own (consoleSagas).
+// It writes the runs
 // to a fixture file the tests read, and the tests' screenshots go to
 // $STRAND_TEST_OUTPUT/console-screenshots, or else to
 // console/web/e2e/screenshots-out (ignored by git).
@@ -101,8 +102,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		"--description", consoleSMNamespaceDescription, "--server", url); code != 0 {
 		t.Fatalf("namespace create %s: exit %d: %s", consoleSMNamespace, code, out)
 	}
+	// So are the sagas' (and the worker runs them there only, so that the
+	// default namespace's queues stay those the queues page expects).
+	if out, code := run(t, "namespace", "create", consoleSagaNamespace, "--retention", "240h",
+		"--description", consoleSagaNamespaceDescription, "--server", url); code != 0 {
+		t.Fatalf("namespace create %s: exit %d: %s", consoleSagaNamespace, code, out)
+	}
 	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url, "--identity", consoleWorker,
-		"--sm-namespaces", "default,"+consoleSMNamespace)
+		"--sm-namespaces", "default,"+consoleSMNamespace, "--saga-namespaces", consoleSagaNamespace)
 
 	fixture := consoleRuns(t, bin, url)
 	fixture.DAGs = consoleDAGs(t, bin, url)
@@ -111,6 +118,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	fixture.StateMachines = consoleStateMachines(t, url)
 	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: consoleSMNamespace,
 		Description: consoleSMNamespaceDescription, Retention: "10d"})
+	fixture.Sagas = consoleSagas(t, url)
+	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: consoleSagaNamespace,
+		Description: consoleSagaNamespaceDescription, Retention: "10d"})
 	fixturePath := filepath.Join(t.TempDir(), "fixture.json")
 	data, err := json.MarshalIndent(fixture, "", "  ")
 	if err != nil {
@@ -193,6 +203,8 @@ type consoleFixture struct {
 	DAGs consoleDAGSet `json:"dags"`
 	// StateMachines are the state machines and instances their pages show.
 	StateMachines consoleSMSet `json:"statemachines"`
+	// Sagas are the Trip sagas the saga pages show.
+	Sagas consoleSagaSet `json:"sagas"`
 }
 
 // consoleDAGSet is what the DAG pages' tests (console/web/e2e/dags.test.mjs)
@@ -726,4 +738,178 @@ func consoleStateMachines(t *testing.T, url string) consoleSMSet {
 		})
 	}
 	return set
+}
+
+// The sagas' namespace.
+const (
+	consoleSagaNamespace            = "trips"
+	consoleSagaNamespaceDescription = "Trip sagas"
+)
+
+// consoleSagaSet is what the saga pages' tests (console/web/e2e/sagas.test.mjs)
+// look at: runs of the test worker's Trip saga (internal/testworker/trip.go),
+// in a namespace of their own so that the default namespace's counts of
+// runs stay those of consoleRuns.
+type consoleSagaSet struct {
+	Namespace string `json:"namespace"`
+	// Type and Queue are the Trip workflow's (to start more), Name the
+	// saga's name.
+	Type  string `json:"type"`
+	Queue string `json:"queue"`
+	Name  string `json:"name"`
+	// Sagas by role: completed (the hotel busy for two attempts, retried),
+	// compensated (the car fails: hotel and flight undone), stuck and
+	// stuck2 (the tickets fail and the car's compensation always fails:
+	// both wait in compensation_failed; the browser marks stuck's done and
+	// skips stuck2's in a batch).
+	Sagas map[string]consoleSaga `json:"sagas"`
+}
+
+// consoleSaga is a saga as its page should show it.
+type consoleSaga struct {
+	ID     string         `json:"id"`
+	RunID  string         `json:"run_id"`
+	Input  map[string]any `json:"input"`
+	State  string         `json:"state"`
+	Status string         `json:"status"`
+	// Steps are its steps in order, Tryouts every attempt in the order the
+	// record lists them.
+	Steps   []consoleSagaStep   `json:"steps"`
+	Tryouts []consoleSagaTryout `json:"tryouts"`
+}
+
+// consoleSagaStep is a line of a saga's steps table.
+type consoleSagaStep struct {
+	Name         string           `json:"name"`
+	Group        int              `json:"group,omitempty"`
+	Forward      consoleSagaPhase `json:"forward"`
+	Compensation consoleSagaPhase `json:"compensation"`
+}
+
+// consoleSagaPhase is a step's forward run or compensation.
+type consoleSagaPhase struct {
+	State    string `json:"state"`
+	Attempts int    `json:"attempts,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// consoleSagaTryout is a line of a saga's tryouts table.
+type consoleSagaTryout struct {
+	Step    string `json:"step"`
+	Phase   string `json:"phase"`
+	Attempt int    `json:"attempt"`
+	Outcome string `json:"outcome"`
+	Key     string `json:"idempotency_key"`
+	Error   string `json:"error,omitempty"`
+}
+
+// consoleSagas starts the Trip sagas of the fixture with the CLI, waits
+// until each is in its state with its steps where they should be, and
+// until the sagas list shows them so.
+func consoleSagas(t *testing.T, url string) consoleSagaSet {
+	t.Helper()
+	ns := consoleSagaNamespace
+	set := consoleSagaSet{Namespace: ns, Type: "Trip", Queue: "sagas", Name: "trip", Sagas: map[string]consoleSaga{}}
+	getJSON := func(path string, v any) bool {
+		res, err := http.Get(url + "/api/v1" + path)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(v) == nil
+	}
+	// phase is a step's phase as the fixture writes it: state and attempts.
+	phase := func(state string, attempts int) consoleSagaPhase {
+		return consoleSagaPhase{State: state, Attempts: attempts}
+	}
+	step := func(name string, group int, forward, compensation consoleSagaPhase) consoleSagaStep {
+		return consoleSagaStep{Name: name, Group: group, Forward: forward, Compensation: compensation}
+	}
+	none := phase("none", 0)
+	stuck := []consoleSagaStep{
+		step("flight", 0, phase("completed", 1), none),
+		step("hotel", 1, phase("completed", 1), phase("completed", 1)),
+		step("car", 1, phase("completed", 1), phase("failed", 3)),
+		step("tickets", 0, phase("failed", 1), none),
+	}
+	for _, s := range []struct {
+		role, id string
+		input    map[string]any
+		state    string
+		status   string
+		steps    []consoleSagaStep
+		tryouts  int
+	}{
+		{"completed", "trip-ok", map[string]any{"busy": map[string]int{"hotel": 2}}, "completed", "completed", []consoleSagaStep{
+			step("flight", 0, phase("completed", 1), none),
+			step("hotel", 1, phase("completed", 3), none),
+			step("car", 1, phase("completed", 1), none),
+			step("tickets", 0, phase("completed", 1), none),
+		}, 6},
+		{"compensated", "trip-undone", map[string]any{"fail": "car"}, "compensated", "failed", []consoleSagaStep{
+			step("flight", 0, phase("completed", 1), phase("completed", 1)),
+			step("hotel", 1, phase("completed", 1), phase("completed", 1)),
+			step("car", 1, phase("failed", 1), none),
+		}, 5},
+		{"stuck", "trip-stuck-1", map[string]any{"fail": "tickets", "undo_broken": "car"}, "compensation_failed", "running", stuck, 8},
+		{"stuck2", "trip-stuck-2", map[string]any{"fail": "tickets", "undo_broken": "car"}, "compensation_failed", "running", stuck, 8},
+	} {
+		in, _ := json.Marshal(s.input)
+		if out, code := run(t, "workflow", "start", s.id, "--type", set.Type, "--queue", set.Queue, "--input", string(in),
+			"--namespace", ns, "--server", url); code != 0 {
+			t.Fatalf("start %s: exit %d: %s", s.id, code, out)
+		}
+		var rec struct {
+			RunID   string              `json:"run_id"`
+			State   string              `json:"state"`
+			Status  string              `json:"status"`
+			Steps   []consoleSagaStep   `json:"steps"`
+			Tryouts []consoleSagaTryout `json:"tryouts"`
+		}
+		eventually(t, s.id+" "+s.state, func() bool {
+			rec.Steps, rec.Tryouts = nil, nil
+			return getJSON("/namespaces/"+ns+"/sagas/"+s.id, &rec) && rec.State == s.state && rec.Status == s.status &&
+				len(rec.Tryouts) == s.tryouts
+		})
+		// The steps as expected, their errors as read.
+		got := make([]consoleSagaStep, len(rec.Steps))
+		for i, st := range rec.Steps {
+			got[i] = st
+			got[i].Forward.Error, got[i].Compensation.Error = "", ""
+		}
+		if fmt.Sprint(got) != fmt.Sprint(s.steps) {
+			t.Fatalf("saga %s: steps %+v; want %+v", s.id, got, s.steps)
+		}
+		set.Sagas[s.role] = consoleSaga{ID: s.id, RunID: rec.RunID, Input: s.input, State: s.state, Status: s.status,
+			Steps: rec.Steps, Tryouts: rec.Tryouts}
+	}
+	// The list (the visibility store) catches up with the sagas.
+	eventually(t, "the sagas listed in their states", func() bool {
+		var l struct {
+			Runs []struct {
+				WorkflowID string            `json:"workflow_id"`
+				Attributes map[string]string `json:"attributes"`
+			} `json:"runs"`
+		}
+		if !getJSON("/namespaces/"+ns+"/sagas", &l) || len(l.Runs) != len(set.Sagas) {
+			return false
+		}
+		for _, r := range l.Runs {
+			if s, ok := set.Sagas[roleOf(set, r.WorkflowID)]; !ok || r.Attributes["strand.saga.state"] != s.State {
+				return false
+			}
+		}
+		return true
+	})
+	return set
+}
+
+// roleOf is the role of the saga id in set ("" if none).
+func roleOf(set consoleSagaSet, id string) string {
+	for role, s := range set.Sagas {
+		if s.ID == id {
+			return role
+		}
+	}
+	return ""
 }

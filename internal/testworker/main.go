@@ -180,6 +180,7 @@ func main() {
 	effectsPath := flag.String("effects", "", "a file to which Chore appends a line as it starts and ends")
 	identity := flag.String("identity", "", "the worker's identity (default host:pid)")
 	smNamespaces := flag.String("sm-namespaces", "default", "the namespaces (comma-separated) whose state machine instances the worker runs")
+	sagaNamespaces := flag.String("saga-namespaces", "default", "the namespaces (comma-separated) whose Trip sagas the worker runs")
 	flag.Parse()
 	if *effectsPath != "" {
 		f, err := os.OpenFile(*effectsPath, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
@@ -218,13 +219,16 @@ func main() {
 	worker.RegisterStep(w, Chore)
 	worker.RegisterWorkflow(w, Nightly)
 	// The Trip saga runs on a queue of its own, as the state machines do.
-	trips := worker.New(svc, worker.Options{Queue: "sagas", Identity: *identity, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	registerTrip(trips)
-	if err := trips.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	for _, ns := range strings.Split(*sagaNamespaces, ",") {
+		trips := worker.New(svc, worker.Options{Namespace: strings.TrimSpace(ns), Queue: "sagas", Identity: *identity,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+		registerTrip(trips)
+		if err := trips.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		machines = append(machines, trips)
 	}
-	machines = append(machines, trips)
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -12,6 +12,8 @@ import { queuesRoute } from './pages/queues/route'
 import { indexRoute, rootRoute } from './pages/root/route'
 import { runRoute } from './pages/run/route'
 import { runsRoute } from './pages/runs/route'
+import { sagaRoute } from './pages/saga/route'
+import { sagasRoute } from './pages/sagas/route'
 import { smInstanceRoute } from './pages/statemachine-instance/route'
 import { stateMachineRoute } from './pages/statemachine/route'
 import { stateMachinesRoute } from './pages/statemachines/route'
@@ -37,6 +39,8 @@ const routeTree = rootRoute.addChildren([
   stateMachinesRoute,
   stateMachineRoute,
   smInstanceRoute,
+  sagasRoute,
+  sagaRoute,
   namespacesRoute,
   clusterRoute,
 ])

@@ -67,6 +67,11 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               </Link>
             </li>
             <li>
+              <Link to="/namespaces/$namespace/sagas" params={{ namespace }}>
+                Sagas
+              </Link>
+            </li>
+            <li>
               {/* Exact: the runs of a namespace are under /namespaces too. */}
               <Link to="/namespaces" activeOptions={{ exact: true }}>
                 Namespaces

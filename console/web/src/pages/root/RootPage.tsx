@@ -11,6 +11,7 @@ const namespacePages = [
   '/namespaces/$namespace/schedules',
   '/namespaces/$namespace/batches',
   '/namespaces/$namespace/queues',
+  '/namespaces/$namespace/sagas',
 ] as const
 
 /**
