@@ -428,6 +428,7 @@ func TestBadInput(t *testing.T) {
 		{"schedule.action.workflow_type", func(s *api.Schedule) { s.Action.WorkflowType = "" }},
 		{"schedule.policies.overlap", func(s *api.Schedule) { s.Policies.Overlap = "sometimes" }},
 		{"schedule.action_limit", func(s *api.Schedule) { s.ActionLimit = -1 }},
+		{"schedule.action.attributes", func(s *api.Schedule) { s.Action.Attributes = map[string]string{"": "x"} }},
 	} {
 		sc := good
 		c.edit(&sc)

@@ -65,6 +65,10 @@ func Validate(sc api.Schedule) error {
 	if _, ok := sc.Action.Attributes[api.AttributeSchedule]; ok {
 		return api.InvalidArgument("schedule.action.attributes", "%q is set by the schedule", api.AttributeSchedule)
 	}
+	if _, ok := sc.Action.Attributes[""]; ok {
+		// Every fire's start would be refused.
+		return api.InvalidArgument("schedule.action.attributes", "empty attribute name")
+	}
 	if p := sc.Action.Priority; p < 0 || p > api.PriorityLowest {
 		return api.InvalidArgument("schedule.action.priority", "%d; want 0 (normal) or 1 (highest) to 5 (lowest)", p)
 	}

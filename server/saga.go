@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -69,14 +70,14 @@ func sagaRoutes(h *handler) []Route {
 			}
 			q := r.URL.Query()
 			f := saga.Filter{Name: q.Get("name"), State: saga.State(q.Get("state"))}
-			if f.StartedAfter, err = timeParam(q.Get("started_after"), "started_after"); err != nil {
+			if f.StartedAfter, err = timeParam(q, "started_after"); err != nil {
 				return api.ListResponse{}, err
 			}
-			if f.StartedBefore, err = timeParam(q.Get("started_before"), "started_before"); err != nil {
+			if f.StartedBefore, err = timeParam(q, "started_before"); err != nil {
 				return api.ListResponse{}, err
 			}
 			return client(r).List(ctx, f, size, token)
-		}).with(stringParam("name", "only sagas of this name"), param{"state", map[string]any{"type": "string", "enum": sagaFilterStates}, "only sagas in this state"},
+		}).with(param{"name", map[string]any{"type": "string", "maxLength": 500, "pattern": "^[^\\x00]*$"}, "only sagas of this name"}, param{"state", map[string]any{"type": "string", "enum": sagaFilterStates}, "only sagas in this state"},
 			param{"started_after", map[string]any{"type": "string", "format": "date-time"}, "only sagas started at or after this time (RFC 3339)"},
 			param{"started_before", map[string]any{"type": "string", "format": "date-time"}, "only sagas started before this time (RFC 3339)"},
 			intQuery("page_size", 0, 1000, "sagas per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
@@ -105,11 +106,13 @@ func sagaRoutes(h *handler) []Route {
 	return routes
 }
 
-// timeParam reads an optional RFC 3339 time of a query.
-func timeParam(v, name string) (time.Time, error) {
-	if v == "" {
+// timeParam reads an optional RFC 3339 time of a query: absent is the
+// zero time, present and empty is invalid.
+func timeParam(q url.Values, name string) (time.Time, error) {
+	if !q.Has(name) {
 		return time.Time{}, nil
 	}
+	v := q.Get(name)
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}, api.InvalidArgument(name, "want an RFC 3339 time, got %q", v)
