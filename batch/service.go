@@ -192,6 +192,9 @@ func (s *Service) ListBatches(ctx context.Context, req api.ListBatchesRequest) (
 		if r.Status == store.StatusContinuedAsNew {
 			continue // an earlier run of a batch listed by its last
 		}
+		if r.Attributes[attrOp] == "" {
+			continue // not started by StartBatch (a run started through the workflows API): not a batch
+		}
 		state := StateRunning
 		if r.Status != store.StatusRunning {
 			state = r.Status.String()
