@@ -167,13 +167,19 @@ func newSagaCommand() *cobra.Command {
 		return c
 	}
 	terminate := change("terminate", "Terminate a saga where it is, without compensating", func(c *saga.Client) func(*cobra.Command, string, string) error {
-		return func(cmd *cobra.Command, id, reason string) error { return c.Terminate(cmd.Context(), id, reason, cliIdentity()) }
+		return func(cmd *cobra.Command, id, reason string) error {
+			return c.Terminate(cmd.Context(), id, reason, cliIdentity())
+		}
 	})
 	disable := change("disable", "Disable a saga: its run pauses until enabled", func(c *saga.Client) func(*cobra.Command, string, string) error {
-		return func(cmd *cobra.Command, id, reason string) error { return c.Disable(cmd.Context(), id, reason, cliIdentity()) }
+		return func(cmd *cobra.Command, id, reason string) error {
+			return c.Disable(cmd.Context(), id, reason, cliIdentity())
+		}
 	})
 	enable := change("enable", "Enable a disabled saga", func(c *saga.Client) func(*cobra.Command, string, string) error {
-		return func(cmd *cobra.Command, id, reason string) error { return c.Enable(cmd.Context(), id, reason, cliIdentity()) }
+		return func(cmd *cobra.Command, id, reason string) error {
+			return c.Enable(cmd.Context(), id, reason, cliIdentity())
+		}
 	})
 
 	var bf saga.Filter
