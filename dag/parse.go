@@ -69,7 +69,7 @@ func (p *parser) mark(n *yaml.Node, field string) {
 // knows the key.
 func (p *parser) fields(n *yaml.Node, path string, set func(key string, v *yaml.Node, field string) bool) {
 	if n.Kind != yaml.MappingNode {
-		p.fail(n, path, "want a mapping of fields, got %s", kindName(n))
+		p.fail(n, path, "want a mapping of fields, got %s", yamldoc.KindName(n))
 		return
 	}
 	seen := map[string]bool{}
@@ -91,24 +91,10 @@ func (p *parser) fields(n *yaml.Node, path string, set func(key string, v *yaml.
 	}
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if n.Tag == "!!null" {
-		return "nothing"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
 
 func (p *parser) str(n *yaml.Node, field string) string {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.fail(n, field, "want a string, got %s", kindName(n))
+		p.fail(n, field, "want a string, got %s", yamldoc.KindName(n))
 		return ""
 	}
 	return n.Value
@@ -120,7 +106,7 @@ func (p *parser) integer(n *yaml.Node, field string) int {
 			return v
 		}
 	}
-	p.fail(n, field, "want a whole number, got %s", kindName(n))
+	p.fail(n, field, "want a whole number, got %s", yamldoc.KindName(n))
 	return 0
 }
 
@@ -131,14 +117,14 @@ func (p *parser) boolean(n *yaml.Node, field string) bool {
 			return b
 		}
 	}
-	p.fail(n, field, "want true or false, got %s", kindName(n))
+	p.fail(n, field, "want true or false, got %s", yamldoc.KindName(n))
 	return false
 }
 
 func (p *parser) duration(n *yaml.Node, field string) Duration {
 	var d Duration
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.fail(n, field, "want a duration such as 90s or 1h30m, got %s", kindName(n))
+		p.fail(n, field, "want a duration such as 90s or 1h30m, got %s", yamldoc.KindName(n))
 	} else if err := d.UnmarshalText([]byte(n.Value)); err != nil {
 		p.fail(n, field, "%v", err)
 	}
@@ -158,7 +144,7 @@ func (p *parser) strings(n *yaml.Node, field string) []string {
 // what names an element for the error of a value that is not a list.
 func (p *parser) each(n *yaml.Node, field, what string, fn func(e *yaml.Node, f string)) {
 	if n.Kind != yaml.SequenceNode {
-		p.fail(n, field, "want a list of %s, got %s", what, kindName(n))
+		p.fail(n, field, "want a list of %s, got %s", what, yamldoc.KindName(n))
 		return
 	}
 	for i, e := range n.Content {

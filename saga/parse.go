@@ -85,7 +85,7 @@ func (p *parser) failAt(field, format string, args ...any) {
 // knows the key.
 func (p *parser) fields(n *yaml.Node, path string, set func(key string, v *yaml.Node, field string) bool) {
 	if n.Kind != yaml.MappingNode {
-		p.fail(n, path, "want a mapping of fields, got %s", kindName(n))
+		p.fail(n, path, "want a mapping of fields, got %s", yamldoc.KindName(n))
 		return
 	}
 	seen := map[string]bool{}
@@ -107,24 +107,10 @@ func (p *parser) fields(n *yaml.Node, path string, set func(key string, v *yaml.
 	}
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if n.Tag == "!!null" {
-		return "nothing"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
 
 func (p *parser) str(n *yaml.Node, field string) string {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.fail(n, field, "want a string, got %s", kindName(n))
+		p.fail(n, field, "want a string, got %s", yamldoc.KindName(n))
 		return ""
 	}
 	return n.Value
@@ -136,14 +122,14 @@ func (p *parser) integer(n *yaml.Node, field string) int {
 			return int(v)
 		}
 	}
-	p.fail(n, field, "want a whole number, got %s", kindName(n))
+	p.fail(n, field, "want a whole number, got %s", yamldoc.KindName(n))
 	return 0
 }
 
 func (p *parser) duration(n *yaml.Node, field string) Duration {
 	var d Duration
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.fail(n, field, "want a duration such as 90s or 1h30m, got %s", kindName(n))
+		p.fail(n, field, "want a duration such as 90s or 1h30m, got %s", yamldoc.KindName(n))
 	} else if err := d.UnmarshalText([]byte(n.Value)); err != nil {
 		p.fail(n, field, "%v", err)
 	}
@@ -155,7 +141,7 @@ func (p *parser) duration(n *yaml.Node, field string) Duration {
 // list.
 func (p *parser) each(n *yaml.Node, field, what string, fn func(e *yaml.Node, f string)) {
 	if n.Kind != yaml.SequenceNode {
-		p.fail(n, field, "want a list of %s, got %s", what, kindName(n))
+		p.fail(n, field, "want a list of %s, got %s", what, yamldoc.KindName(n))
 		return
 	}
 	for i, e := range n.Content {
@@ -464,7 +450,7 @@ func (p *parser) statuses(n *yaml.Node, f string, retryable bool) []StatusRange 
 	out := []StatusRange{}
 	one := func(e *yaml.Node, f string) {
 		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" {
-			p.fail(e, f, "want a status (404), a class (5xx), a range (500-504)%s, got %s", map[bool]string{true: " or connection"}[retryable], kindName(e))
+			p.fail(e, f, "want a status (404), a class (5xx), a range (500-504)%s, got %s", map[bool]string{true: " or connection"}[retryable], yamldoc.KindName(e))
 			return
 		}
 		r, err := ParseStatusRange(e.Value)

@@ -146,3 +146,20 @@ func OffsetPos(data []byte, off int) Pos {
 	col := off - bytes.LastIndexByte(before, '\n')
 	return Pos{Line: line, Column: col}
 }
+
+// KindName says what node n is, for an error: "a mapping", "a list",
+// "nothing", or its value quoted.
+func KindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
