@@ -91,7 +91,6 @@ func (p *parser) fields(n *yaml.Node, path string, set func(key string, v *yaml.
 	}
 }
 
-
 func (p *parser) str(n *yaml.Node, field string) string {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		p.fail(n, field, "want a string, got %s", yamldoc.KindName(n))
