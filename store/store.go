@@ -120,6 +120,36 @@ type MetadataStore interface {
 	// ListDefinitions returns every version of a type, or of all types when
 	// typ is empty, by type and version.
 	ListDefinitions(ctx context.Context, typ string) ([]Definition, error)
+
+	// PutRecord writes one of the server's own small documents (users,
+	// access tokens, role grants). With Version 0 it creates the record and
+	// fails with ErrConditionFailed if the key is taken; with a Version set
+	// it replaces the record only while that is still the stored version
+	// (ErrConditionFailed otherwise, ErrNotFound if it is gone). It returns
+	// the record with its new version and update time.
+	PutRecord(ctx context.Context, r Record) (Record, error)
+	// GetRecord returns a record or ErrNotFound.
+	GetRecord(ctx context.Context, kind, key string) (Record, error)
+	// ListRecords returns the records of a kind whose key starts with
+	// prefix ("" for all), by key. Kinds hold few records (thousands, not
+	// millions): the list is whole.
+	ListRecords(ctx context.Context, kind, prefix string) ([]Record, error)
+	// DeleteRecord removes a record if version is its stored version, or
+	// whatever version it has when version is 0. A record that does not
+	// exist is ErrNotFound; one at another version ErrConditionFailed.
+	DeleteRecord(ctx context.Context, kind, key string, version int64) error
+
+	// AppendAudit records changes made through the API. An entry's ID is
+	// unique and chosen by the caller; writing the same entry twice keeps
+	// one.
+	AppendAudit(ctx context.Context, entries ...AuditEntry) error
+	// ListAudit returns the entries that match the filter, newest first, in
+	// stable pages.
+	ListAudit(ctx context.Context, req ListAuditRequest) (AuditPage, error)
+	// PurgeAudit deletes up to limit entries older than before and returns
+	// how many it deleted; a caller repeats it until it deletes fewer than
+	// limit.
+	PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // VisibilityStore lists and counts runs.
@@ -272,6 +302,55 @@ type Definition struct {
 	CreatedAt  time.Time `json:"created_at,omitzero"`
 	ModifiedAt time.Time `json:"modified_at,omitzero"`
 	ModifiedBy string    `json:"modified_by,omitempty" max:"256" text:"true"`
+}
+
+// Record is one of the server's own small documents, kept by kind and key:
+// a user, an access token, a grant of a role. The store keeps its value as
+// bytes; the access package gives it meaning.
+type Record struct {
+	Kind      string    `json:"kind" max:"64" required:"true" text:"true"`
+	Key       string    `json:"key" max:"512" required:"true" text:"true"`
+	Value     []byte    `json:"value" max:"1048576"`
+	Version   int64     `json:"version,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// AuditEntry is one change made through the API: who asked, from where,
+// what, on which namespace and run, and how it ended.
+type AuditEntry struct {
+	// ID is unique; entries written at the same Time are ordered by it.
+	ID        string    `json:"id" max:"64" required:"true" text:"true"`
+	Time      time.Time `json:"time"`
+	Namespace string    `json:"namespace,omitempty" max:"256" text:"true"`
+	Actor     string    `json:"actor" max:"256" text:"true"`
+	Remote    string    `json:"remote,omitempty" max:"256" text:"true"`
+	// Action names the API route ("POST /namespaces/{namespace}/workflows").
+	Action string `json:"action" max:"512" text:"true"`
+	// Target names what it acted on (a workflow id, a schedule id).
+	Target string `json:"target,omitempty" max:"1000" text:"true"`
+	RunID  string `json:"run_id,omitempty" max:"64" text:"true"`
+	// Status is the HTTP status the request was answered with.
+	Status int32 `json:"status"`
+	// Detail is the request's parameters, with secrets removed.
+	Detail []byte `json:"detail,omitempty" max:"65536"`
+}
+
+// ListAuditRequest is the argument of ListAudit. Each set field narrows the
+// list: entries of a namespace, of an actor, at or after Since, before
+// Until.
+type ListAuditRequest struct {
+	Namespace string
+	Actor     string
+	Since     time.Time
+	Until     time.Time
+	PageSize  int
+	PageToken []byte
+}
+
+// AuditPage is a page of ListAudit.
+type AuditPage struct {
+	Entries       []AuditEntry
+	NextPageToken []byte
 }
 
 // VisibilityRecord is what listing shows of a run.

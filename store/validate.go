@@ -353,6 +353,130 @@ func (d Definition) Validate(l Limits) error {
 	return nil
 }
 
+// MaxRecordValue bounds a record's value: records are small documents,
+// read whole and listed whole.
+const MaxRecordValue = 1 << 20
+
+// Validate checks a record before it is written.
+func (r Record) Validate(l Limits) error {
+	if err := validRecordKey(r.Kind, r.Key); err != nil {
+		return err
+	}
+	if r.Version < 0 {
+		return invalid("version", "negative")
+	}
+	if limit := min(MaxRecordValue, l.MaxPayload); len(r.Value) > limit {
+		return tooLarge("value", len(r.Value), limit)
+	}
+	return CheckLimits(&r)
+}
+
+// ValidateRecordKey checks the kind and key of a record to read or
+// delete.
+func ValidateRecordKey(kind, key string) error {
+	if err := validRecordKey(kind, key); err != nil {
+		return err
+	}
+	return CheckLimits(&Record{Kind: kind, Key: key})
+}
+
+// validRecordKey checks what the limits' tags do not: a kind and a key
+// are set, and are text.
+func validRecordKey(kind, key string) error {
+	switch {
+	case kind == "":
+		return invalid("kind", "empty")
+	case key == "":
+		return invalid("key", "empty")
+	}
+	if err := validText("kind", kind); err != nil {
+		return err
+	}
+	return validText("key", key)
+}
+
+// ValidateRecordPrefix checks the kind and the key prefix of a listing of
+// records; the prefix may be empty.
+func ValidateRecordPrefix(kind, prefix string) error {
+	if kind == "" {
+		return invalid("kind", "empty")
+	}
+	if err := validText("kind", kind); err != nil {
+		return err
+	}
+	if err := validText("prefix", prefix); err != nil {
+		return err
+	}
+	return CheckLimits(&Record{Kind: kind, Key: prefix})
+}
+
+// validText checks what every backend's text type needs: valid UTF-8
+// without NUL.
+func validText(field, v string) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalid(field, "not valid UTF-8")
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "contains NUL")
+	}
+	return nil
+}
+
+// Validate checks an audit entry before it is written.
+func (e AuditEntry) Validate() error {
+	if e.ID == "" {
+		return invalid("id", "empty")
+	}
+	if e.Time.IsZero() {
+		return invalid("time", "zero")
+	}
+	for _, f := range []struct{ field, v string }{
+		{"id", e.ID}, {"namespace", e.Namespace}, {"actor", e.Actor}, {"remote", e.Remote},
+		{"action", e.Action}, {"target", e.Target}, {"run_id", e.RunID},
+	} {
+		if err := validText(f.field, f.v); err != nil {
+			return err
+		}
+	}
+	return CheckLimits(&e)
+}
+
+// ValidateAudit checks the entries of an AppendAudit; the field of an
+// error names the entry at fault (entries[2].id).
+func ValidateAudit(entries []AuditEntry) error {
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return under(err, fmt.Sprintf("entries[%d]", i))
+		}
+	}
+	return nil
+}
+
+// Validate checks an audit listing.
+func (r ListAuditRequest) Validate() error {
+	if err := validText("namespace", r.Namespace); err != nil {
+		return err
+	}
+	if err := validText("actor", r.Actor); err != nil {
+		return err
+	}
+	if !r.Since.IsZero() && !r.Until.IsZero() && r.Since.After(r.Until) {
+		return invalid("since", "%s is after until %s", r.Since.Format(time.RFC3339Nano), r.Until.Format(time.RFC3339Nano))
+	}
+	return validPageSize(r.PageSize)
+}
+
+// ValidatePurgeAudit checks the arguments of PurgeAudit.
+func ValidatePurgeAudit(before time.Time, limit int) error {
+	if before.IsZero() {
+		return invalid("before", "zero")
+	}
+	if limit <= 0 {
+		return invalid("limit", "%d: must be positive", limit)
+	}
+	return nil
+}
+
 // PageSize returns n, or def when n is 0.
 func PageSize(n, def int) int {
 	if n == 0 {

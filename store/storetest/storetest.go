@@ -57,6 +57,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UnknownNamespace", testUnknownNamespace},
 		{"Nodes", testNodes},
 		{"Definitions", testDefinitions},
+		{"Records", testRecords},
+		{"Audit", testAudit},
 		{"VisibilityFilters", testVisibilityFilters},
 		{"VisibilityPaging", testVisibilityPaging},
 		{"VisibilityPrefixes", testVisibilityPrefixes},
