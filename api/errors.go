@@ -58,6 +58,13 @@ var (
 	// ErrUnavailable: the engine cannot serve the request now (it is
 	// stopping, or it does not own the workflow's shard); retry later.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrUnauthenticated: the request carries no credentials, or ones the
+	// server does not accept (unknown, expired or revoked token, wrong
+	// password); nothing changed.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrPermissionDenied: the caller is known but holds no role that
+	// allows the request in its namespace; nothing changed.
+	ErrPermissionDenied = errors.New("permission denied")
 )
 
 // InvalidArgument returns an error naming the field at fault; it matches

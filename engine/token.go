@@ -136,3 +136,18 @@ func (t *stepToken) readFields(r *tokenReader) {
 	}
 	t.Attempt, t.Nonce = int32(attempt), r.int()
 }
+
+// TaskNamespace returns the namespace of the run a task token names, so
+// that a server can check that its caller may work that namespace's tasks
+// before answering the task. A token the engine did not hand out is
+// ErrTaskNotFound (or invalid_argument when empty).
+func (e *Engine) TaskNamespace(b []byte) (string, error) {
+	var t token = &wtToken{}
+	if len(b) > 0 && b[0] == stepTokenKind {
+		t = &stepToken{}
+	}
+	if err := decodeToken(b, t); err != nil {
+		return "", err
+	}
+	return t.run().Namespace, nil
+}

@@ -29,6 +29,8 @@ type Service struct {
 	policy RetryPolicy
 	log    *slog.Logger
 	rnd    func(int64) int64 // jitter: a number in [0, n)
+	// auth is the Authorization header every request carries ("": none).
+	auth string
 }
 
 var (
@@ -51,6 +53,13 @@ type Options struct {
 	Retry RetryPolicy
 	// Logger gets a debug record per retry (default slog.Default()).
 	Logger *slog.Logger
+	// Token is the API token every request carries ("strand_…", made by
+	// strand login or strand token create); a server with access control
+	// refuses requests without one.
+	Token string
+	// NodeSecret, for the nodes of a cluster, is the cluster's secret
+	// their calls to each other carry instead of a token.
+	NodeSecret string
 }
 
 // New returns the service of the server at baseURL (http://host:port),
@@ -76,8 +85,15 @@ func NewWithOptions(baseURL string, opts Options) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
+	auth := ""
+	switch {
+	case opts.NodeSecret != "":
+		auth = "Node " + opts.NodeSecret
+	case opts.Token != "":
+		auth = "Bearer " + opts.Token
+	}
 	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client, policy: opts.Retry.withDefaults(),
-		log: log, rnd: rand.Int64N}
+		log: log, rnd: rand.Int64N, auth: auth}
 }
 
 func ns(n string) string {
@@ -134,6 +150,9 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 	}
 	if api.Forwarded(ctx) {
 		req.Header.Set(api.ForwardedHeader, "1")
+	}
+	if s.auth != "" {
+		req.Header.Set("Authorization", s.auth)
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {

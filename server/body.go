@@ -265,6 +265,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) (release
 		b.close(h.budget)
 		return func() {}, err
 	}
+	stampIdentity(r.Context(), v)
 	return func() { b.close(h.budget) }, nil
 }
 

@@ -39,6 +39,8 @@ const (
 	CodeRateLimited        = "rate_limited"
 	CodeTimeout            = "timeout"
 	CodeInternal           = "internal"
+	CodeUnauthenticated    = "unauthenticated"
+	CodePermissionDenied   = "permission_denied"
 )
 
 // kinds maps the errors a caller switches on to their code and status, in
@@ -63,6 +65,8 @@ var kinds = []struct {
 	{api.ErrQueryFailed, CodeQueryFailed, http.StatusUnprocessableEntity},
 	{api.ErrNoWorker, "no_worker", http.StatusConflict},
 	{api.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
+	{api.ErrUnauthenticated, CodeUnauthenticated, http.StatusUnauthorized},
+	{api.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},
 }

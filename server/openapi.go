@@ -47,7 +47,12 @@ import (
 // tests check real responses against it, and Schemathesis runs against it
 // in `make test` (scripts/schemathesis.sh).
 func OpenAPI(svc api.Service) map[string]any {
-	h := &handler{svc: svc}
+	return openAPI(&handler{svc: svc})
+}
+
+// openAPI is the document of h's routes (the access routes too when h
+// has an access service).
+func openAPI(h *handler) map[string]any {
 	routes := h.routes()
 	g := &schemas{defs: map[string]any{}, out: map[reflect.Type]bool{}}
 	for _, r := range routes {
@@ -65,7 +70,12 @@ func OpenAPI(svc api.Service) map[string]any {
 		if r.internal {
 			continue
 		}
-		op := map[string]any{"summary": r.Summary, "operationId": operationID(r)}
+		need, _ := needOf(r.Method, r.Path)
+		op := map[string]any{"summary": r.Summary, "operationId": operationID(r),
+			"description": "Needs " + need.String() + " when the server has access control.", "x-strand-needs": need.String()}
+		if need.Scope == Public {
+			op["security"] = []any{}
+		}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": pathSchema(m[1])})
@@ -135,7 +145,7 @@ func OpenAPI(svc api.Service) map[string]any {
 			}
 		}
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"openapi": "3.0.3",
 		"info": map[string]any{"title": "Strand API", "version": "v1",
 			"description": "Durable workflows: start and manage runs, and the task polling that remote workers use. " +
@@ -144,10 +154,21 @@ func OpenAPI(svc api.Service) map[string]any {
 				"In a request body a field that is not required may be null, which is the same as leaving it out; answers hold null only as a value of a map of bytes (memo). " +
 				"Lengths of names and ids are limits in bytes of UTF-8. " +
 				"Errors are `{code, message, field}` with a stable code; a 4xx is a mistake of the request, a 5xx a fault of the server or its store. " +
-				"The calls between the nodes of a cluster (`/api/v1/peer/{op}`) are not part of this document."},
-		"paths":      paths,
-		"components": map[string]any{"schemas": g.defs},
+				"The calls between the nodes of a cluster (`/api/v1/peer/{op}`) are not part of this document. " +
+				"On a server with access control every call but login carries an API token (`Authorization: Bearer strand_…`) or the console's session cookie " +
+				"(then a change also carries the `X-Strand-Console` header); each operation says the role it needs. " +
+				"A call without accepted credentials gets 401 unauthenticated, one whose caller lacks the role 403 permission_denied."},
+		"paths": paths,
+		"components": map[string]any{"schemas": g.defs, "securitySchemes": map[string]any{
+			"token":   map[string]any{"type": "http", "scheme": "bearer", "description": "an API token, strand_ID_SECRET (strand login, strand token create)"},
+			"session": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie, "description": "the console's session (POST /login with session: true)"},
+		}},
 	}
+	if h.opts.Access != nil && !h.opts.Open {
+		// An open server asks for no credentials, and its document says so.
+		doc["security"] = []any{map[string]any{"token": []any{}}, map[string]any{"session": []any{}}}
+	}
+	return doc
 }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)

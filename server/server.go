@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/statemachine"
@@ -72,6 +73,18 @@ type Options struct {
 	// (they answer 204, nothing yet) so that a graceful shutdown does not
 	// wait for them; other requests finish normally.
 	Draining context.Context
+	// Access, when set, serves the routes of users, tokens and grants, and
+	// unless Open authenticates every request (an API token as
+	// "Authorization: Bearer strand_…", or the console's session cookie)
+	// and authorizes it by its route's need (routeNeeds).
+	Access *access.Service
+	// Open (or a nil Access) serves every caller as access.Anonymous, who
+	// may do everything: a server on loopback with no user yet.
+	Open bool
+	// ClusterSecret, when set, is what the nodes of a cluster call each
+	// other with ("Authorization: Node SECRET"); the peering route refuses
+	// every other caller once Access is set.
+	ClusterSecret string
 }
 
 // New returns the HTTP handler of svc.
@@ -126,14 +139,26 @@ func New(svc api.Service, opts Options) http.Handler {
 				latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 			}
 		}
+		need, _ := needOf(r.Method, r.Path)
 		mux.HandleFunc(route, func(w http.ResponseWriter, req *http.Request) {
-			if req.Header.Get(api.ForwardedHeader) != "" {
-				req = req.WithContext(api.WithForwarded(req.Context()))
+			id, err := h.authenticate(req, need)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="strand"`)
+				writeError(w, err)
+				return
 			}
-			serve(w, req)
+			ctx := access.WithIdentity(req.Context(), id)
+			if err := authorize(ctx, need, req); err != nil {
+				writeError(w, err)
+				return
+			}
+			if req.Header.Get(api.ForwardedHeader) != "" {
+				ctx = api.WithForwarded(ctx)
+			}
+			serve(w, req.WithContext(ctx))
 		})
 	}
-	mux.HandleFunc("GET "+prefix+"/openapi.json", serveOpenAPI(OpenAPI(svc)))
+	mux.HandleFunc("GET "+prefix+"/openapi.json", serveOpenAPI(openAPI(h)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -359,23 +384,41 @@ func (h *handler) routes() []Route {
 		{"POST", prefix + "/namespaces/{namespace}/workflow-tasks/poll", "Wait for a workflow task of a queue (204 when none came within wait)",
 			poll(h, h.svc.PollWorkflowTask).linked(token("/workflow-tasks/complete", "/workflow-tasks/fail", "/queries/answer")...)},
 		{"POST", prefix + "/workflow-tasks/complete", "Complete a workflow task with its commands", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return api.CompleteWorkflowTaskResponse{}, err
+			}
 			return h.svc.CompleteWorkflowTask(ctx, req)
 		})},
 		{"POST", prefix + "/workflow-tasks/fail", "Report a workflow task that could not complete", call(h, func(ctx context.Context, _ *http.Request, req api.FailWorkflowTaskRequest) (struct{}, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return struct{}{}, err
+			}
 			return struct{}{}, h.svc.FailWorkflowTask(ctx, req)
 		})},
 		{"POST", prefix + "/queries/answer", "Answer a query task", call(h, func(ctx context.Context, _ *http.Request, req api.QueryAnswer) (struct{}, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return struct{}{}, err
+			}
 			return struct{}{}, h.svc.AnswerQuery(ctx, req)
 		})},
 		{"POST", prefix + "/namespaces/{namespace}/step-tasks/poll", "Wait for a step task of a queue (204 when none came within wait)",
 			poll(h, h.svc.PollStepTask).linked(token("/step-tasks/complete", "/step-tasks/fail", "/step-tasks/heartbeat")...)},
 		{"POST", prefix + "/step-tasks/complete", "Complete a step attempt", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteStepRequest) (struct{}, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return struct{}{}, err
+			}
 			return struct{}{}, h.svc.CompleteStep(ctx, req)
 		})},
 		{"POST", prefix + "/step-tasks/fail", "Fail a step attempt (retried by its policy)", call(h, func(ctx context.Context, _ *http.Request, req api.FailStepRequest) (struct{}, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return struct{}{}, err
+			}
 			return struct{}{}, h.svc.FailStep(ctx, req)
 		})},
 		{"POST", prefix + "/step-tasks/heartbeat", "Record a running step's progress", call(h, func(ctx context.Context, _ *http.Request, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+			if err := h.allowTask(ctx, req.Token); err != nil {
+				return api.HeartbeatResponse{}, err
+			}
 			return h.svc.HeartbeatStep(ctx, req)
 		})},
 	}
@@ -459,6 +502,9 @@ func (h *handler) routes() []Route {
 		routes = append(routes, stateMachineRoutes(h, sm)...)
 	}
 	routes = append(routes, sagaRoutes(h)...)
+	if h.opts.Access != nil {
+		routes = append(routes, accessRoutes(h, h.opts.Access)...)
+	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {
 			// A forwarded poll is a long poll: it ends when the server drains.
@@ -485,7 +531,7 @@ func (h *handler) routes() []Route {
 		}).linked(nsLinks...)},
 		Route{"GET", prefix + "/namespaces", "List namespaces", get(h, func(ctx context.Context, _ *http.Request) (NamespaceList, error) {
 			all, err := ns.ListNamespaces(ctx)
-			return NamespaceList{Namespaces: all}, err
+			return NamespaceList{Namespaces: visibleNamespaces(ctx, all)}, err
 		})},
 		Route{"GET", prefix + "/namespaces/{namespace}", "Describe a namespace", get(h, func(ctx context.Context, r *http.Request) (api.Namespace, error) {
 			return ns.DescribeNamespace(ctx, r.PathValue("namespace"))

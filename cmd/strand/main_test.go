@@ -26,7 +26,7 @@ func run(t *testing.T, args ...string) (string, int) {
 func TestMigrateIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "strand.db")
 	out, code := run(t, "migrate", "--store", "sqlite://"+path)
-	if code != 0 || !strings.Contains(out, "migrated from version 0 to 3") {
+	if code != 0 || !strings.Contains(out, "migrated from version 0 to 4") {
 		t.Fatalf("first migrate: code %d, output %q", code, out)
 	}
 	out, code = run(t, "migrate", "--store", "sqlite://"+path)

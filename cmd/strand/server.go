@@ -8,12 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
@@ -38,6 +41,8 @@ func newServerCommand() *cobra.Command {
 		// DAG and saga workers in the server process (--worker-groups)
 		workerGroups      []string
 		workerConcurrency int
+		insecure          bool
+		secretFile        string
 		sopts             server.Options
 		eopts             engine.Options
 	)
@@ -89,13 +94,25 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			log.Info("store open", "schema_from", from, "schema_to", to, "took", time.Since(opening).Round(time.Millisecond))
+			secret, err := clusterSecret(secretFile)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			ac := access.New(st, access.Options{})
+			open, err := accessMode(ctx, ac, ln.Addr(), insecure, secret != "", log)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			sopts.Access, sopts.Open, sopts.ClusterSecret = ac, open, secret
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			if eopts.Address == "" {
 				eopts.Address = "http://" + ln.Addr().String()
 			}
 			eopts.Logger, eopts.Metrics = log, reg
-			eopts.Dial = func(addr string) api.Peer { return remote.New(addr, nil) }
+			eopts.Dial = func(addr string) api.Peer { return remote.NewWithOptions(addr, remote.Options{NodeSecret: secret}) }
 			eng, err := engine.Open(ctx, st, eopts)
 			if err != nil {
 				ln.Close()
@@ -135,7 +152,8 @@ func newServerCommand() *cobra.Command {
 			}
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
-				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole)}),
+				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
+				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -179,7 +197,54 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&eopts.RedeliveryDelay, "redelivery-delay", 5*time.Second, "how long a step attempt in flight when its shard changed hands waits for its worker to report before it is offered again (negative: no wait)")
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without access control on an address other machines reach, while the store has no user (on loopback that is the default)")
+	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")
 	return cmd
+}
+
+// clusterSecret reads the nodes' shared secret: the file's first line, or
+// STRAND_CLUSTER_SECRET.
+func clusterSecret(file string) (string, error) {
+	if file == "" {
+		return os.Getenv("STRAND_CLUSTER_SECRET"), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", &usageError{fmt.Errorf("--cluster-secret-file: %v", err)}
+	}
+	secret, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(secret) < 16 {
+		return "", &usageError{fmt.Errorf("--cluster-secret-file %s: the secret is shorter than 16 bytes", file)}
+	}
+	return secret, nil
+}
+
+// accessMode decides whether the server runs open (every caller may do
+// everything): only while the store has no user, and then only on loopback
+// or with --insecure.
+func accessMode(ctx context.Context, ac *access.Service, addr net.Addr, insecure, haveSecret bool, log *slog.Logger) (open bool, err error) {
+	has, err := ac.HasUsers(ctx)
+	if err != nil {
+		return false, err
+	}
+	if has {
+		log.Info("access control on: every request needs a token or a console session")
+		if !haveSecret {
+			log.Info("no cluster secret: other nodes' peering calls are refused, so this node serves alone (set STRAND_CLUSTER_SECRET or --cluster-secret-file on every node of a cluster)")
+		}
+		return false, nil
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		log.Warn("access control off: the store has no user, so every caller on this machine may do everything; " +
+			"make the first admin with `strand user create NAME --admin --store STORE` and restart")
+		return true, nil
+	}
+	if insecure {
+		log.Warn("access control off (--insecure): anyone who reaches " + addr.String() + " may do everything")
+		return true, nil
+	}
+	return false, &usageError{fmt.Errorf("--listen %s is reachable from other machines and the store has no user: "+
+		"make the first admin with `strand user create NAME --admin --store STORE`, or pass --insecure to serve without access control", addr)}
 }
 
 // served is what strand server serves: the engine, and the schedules and

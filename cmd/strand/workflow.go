@@ -28,6 +28,9 @@ type cliOptions struct {
 	// retryFor bounds how long a failing call is retried (0: until the
 	// command is interrupted).
 	retryFor time.Duration
+	// token is the API token sent ("": the one strand login kept for the
+	// server, if any; "-": none).
+	token string
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
@@ -36,6 +39,7 @@ func (o *cliOptions) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
 	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
 		"how long a call is retried while the server cannot be reached or is unavailable (0: until interrupted)")
+	cmd.PersistentFlags().StringVar(&o.token, "token", os.Getenv("STRAND_TOKEN"), "the API token to call with (env STRAND_TOKEN; default: the one strand login kept for --server)")
 }
 
 // cliIdentity names who runs the command, for the history of what it
@@ -63,7 +67,14 @@ func (o *cliOptions) service() (*remote.Service, error) {
 	if !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://") {
 		return nil, &usageError{fmt.Errorf("--server %q: want http://HOST:PORT", o.server)}
 	}
-	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}}), nil
+	token := o.token
+	switch token {
+	case "":
+		token = loadCredential(o.server)
+	case "-":
+		token = ""
+	}
+	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token}), nil
 }
 
 func (o *cliOptions) ref(id, run string) api.RunRef {

@@ -1,0 +1,176 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/strandhq/strand/api"
+)
+
+// lastUsedEvery is how stale a token's last use may get before a request
+// records it again: at most one store write a minute per token.
+const lastUsedEvery = time.Minute
+
+// Authenticate returns the identity an API token ("strand_…") stands for.
+// An unknown, malformed, expired or revoked token, or one of a disabled or
+// deleted user, is api.ErrUnauthenticated; the error never holds the
+// token's secret.
+func (s *Service) Authenticate(ctx context.Context, raw string) (Identity, error) {
+	id, secret, ok := splitToken(raw)
+	if !ok {
+		return Identity{}, fmt.Errorf("%w: not a Strand API token", api.ErrUnauthenticated)
+	}
+	if e, ok := s.seen.get(id); ok && e.token.matches(secret) {
+		if err := s.usable(e.token); err != nil {
+			return Identity{}, err
+		}
+		return e.identity, nil
+	}
+	st, _, err := s.getToken(ctx, id)
+	if err != nil {
+		if isNotFound(err) {
+			return Identity{}, fmt.Errorf("%w: unknown token %s", api.ErrUnauthenticated, id)
+		}
+		return Identity{}, err
+	}
+	if !st.matches(secret) {
+		return Identity{}, fmt.Errorf("%w: unknown token %s", api.ErrUnauthenticated, id)
+	}
+	if err := s.usable(st); err != nil {
+		return Identity{}, err
+	}
+	u, _, err := s.getUser(ctx, st.User)
+	if err != nil {
+		if isNotFound(err) {
+			return Identity{}, fmt.Errorf("%w: token %s: its user %q is gone", api.ErrUnauthenticated, id, st.User)
+		}
+		return Identity{}, err
+	}
+	if u.Disabled {
+		return Identity{}, fmt.Errorf("%w: user %q is disabled", api.ErrUnauthenticated, u.Name)
+	}
+	if now := s.now(); now.Sub(st.LastUsedAt) >= lastUsedEvery {
+		// Best effort: a failed write of the last use refuses nothing.
+		st.Token, _ = s.updateToken(ctx, id, func(t *storedToken) bool {
+			if now.Sub(t.LastUsedAt) < lastUsedEvery {
+				return false
+			}
+			t.LastUsedAt = now.UTC()
+			return true
+		})
+	}
+	ident := u.identity(id)
+	s.seen.put(id, cachedToken{token: st, identity: ident})
+	return ident, nil
+}
+
+// usable refuses a revoked or expired token.
+func (s *Service) usable(st storedToken) error {
+	if !st.RevokedAt.IsZero() {
+		return fmt.Errorf("%w: token %s was revoked", api.ErrUnauthenticated, st.ID)
+	}
+	if !st.ExpiresAt.IsZero() && !s.now().Before(st.ExpiresAt) {
+		return fmt.Errorf("%w: token %s expired at %s", api.ErrUnauthenticated, st.ID, st.ExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// dummyHash is compared against when a login names no user, so that a
+// wrong name takes as long as a wrong password.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user's password"), bcrypt.DefaultCost)
+
+// Login checks a user's password and returns their identity. A wrong name
+// or password is api.ErrUnauthenticated with the same message for both.
+func (s *Service) Login(ctx context.Context, name, password string) (Identity, error) {
+	refused := fmt.Errorf("%w: wrong user name or password", api.ErrUnauthenticated)
+	su, _, err := s.getUser(ctx, name)
+	if err != nil {
+		if isNotFound(err) {
+			bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+			return Identity{}, refused
+		}
+		return Identity{}, err
+	}
+	if su.PasswordHash == "" || bcrypt.CompareHashAndPassword([]byte(su.PasswordHash), []byte(password)) != nil {
+		return Identity{}, refused
+	}
+	if su.Disabled {
+		return Identity{}, fmt.Errorf("%w: user %q is disabled", api.ErrUnauthenticated, name)
+	}
+	return su.User.identity(""), nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, api.ErrNotFound) }
+
+// cachedToken is a token authenticated a moment ago.
+type cachedToken struct {
+	token    storedToken
+	identity Identity
+	at       time.Time
+}
+
+// tokenCache holds authenticated tokens for a TTL, at most maxCached.
+type tokenCache struct {
+	ttl time.Duration
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]cachedToken
+}
+
+const maxCached = 10000
+
+func newTokenCache(ttl time.Duration, now func() time.Time) *tokenCache {
+	return &tokenCache{ttl: ttl, now: now, m: map[string]cachedToken{}}
+}
+
+func (c *tokenCache) get(id string) (cachedToken, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if ok && c.now().Sub(e.at) >= c.ttl {
+		delete(c.m, id)
+		return cachedToken{}, false
+	}
+	return e, ok
+}
+
+func (c *tokenCache) put(id string, e cachedToken) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.m) >= maxCached {
+		for k, old := range c.m {
+			if now.Sub(old.at) >= c.ttl {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxCached {
+			clear(c.m)
+		}
+	}
+	e.at = now
+	c.m[id] = e
+}
+
+func (c *tokenCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+}
+
+// forgetUser drops a user's tokens, so that a change of their grants or a
+// disabling holds at once on this node.
+func (c *tokenCache) forgetUser(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.m {
+		if e.token.User == name {
+			delete(c.m, k)
+		}
+	}
+}

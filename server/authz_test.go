@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/schedule"
+)
+
+// served is what strand server serves, as the tests need all the routes.
+type served struct {
+	*engine.Engine
+	*schedules
+	*batches
+}
+
+type (
+	schedules = schedule.Service
+	batches   = batch.Service
+)
+
+// accessFixture is a server with access control over an engine on SQLite,
+// a namespace "acme" and one caller per role.
+type accessFixture struct {
+	srv     *httptest.Server
+	eng     *engine.Engine
+	ac      *access.Service
+	h       *handler
+	callers []caller
+	secret  string
+}
+
+// caller is one identity the tests call as: its credentials and, written
+// apart from the access package, what it holds.
+type caller struct {
+	name   string
+	auth   string // the Authorization header ("": none)
+	admin  bool   // cluster admin
+	node   bool
+	grants map[string][]access.Role
+}
+
+func newAccessFixture(t *testing.T) *accessFixture {
+	t.Helper()
+	ctx := context.Background()
+	st := testdb.SQLite(t)
+	eng, err := engine.Open(ctx, st, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	for _, ns := range []string{"acme", "other"} {
+		if _, err := eng.CreateNamespace(ctx, api.Namespace{Name: ns}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ac := access.New(st, access.Options{BcryptCost: 4})
+	f := &accessFixture{eng: eng, ac: ac, secret: "a-cluster-secret-for-the-test"}
+	opts := Options{Access: ac, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond}
+	svc := served{eng, schedule.NewService(eng), batch.NewService(eng)}
+	f.h = &handler{svc: svc, opts: opts}
+	f.srv = httptest.NewServer(New(svc, opts))
+	t.Cleanup(f.srv.Close)
+
+	add := func(name string, admin bool, grants map[string][]access.Role) {
+		if _, err := ac.CreateUser(ctx, access.NewUser{Name: name, Kind: access.KindService, ClusterAdmin: admin}); err != nil {
+			t.Fatal(err)
+		}
+		for ns, roles := range grants {
+			if _, err := ac.Grant(ctx, name, ns, roles...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		secret, _, err := ac.CreateToken(ctx, access.NewToken{User: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.callers = append(f.callers, caller{name: name, auth: "Bearer " + secret, admin: admin, grants: grants})
+	}
+	add("root", true, nil)
+	add("acme-admin", false, map[string][]access.Role{"acme": {access.Admin}})
+	add("acme-operator", false, map[string][]access.Role{"acme": {access.Operator}})
+	add("acme-writer", false, map[string][]access.Role{"acme": {access.Writer}})
+	add("acme-reader", false, map[string][]access.Role{"acme": {access.Reader}})
+	add("acme-worker", false, map[string][]access.Role{"acme": {access.Worker}})
+	add("other-operator", false, map[string][]access.Role{"other": {access.Operator}})
+	f.callers = append(f.callers, caller{name: "node", auth: "Node " + f.secret, node: true},
+		caller{name: "no one"}, caller{name: "wrong secret", auth: "Node not-the-secret"}, caller{name: "bad token", auth: "Bearer strand_0123456789abcdef_" + strings.Repeat("ab", 32)})
+	return f
+}
+
+// includedBy says which held roles allow what a role is needed for: the
+// tests' own reading of the role table in the package doc.
+var includedBy = map[access.Role][]access.Role{
+	access.Reader:   {access.Reader, access.Writer, access.Operator, access.Admin, access.Worker},
+	access.Writer:   {access.Writer, access.Operator, access.Admin},
+	access.Operator: {access.Operator, access.Admin},
+	access.Admin:    {access.Admin},
+	access.Worker:   {access.Worker, access.Admin},
+}
+
+// allowed says whether the server takes the caller's credentials (401 if
+// not) and whether it lets them call a route of need (403 if not).
+func (c caller) allowed(need Need) (authenticated, allowed bool) {
+	if c.auth == "" {
+		return false, need.Scope == Public
+	}
+	if !c.node && !c.admin && c.grants == nil {
+		return false, false // credentials the server does not accept
+	}
+	holds := func(ns string, need access.Role) bool {
+		for _, r := range c.grants[ns] {
+			if slices.Contains(includedBy[need], r) {
+				return true
+			}
+		}
+		return false
+	}
+	switch need.Scope {
+	case Public, Authenticated:
+		return true, true
+	case Node:
+		return true, c.node
+	case ClusterAdmin:
+		return true, c.admin || c.node
+	case InNamespace, InTaskNamespace:
+		return true, c.admin || c.node || holds("acme", need.Role)
+	case InAnyNamespace:
+		if c.admin || c.node {
+			return true, true
+		}
+		for ns := range c.grants {
+			if holds(ns, need.Role) {
+				return true, true
+			}
+		}
+		return true, false
+	}
+	return true, false
+}
+
+// TestEveryRouteHasANeed: each route is in routeNeeds and each entry there
+// is a route, so a new route cannot be served without a decision.
+func TestEveryRouteHasANeed(t *testing.T) {
+	f := newAccessFixture(t)
+	seen := map[string]bool{}
+	for _, r := range f.h.routes() {
+		key := r.Method + " " + strings.TrimPrefix(r.Path, prefix)
+		seen[key] = true
+		if _, ok := needOf(r.Method, r.Path); !ok {
+			t.Errorf("%s has no entry in routeNeeds", key)
+		}
+	}
+	for key := range routeNeeds {
+		if !seen[key] {
+			t.Errorf("routeNeeds has %s, which is no route", key)
+		}
+	}
+}
+
+// TestRoutesByRole calls every route as every caller and checks 401, 403 or
+// neither against routeNeeds.
+func TestRoutesByRole(t *testing.T) {
+	f := newAccessFixture(t)
+	ctx := context.Background()
+	// A real task token of a run in acme, for the routes that answer
+	// tasks: the refused get 403 before the token is looked at, the
+	// allowed get past it (to task_not_found once the first one failed
+	// the task).
+	if _, err := f.eng.StartWorkflow(ctx, api.StartRequest{Namespace: "acme", WorkflowID: "wf-1", WorkflowType: "T", Queue: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := f.eng.PollWorkflowTask(ctx, api.PollRequest{Namespace: "acme", Queue: "q"})
+	if err != nil || task == nil {
+		t.Fatalf("poll: %v %v", task, err)
+	}
+	tokenBody, _ := json.Marshal(map[string]any{"token": task.Token})
+
+	for _, r := range f.h.routes() {
+		if r.Path == prefix+"/logout" {
+			continue // revokes the caller's token: TestLogout
+		}
+		need, _ := needOf(r.Method, r.Path)
+		path := strings.NewReplacer("{namespace}", "acme", "{workflow_id}", "wf-1", "{op}", "no-such-op").Replace(r.Path)
+		for _, p := range []string{"{version}", "{type}", "{name}", "{id}", "{schedule_id}", "{batch_id}", "{document_id}", "{task}", "{user}"} {
+			path = strings.ReplaceAll(path, p, "x")
+		}
+		body := "{}"
+		if need.Scope == InTaskNamespace {
+			body = string(tokenBody)
+		}
+		for _, c := range f.callers {
+			var rd io.Reader
+			if r.Method == http.MethodPost || r.Method == http.MethodPut {
+				rd = strings.NewReader(body)
+			}
+			req, _ := http.NewRequestWithContext(ctx, r.Method, f.srv.URL+path, rd)
+			if c.auth != "" {
+				req.Header.Set("Authorization", c.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			authn, allowed := c.allowed(need)
+			got := resp.StatusCode
+			switch {
+			case !authn && !allowed && got != http.StatusUnauthorized:
+				t.Errorf("%s %s as %s: %d, want 401 (%s)", r.Method, path, c.name, got, msg)
+			case authn && !allowed && got != http.StatusForbidden:
+				t.Errorf("%s %s as %s: %d, want 403 (%s)", r.Method, path, c.name, got, msg)
+			case allowed && (got == http.StatusUnauthorized || got == http.StatusForbidden):
+				t.Errorf("%s %s as %s: %d, want it allowed (%s)", r.Method, path, c.name, got, msg)
+			}
+			if got >= 500 && got != http.StatusServiceUnavailable {
+				t.Errorf("%s %s as %s: %d (%s)", r.Method, path, c.name, got, msg)
+			}
+		}
+	}
+}
+
+// TestRolesDoWhatTheySay makes real calls that succeed for one role and
+// are refused for the one below it, and checks a caller's lists show only
+// their namespaces.
+func TestRolesDoWhatTheySay(t *testing.T) {
+	f := newAccessFixture(t)
+	as := func(name string) string {
+		for _, c := range f.callers {
+			if c.name == name {
+				return c.auth
+			}
+		}
+		t.Fatalf("no caller %s", name)
+		return ""
+	}
+	do := func(auth, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	start := `{"workflow_id":"order-1","workflow_type":"Order","queue":"q"}`
+	for _, step := range []struct {
+		who, method, path, body string
+		want                    int
+	}{
+		{"acme-reader", "POST", "/namespaces/acme/workflows", start, 403},
+		{"other-operator", "POST", "/namespaces/acme/workflows", start, 403},
+		{"acme-writer", "POST", "/namespaces/acme/workflows", start, 200},
+		{"acme-reader", "GET", "/namespaces/acme/workflows/order-1", "", 200},
+		{"other-operator", "GET", "/namespaces/acme/workflows/order-1", "", 403},
+		{"acme-writer", "POST", "/namespaces/acme/workflows/order-1/terminate", `{"reason":"no"}`, 403},
+		{"acme-operator", "POST", "/namespaces/acme/workflows/order-1/terminate", `{"reason":"done with it"}`, 200},
+		{"acme-operator", "PUT", "/namespaces/acme/grants/acme-reader", `{"roles":["writer"]}`, 403},
+		{"acme-admin", "PUT", "/namespaces/acme/grants/acme-reader", `{"roles":["reader","writer"]}`, 200},
+		{"acme-reader", "POST", "/namespaces/acme/workflows", `{"workflow_id":"order-2","workflow_type":"Order","queue":"q"}`, 200},
+		{"acme-admin", "POST", "/namespaces", `{"name":"mine"}`, 403},
+		{"root", "POST", "/namespaces", `{"name":"mine"}`, 200},
+	} {
+		if got, body := do(as(step.who), step.method, step.path, step.body); got != step.want {
+			t.Fatalf("%s %s as %s: %d, want %d (%s)", step.method, step.path, step.who, got, step.want, body)
+		}
+	}
+	for who, want := range map[string]string{"other-operator": `["other"]`, "acme-worker": `["acme"]`, "root": `["acme","default","mine","other"]`} {
+		_, body := do(as(who), "GET", "/namespaces", "")
+		var list NamespaceList
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, n := range list.Namespaces {
+			names = append(names, n.Name)
+		}
+		if got, _ := json.Marshal(names); string(got) != want {
+			t.Errorf("%s lists namespaces %s, want %s", who, got, want)
+		}
+	}
+}
+
+// TestLogout: a session cookie or token is refused once logged out.
+func TestLogout(t *testing.T) {
+	f := newAccessFixture(t)
+	ctx := context.Background()
+	if _, err := f.ac.CreateUser(ctx, access.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ac.Grant(ctx, "alice", "acme", access.Reader); err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string, cookie *http.Cookie, header map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", f.srv.URL+prefix+path, strings.NewReader(body))
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := post("/login", `{"name":"alice","password":"wrong password"}`, nil, nil); resp.StatusCode != 401 {
+		t.Fatalf("wrong password: %d", resp.StatusCode)
+	}
+	resp := post("/login", `{"name":"alice","password":"correct horse battery","session":true}`, nil, nil)
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == SessionCookie {
+			session = c
+		}
+	}
+	if resp.StatusCode != 200 || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d, cookie %+v", resp.StatusCode, session)
+	}
+	console := map[string]string{csrfHeader: "1"}
+	search := "/namespaces/acme/workflow-count"
+	if resp := post(search, `{}`, session, nil); resp.StatusCode != 403 {
+		t.Fatalf("a POST with the cookie and no %s header: %d, want 403", csrfHeader, resp.StatusCode)
+	}
+	if resp := post(search, `{}`, session, console); resp.StatusCode != 200 {
+		t.Fatalf("count with the session: %d", resp.StatusCode)
+	}
+	if resp := post("/logout", `{}`, session, console); resp.StatusCode != 200 {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	if resp := post(search, `{}`, session, console); resp.StatusCode != 401 {
+		t.Fatalf("count with the cookie after logout: %d, want 401", resp.StatusCode)
+	}
+}
