@@ -345,7 +345,7 @@ type NewToken struct {
 	User string `json:"user" required:"true" max:"128"`
 	Name string `json:"name,omitempty" max:"256"`
 	// TTL is how long the token is accepted (0: until revoked).
-	TTL     time.Duration `json:"ttl,omitempty"`
+	TTL     time.Duration `json:"ttl,omitempty" minimum:"0" maximum:"31536000000000000"`
 	Session bool          `json:"-"`
 }
 

@@ -28,7 +28,7 @@ type LoginRequest struct {
 	Session bool `json:"session,omitempty"`
 	// TTL is how long the token is accepted (default 12h for a session,
 	// 30 days for a token; at most a year).
-	TTL time.Duration `json:"ttl,omitempty" minimum:"0"`
+	TTL time.Duration `json:"ttl,omitempty" minimum:"0" maximum:"31536000000000000"`
 }
 
 // LoginResponse is the token a login made (empty for a session: it is in
@@ -115,11 +115,11 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 		{"POST", prefix + "/users", "Create a user (with a password) or a service account", call(h, func(ctx context.Context, _ *http.Request, req access.NewUser) (access.User, error) {
 			return ac.CreateUser(ctx, req)
 		})},
-		{"GET", prefix + "/users/{name}", "Describe a user", get(h, func(ctx context.Context, r *http.Request) (access.User, error) {
-			return ac.GetUser(ctx, r.PathValue("name"))
+		{"GET", prefix + "/users/{user}", "Describe a user", get(h, func(ctx context.Context, r *http.Request) (access.User, error) {
+			return ac.GetUser(ctx, r.PathValue("user"))
 		})},
-		{"PUT", prefix + "/users/{name}", "Change a user's password, cluster admin flag or disabled flag", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
-			name := r.PathValue("name")
+		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag or disabled flag", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
+			name := r.PathValue("user")
 			if req.Password != "" {
 				if err := ac.SetPassword(ctx, name, req.Password); err != nil {
 					return access.User{}, err
@@ -137,8 +137,8 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 			}
 			return ac.GetUser(ctx, name)
 		})},
-		{"DELETE", prefix + "/users/{name}", "Delete a user and revoke their tokens", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
-			return struct{}{}, ac.DeleteUser(ctx, r.PathValue("name"))
+		{"DELETE", prefix + "/users/{user}", "Delete a user and revoke their tokens", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
+			return struct{}{}, ac.DeleteUser(ctx, r.PathValue("user"))
 		})},
 		{"GET", prefix + "/tokens", "List the caller's tokens, a user's (user=NAME) or everyone's (user=*; cluster admins)", get(h, func(ctx context.Context, r *http.Request) (TokenList, error) {
 			user, id := r.URL.Query().Get("user"), self(ctx)
@@ -181,6 +181,9 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 			return struct{}{}, ac.RevokeToken(ctx, t.ID)
 		})},
 		{"GET", prefix + "/namespaces/{namespace}/grants", "List who holds which roles in a namespace", get(h, func(ctx context.Context, r *http.Request) (GrantList, error) {
+			if err := h.namespaceExists(ctx, r.PathValue("namespace")); err != nil {
+				return GrantList{}, err
+			}
 			users, err := ac.ListUsers(ctx)
 			out := GrantList{Grants: []Grant{}}
 			for _, u := range users {
@@ -191,6 +194,9 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 			return out, err
 		})},
 		{"PUT", prefix + "/namespaces/{namespace}/grants/{user}", "Set the roles a user holds in a namespace (none: take them away)", call(h, func(ctx context.Context, r *http.Request, req Grant) (Grant, error) {
+			if err := h.namespaceExists(ctx, r.PathValue("namespace")); err != nil {
+				return Grant{}, err
+			}
 			u, err := ac.Grant(ctx, r.PathValue("user"), r.PathValue("namespace"), req.Roles...)
 			return Grant{User: u.Name, Roles: u.Grants[r.PathValue("namespace")]}, err
 		}).pathFields("user")},
@@ -243,4 +249,15 @@ func loginTokenName(r *http.Request, session bool) string {
 		return "console session from " + r.RemoteAddr
 	}
 	return fmt.Sprintf("login from %s", r.RemoteAddr)
+}
+
+// namespaceExists refuses a namespace that is not there (404) or could not
+// be (400), as the namespace's other routes do.
+func (h *handler) namespaceExists(ctx context.Context, name string) error {
+	ns, ok := h.svc.(api.Namespaces)
+	if !ok {
+		return nil
+	}
+	_, err := ns.DescribeNamespace(ctx, name)
+	return err
 }

@@ -165,9 +165,9 @@ var routeNeeds = map[string]Need{
 	"POST /logout":         {Scope: Authenticated},
 	"GET /users":           {Scope: ClusterAdmin},
 	"POST /users":          {Scope: ClusterAdmin},
-	"GET /users/{name}":    {Scope: ClusterAdmin},
-	"PUT /users/{name}":    {Scope: ClusterAdmin},
-	"DELETE /users/{name}": {Scope: ClusterAdmin},
+	"GET /users/{user}":    {Scope: ClusterAdmin},
+	"PUT /users/{user}":    {Scope: ClusterAdmin},
+	"DELETE /users/{user}": {Scope: ClusterAdmin},
 	"GET /tokens":          {Scope: Authenticated}, // the caller's own; every one for a cluster admin
 	"POST /tokens":         {Scope: Authenticated}, // for oneself; for anyone by a cluster admin
 	"DELETE /tokens/{id}":  {Scope: Authenticated}, // one's own; any by a cluster admin

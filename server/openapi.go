@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/saga"
@@ -185,6 +186,9 @@ func pathSchema(name string) map[string]any {
 		s := idSchema()
 		s["maxLength"] = 200
 		return s
+	case "user":
+		return map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "pattern": noNUL,
+			"description": "a user's or service account's name"}
 	case "version":
 		return map[string]any{"type": "string", "pattern": `^(latest|[0-9]{1,9}|[0-1][0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$`,
 			"description": "a version number (0 to 2147483647; 0 is the latest) or latest"}
@@ -320,6 +324,8 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[SagaAction]():          {saga.ActionRetry, saga.ActionDone, saga.ActionSkip},
 	reflect.TypeFor[SagaBatchAction]():     {saga.ActionRetry, saga.ActionDone, saga.ActionSkip, "terminate"},
 	reflect.TypeFor[SagaFilterState]():     sagaFilterStates,
+	reflect.TypeFor[access.Role]():         {access.Reader, access.Writer, access.Operator, access.Admin, access.Worker},
+	reflect.TypeFor[access.Kind]():         {access.KindUser, access.KindService, access.KindAnonymous, access.KindNode},
 	reflect.TypeFor[saga.State]():          {saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed, saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateDisabled, saga.StateTerminated},
 }
 
