@@ -2,7 +2,10 @@ package remote
 
 import (
 	"context"
+	"encoding/base64"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/server"
@@ -87,4 +90,38 @@ func (s *Service) ListTokens(ctx context.Context, user string) ([]access.Token, 
 func (s *Service) RevokeToken(ctx context.Context, id string) error {
 	_, err := s.do(ctx, sendOnce, "DELETE", "/tokens/"+url.PathEscape(id), nil, nil)
 	return err
+}
+
+// AuditQuery selects entries of the audit log.
+type AuditQuery struct {
+	Namespace, Actor string
+	Since, Until     time.Time
+	PageSize         int
+	PageToken        []byte
+}
+
+// ListAudit reads a page of the audit log, newest first.
+func (s *Service) ListAudit(ctx context.Context, q AuditQuery) (server.AuditList, error) {
+	v := url.Values{}
+	if q.Namespace != "" {
+		v.Set("namespace", q.Namespace)
+	}
+	if q.Actor != "" {
+		v.Set("actor", q.Actor)
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.Format(time.RFC3339Nano))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.Format(time.RFC3339Nano))
+	}
+	if q.PageSize > 0 {
+		v.Set("page_size", strconv.Itoa(q.PageSize))
+	}
+	if len(q.PageToken) > 0 {
+		v.Set("page_token", base64.StdEncoding.EncodeToString(q.PageToken))
+	}
+	var out server.AuditList
+	_, err := s.do(ctx, idempotent, "GET", "/audit?"+v.Encode(), nil, &out)
+	return out, err
 }

@@ -168,9 +168,10 @@ var routeNeeds = map[string]Need{
 	"GET /users/{user}":    {Scope: ClusterAdmin},
 	"PUT /users/{user}":    {Scope: ClusterAdmin},
 	"DELETE /users/{user}": {Scope: ClusterAdmin},
-	"GET /tokens":          {Scope: Authenticated}, // the caller's own; every one for a cluster admin
-	"POST /tokens":         {Scope: Authenticated}, // for oneself; for anyone by a cluster admin
-	"DELETE /tokens/{id}":  {Scope: Authenticated}, // one's own; any by a cluster admin
+	"GET /tokens":          {Scope: Authenticated},                      // the caller's own; every one for a cluster admin
+	"POST /tokens":         {Scope: Authenticated},                      // for oneself; for anyone by a cluster admin
+	"DELETE /tokens/{id}":  {Scope: Authenticated},                      // one's own; any by a cluster admin
+	"GET /audit":           {Scope: InAnyNamespace, Role: access.Admin}, // a namespace's for its admins; every one's for cluster admins
 }
 
 // needOf returns a route's need; one missing from routeNeeds is a cluster

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,10 @@ func newAccessFixture(t *testing.T) *accessFixture {
 	}
 	ac := access.New(st, access.Options{BcryptCost: 4})
 	f := &accessFixture{eng: eng, ac: ac, secret: "a-cluster-secret-for-the-test"}
-	opts := Options{Access: ac, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond}
+	audit := NewAuditLog(st, AuditOptions{})
+	audit.Start()
+	t.Cleanup(audit.Close)
+	opts := Options{Access: ac, Audit: audit, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond}
 	svc := served{eng, schedule.NewService(eng), batch.NewService(eng)}
 	f.h = &handler{svc: svc, opts: opts}
 	f.srv = httptest.NewServer(New(svc, opts))
@@ -350,5 +354,98 @@ func TestLogout(t *testing.T) {
 	}
 	if resp := post(search, `{}`, session, console); resp.StatusCode != 401 {
 		t.Fatalf("count with the cookie after logout: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestAuditLog: changes, refused ones too, are recorded with who, what and
+// how it ended; reads are not; secrets never are; a namespace's admin
+// reads its entries alone.
+func TestAuditLog(t *testing.T) {
+	f := newAccessFixture(t)
+	ctx := context.Background()
+	auth := map[string]string{}
+	for _, c := range f.callers {
+		auth[c.name] = c.auth
+	}
+	do := func(who, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
+		if who != "" {
+			req.Header.Set("Authorization", auth[who])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const password = "the password of alice"
+	if _, err := f.ac.CreateUser(ctx, access.NewUser{Name: "alice", Password: password}); err != nil {
+		t.Fatal(err)
+	}
+	do("acme-writer", "POST", "/namespaces/acme/workflows", `{"workflow_id":"order-1","workflow_type":"Order","queue":"q"}`)
+	do("acme-reader", "POST", "/namespaces/acme/workflows/order-1/terminate", `{"reason":"mine"}`)
+	do("acme-reader", "GET", "/namespaces/acme/workflows/order-1", "")
+	do("", "POST", "/namespaces/acme/workflows/order-1/signals", `{"signal_name":"x"}`)
+	_, login := do("", "POST", "/login", `{"name":"alice","password":"`+password+`"}`)
+	_, made := do("root", "POST", "/tokens", `{"user":"acme-writer","name":"more"}`)
+	var tok CreateTokenResponse
+	json.Unmarshal([]byte(made), &tok)
+	var loggedIn LoginResponse
+	json.Unmarshal([]byte(login), &loggedIn)
+	if tok.Token == "" || loggedIn.Token == "" {
+		t.Fatalf("token %s, login %s", made, login)
+	}
+
+	var list AuditList
+	var raw string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(list.Entries) < 5 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		_, raw = do("root", "GET", "/audit", "")
+		list = AuditList{}
+		json.Unmarshal([]byte(raw), &list)
+	}
+	type seen struct {
+		actor, action, target string
+		status                int32
+	}
+	var got []seen
+	for _, e := range list.Entries {
+		got = append(got, seen{e.Actor, e.Action, e.Target, e.Status})
+	}
+	want := []seen{ // newest first
+		{"root (service)", "POST /tokens", "", 200},
+		{"(unauthenticated)", "POST /login", "", 200},
+		{"(unauthenticated)", "POST /namespaces/{namespace}/workflows/{workflow_id}/signals", "order-1", 401},
+		{"acme-reader (service)", "POST /namespaces/{namespace}/workflows/{workflow_id}/terminate", "order-1", 403},
+		{"acme-writer (service)", "POST /namespaces/{namespace}/workflows", "", 200},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("audit log:\n%v\nwant\n%v", got, want)
+	}
+	for what, secret := range map[string]string{"a password": password, "a made token": tok.Token[len(tok.Token)-64:],
+		"a login's token": loggedIn.Token[len(loggedIn.Token)-64:], "a caller's token": auth["root"][len(auth["root"])-64:]} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("the audit log holds %s: %s", what, raw)
+		}
+	}
+	if !strings.Contains(raw, `[removed]`) {
+		t.Errorf("the login's password was not marked removed: %s", raw)
+	}
+
+	if code, _ := do("acme-admin", "GET", "/audit?namespace=acme", ""); code != 200 {
+		t.Errorf("acme's admin reading acme's entries: %d", code)
+	}
+	if code, body := do("acme-admin", "GET", "/audit", ""); code != 200 || strings.Contains(body, "/login") || !strings.Contains(body, "order-1") {
+		t.Errorf("acme's admin reading the audit log without a namespace (acme's): %d %s", code, body)
+	}
+	if code, _ := do("acme-admin", "GET", "/audit?namespace=other", ""); code != 403 {
+		t.Errorf("acme's admin reading other's audit log: %d, want 403", code)
+	}
+	if code, _ := do("acme-reader", "GET", "/audit?namespace=acme", ""); code != 403 {
+		t.Errorf("acme's reader reading its audit: %d, want 403", code)
 	}
 }

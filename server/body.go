@@ -261,6 +261,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) (release
 	if err != nil {
 		return func() {}, err
 	}
+	noteBody(r.Context(), b.data)
 	if err := b.decode(v); err != nil {
 		b.close(h.budget)
 		return func() {}, err

@@ -81,6 +81,10 @@ type Options struct {
 	// Open (or a nil Access) serves every caller as access.Anonymous, who
 	// may do everything: a server on loopback with no user yet.
 	Open bool
+	// Audit, when set, records the changes made through the API (every
+	// call but reads and the workers' task traffic, refused ones too) and
+	// serves GET /api/v1/audit.
+	Audit *AuditLog
 	// ClusterSecret, when set, is what the nodes of a cluster call each
 	// other with ("Authorization: Node SECRET"); the peering route refuses
 	// every other caller once Access is set.
@@ -129,12 +133,13 @@ func New(svc api.Service, opts Options) http.Handler {
 	}
 	for _, r := range h.routes() {
 		route := r.Method + " " + r.Path
-		serve := r.serve
+		serve := h.auditing(r, r.serve)
 		if requests != nil {
+			inner := serve
 			serve = func(w http.ResponseWriter, req *http.Request) {
 				start := time.Now()
 				sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-				r.serve(sw, req)
+				inner(sw, req)
 				requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 				latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 			}
@@ -144,11 +149,13 @@ func New(svc api.Service, opts Options) http.Handler {
 			id, err := h.authenticate(req, need)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="strand"`)
+				h.recordRefused(req, r, err)
 				writeError(w, err)
 				return
 			}
 			ctx := access.WithIdentity(req.Context(), id)
 			if err := authorize(ctx, need, req); err != nil {
+				h.recordRefused(req.WithContext(ctx), r, err)
 				writeError(w, err)
 				return
 			}
@@ -504,6 +511,9 @@ func (h *handler) routes() []Route {
 	routes = append(routes, sagaRoutes(h)...)
 	if h.opts.Access != nil {
 		routes = append(routes, accessRoutes(h, h.opts.Access)...)
+	}
+	if h.opts.Audit != nil {
+		routes = append(routes, auditRoutes(h, h.opts.Audit)...)
 	}
 	if pe, ok := h.svc.(api.Peering); ok {
 		peer := call(h, func(ctx context.Context, r *http.Request, req json.RawMessage) (json.RawMessage, error) {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 )
 
@@ -481,4 +482,68 @@ func saveCredential(server string, c credential) error {
 		return fmt.Errorf("keep the token: %w", err)
 	}
 	return nil
+}
+
+func newAuditCommand() *cobra.Command {
+	o := &cliOptions{}
+	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log: what was changed through the API, by whom, from where"}
+	o.register(cmd)
+	var (
+		actor, since, until, token string
+		limit                      int
+		all                        bool
+	)
+	list := &cobra.Command{
+		Use: "list", Short: "List the audit log, newest first (--namespace: that namespace's; --all-namespaces: everyone's, for cluster admins)", Args: cobra.NoArgs,
+		Example: "  strand audit list --namespace payments --since 2026-11-24T00:00:00Z\n  strand audit list --all-namespaces --actor alice",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := remote.AuditQuery{Actor: actor, PageSize: limit}
+			if !all {
+				q.Namespace = o.namespace
+			}
+			for _, t := range []struct {
+				flag string
+				v    string
+				to   *time.Time
+			}{{"since", since, &q.Since}, {"until", until, &q.Until}} {
+				if t.v == "" {
+					continue
+				}
+				parsed, err := time.Parse(time.RFC3339, t.v)
+				if err != nil {
+					return &usageError{fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-24T09:00:00Z)", t.flag, t.v)}
+				}
+				*t.to = parsed
+			}
+			if token != "" {
+				var err error
+				if q.PageToken, err = pageToken(token); err != nil {
+					return err
+				}
+			}
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			page, err := svc.ListAudit(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), page, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "TIME\tNAMESPACE\tACTOR\tACTION\tTARGET\tSTATUS\tFROM")
+				for _, e := range page.Entries {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Time.Local().Format(time.DateTime), e.Namespace, e.Actor, e.Action, e.Target, e.Status, e.Remote)
+				}
+				printMore(tw, page.NextPageToken)
+			})
+		},
+	}
+	list.Flags().StringVar(&actor, "actor", "", "only this caller's entries")
+	list.Flags().StringVar(&since, "since", "", "entries at or after this time (RFC 3339)")
+	list.Flags().StringVar(&until, "until", "", "entries before this time (RFC 3339)")
+	list.Flags().IntVar(&limit, "limit", 100, "entries per page (at most 1000)")
+	list.Flags().StringVar(&token, "page-token", "", "the page after a list's (it prints the flag)")
+	list.Flags().BoolVar(&all, "all-namespaces", false, "every namespace's entries and the cluster's own (cluster admins)")
+	cmd.AddCommand(list)
+	return cmd
 }

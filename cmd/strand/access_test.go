@@ -129,6 +129,20 @@ func TestAccessControl(t *testing.T) {
 	if out, code := start("acme", "w-3"); code == 0 || !strings.Contains(out, "revoked") {
 		t.Fatalf("start with a revoked token: %d %s", code, out)
 	}
+	var audit string
+	eventually(t, "the audit log to hold the refused start", func() bool {
+		audit, _ = runIn(t, "", "audit", "list", "--all-namespaces", "-o", "json", "--server", url)
+		return strings.Contains(audit, `"status": 401`)
+	})
+	if !strings.Contains(audit, `"actor": "ci (service)"`) || !strings.Contains(audit, `"action": "POST /namespaces/{namespace}/workflows"`) ||
+		!strings.Contains(audit, `"action": "POST /login"`) {
+		t.Fatalf("the audit log lacks the start or the login:\n%s", audit)
+	}
+	for what, s := range map[string]string{"the password": password, "the token's secret": token[len(token)-64:]} {
+		if strings.Contains(audit, s) {
+			t.Errorf("%s is in the audit log:\n%s", what, audit)
+		}
+	}
 	if out, code := runIn(t, "", "logout", "--server", url); code != 0 {
 		t.Fatalf("logout: %d %s", code, out)
 	}

@@ -42,6 +42,7 @@ func newServerCommand() *cobra.Command {
 		workerGroups      []string
 		workerConcurrency int
 		insecure          bool
+		auditRetention    time.Duration
 		secretFile        string
 		sopts             server.Options
 		eopts             engine.Options
@@ -106,6 +107,9 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			sopts.Access, sopts.Open, sopts.ClusterSecret = ac, open, secret
+			audit := server.NewAuditLog(st, server.AuditOptions{Retention: auditRetention, Logger: log})
+			audit.Start()
+			defer audit.Close() // after the server's shutdown: what it answered is written
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			if eopts.Address == "" {
@@ -153,7 +157,7 @@ func newServerCommand() *cobra.Command {
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
-				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret}),
+				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -197,6 +201,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&eopts.RedeliveryDelay, "redelivery-delay", 5*time.Second, "how long a step attempt in flight when its shard changed hands waits for its worker to report before it is offered again (negative: no wait)")
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
+	cmd.Flags().DurationVar(&auditRetention, "audit-retention", 90*24*time.Hour, "how long the audit log keeps what was changed through the API")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without access control on an address other machines reach, while the store has no user (on loopback that is the default)")
 	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")
 	return cmd

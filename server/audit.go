@@ -1,0 +1,382 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+// AuditLog records the changes made through the API (who, when, from
+// where, what, on which namespace and run, and how it ended) in the
+// store's audit log, in batches, and purges the entries older than its
+// retention. Start it before serving and Close it after.
+type AuditLog struct {
+	st        store.MetadataStore
+	log       *slog.Logger
+	retention time.Duration
+	in        chan store.AuditEntry
+	stop      context.CancelFunc
+	done      chan struct{}
+}
+
+// AuditOptions configure an AuditLog.
+type AuditOptions struct {
+	// Retention is how long entries are kept (default 90 days).
+	Retention time.Duration
+	Logger    *slog.Logger
+}
+
+// auditBuffer bounds the entries waiting to be written; a request that
+// finds it full waits for room (or its context).
+const auditBuffer = 4096
+
+// NewAuditLog returns the audit log of st.
+func NewAuditLog(st store.MetadataStore, opts AuditOptions) *AuditLog {
+	if opts.Retention <= 0 {
+		opts.Retention = 90 * 24 * time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &AuditLog{st: st, log: opts.Logger, retention: opts.Retention, in: make(chan store.AuditEntry, auditBuffer), done: make(chan struct{})}
+}
+
+// Start runs the writer and the purge until Close.
+func (a *AuditLog) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop = cancel
+	go a.run(ctx)
+}
+
+// Close writes what is buffered and stops.
+func (a *AuditLog) Close() {
+	if a.stop == nil {
+		return
+	}
+	a.stop()
+	<-a.done
+}
+
+// record queues an entry.
+func (a *AuditLog) record(ctx context.Context, e store.AuditEntry) {
+	select {
+	case a.in <- e:
+	case <-ctx.Done():
+		a.log.Warn("audit entry dropped: the request ended while the audit log was full", "action", e.Action, "actor", e.Actor)
+	}
+}
+
+// run writes entries in batches (as they come, up to 500 at a time) and
+// purges once an hour.
+func (a *AuditLog) run(ctx context.Context) {
+	defer close(a.done)
+	purge := time.NewTicker(time.Hour)
+	defer purge.Stop()
+	a.purge(ctx)
+	var batch []store.AuditEntry
+	write := func() {
+		if len(batch) == 0 {
+			return
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		for attempt := 0; ; attempt++ {
+			err := a.st.AppendAudit(wctx, batch...)
+			if err == nil {
+				break
+			}
+			if wctx.Err() != nil || attempt == 5 {
+				a.log.Error("audit entries lost: the store did not take them", "entries", len(batch), "error", err)
+				break
+			}
+			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case e := <-a.in:
+			batch = append(batch, e)
+			for len(batch) < 500 {
+				select {
+				case e := <-a.in:
+					batch = append(batch, e)
+					continue
+				default:
+				}
+				break
+			}
+			write()
+		case <-purge.C:
+			a.purge(ctx)
+		case <-ctx.Done():
+			for {
+				select {
+				case e := <-a.in:
+					batch = append(batch, e)
+					continue
+				default:
+				}
+				break
+			}
+			write()
+			return
+		}
+	}
+}
+
+// purge deletes the entries past retention, 1,000 at a time.
+func (a *AuditLog) purge(ctx context.Context) {
+	before := time.Now().Add(-a.retention)
+	for ctx.Err() == nil {
+		n, err := a.st.PurgeAudit(ctx, before, 1000)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("audit purge", "error", err)
+			}
+			return
+		}
+		if n < 1000 {
+			return
+		}
+	}
+}
+
+// unaudited are the routes that change nothing a person asked for: reads
+// sent as POSTs, and the workers' and nodes' task traffic.
+var unaudited = map[string]bool{
+	"POST /namespaces/{namespace}/workflow-search":                 true,
+	"POST /namespaces/{namespace}/workflow-count":                  true,
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/queries": true,
+	"POST /namespaces/{namespace}/workflow-tasks/poll":             true,
+	"POST /namespaces/{namespace}/step-tasks/poll":                 true,
+	"POST /workflow-tasks/complete":                                true,
+	"POST /workflow-tasks/fail":                                    true,
+	"POST /queries/answer":                                         true,
+	"POST /step-tasks/complete":                                    true,
+	"POST /step-tasks/fail":                                        true,
+	"POST /step-tasks/heartbeat":                                   true,
+	"POST /dag-check":                                              true,
+	"POST /peer/{op}":                                              true,
+}
+
+// audited reports whether a route's calls go in the audit log.
+func audited(method, path string) bool {
+	return method != http.MethodGet && method != http.MethodHead && !unaudited[method+" "+strings.TrimPrefix(path, prefix)]
+}
+
+// auditNote carries what the handler read of a request's body to the audit
+// entry written after it answered.
+type auditNote struct {
+	body []byte
+	size int
+}
+
+type auditNoteKey struct{}
+
+// noteBody keeps the start of a body for the audit entry of its request.
+func noteBody(ctx context.Context, data []byte) {
+	if n, ok := ctx.Value(auditNoteKey{}).(*auditNote); ok {
+		n.size = len(data)
+		if len(data) <= maxAuditBody {
+			n.body = append([]byte(nil), data...)
+		}
+	}
+}
+
+// maxAuditBody is the largest body an audit entry keeps (a bigger one is
+// recorded by its size).
+const maxAuditBody = 8 << 10
+
+// secretFields are removed from a body before it is recorded.
+var secretFields = map[string]bool{"password": true, "token": true, "secret": true}
+
+// scrub removes secret fields at any depth of a JSON value.
+func scrub(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if secretFields[strings.ToLower(k)] {
+				t[k] = "[removed]"
+				continue
+			}
+			t[k] = scrub(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = scrub(e)
+		}
+	}
+	return v
+}
+
+// auditEntry is the entry of a request answered with status.
+func auditEntry(r *http.Request, route Route, status int, note *auditNote) store.AuditEntry {
+	id, _ := access.FromContext(r.Context())
+	actor := id.Name
+	if actor == "" {
+		actor = "(unauthenticated)"
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	e := store.AuditEntry{ID: hex.EncodeToString(b), Time: time.Now().UTC(), Namespace: r.PathValue("namespace"), Actor: actor,
+		Remote: r.RemoteAddr, Action: route.Method + " " + strings.TrimPrefix(route.Path, prefix), Status: int32(status),
+		RunID: r.URL.Query().Get("run_id")}
+	for _, p := range []string{"workflow_id", "schedule_id", "batch_id", "id", "name", "user", "type", "op"} {
+		if v := r.PathValue(p); v != "" {
+			e.Target = v
+			break
+		}
+	}
+	detail := map[string]any{}
+	if q := r.URL.Query(); len(q) > 0 {
+		detail["query"] = q
+	}
+	switch {
+	case note.body != nil:
+		var v any
+		if json.Unmarshal(note.body, &v) == nil {
+			detail["body"] = scrub(v)
+		} else {
+			detail["body_bytes"] = note.size
+		}
+	case note.size > 0:
+		detail["body_bytes"] = note.size
+	}
+	if m, ok := detail["body"].(map[string]any); ok && e.RunID == "" {
+		if run, ok := m["run_id"].(string); ok {
+			e.RunID = run
+		}
+	}
+	if len(detail) > 0 {
+		e.Detail, _ = json.Marshal(detail)
+		if len(e.Detail) > 64<<10 {
+			e.Detail = fmt.Appendf(nil, `{"detail_bytes":%d}`, len(e.Detail))
+		}
+	}
+	if id.Kind != "" && id.Kind != access.KindUser && id.Kind != access.KindAnonymous {
+		e.Actor = fmt.Sprintf("%s (%s)", actor, id.Kind)
+	}
+	return clip(e)
+}
+
+// clip keeps an entry's fields within the store's limits.
+func clip(e store.AuditEntry) store.AuditEntry {
+	cut := func(s string, n int) string {
+		if len(s) <= n {
+			return s
+		}
+		return strings.ToValidUTF8(s[:n], "")
+	}
+	e.Namespace, e.Actor, e.Remote = cut(e.Namespace, 256), cut(e.Actor, 256), cut(e.Remote, 256)
+	e.Action, e.Target, e.RunID = cut(e.Action, 512), cut(e.Target, 1000), cut(e.RunID, 64)
+	return e
+}
+
+// AuditList is a page of the audit log.
+type AuditList struct {
+	Entries       []AuditEntry `json:"entries"`
+	NextPageToken []byte       `json:"next_page_token,omitempty"`
+}
+
+// AuditEntry is an entry of the audit log as the API shows it: its detail
+// (the request's query and body, secrets removed) is JSON.
+type AuditEntry struct {
+	ID        string    `json:"id"`
+	Time      time.Time `json:"time"`
+	Namespace string    `json:"namespace,omitempty"`
+	Actor     string    `json:"actor"`
+	Remote    string    `json:"remote,omitempty"`
+	// Action is the route: "POST /namespaces/{namespace}/workflows".
+	Action string `json:"action"`
+	// Target is what the path named: a workflow, schedule, batch, user.
+	Target string `json:"target,omitempty"`
+	RunID  string `json:"run_id,omitempty"`
+	// Status is the HTTP status of the answer.
+	Status int32           `json:"status"`
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+// auditRoutes are the routes of the audit log.
+func auditRoutes(h *handler, a *AuditLog) []Route {
+	return []Route{
+		{"GET", prefix + "/audit", "List the audit log, newest first (a namespace's for its admins, every one's for cluster admins)", get(h, func(ctx context.Context, r *http.Request) (AuditList, error) {
+			q := r.URL.Query()
+			req := store.ListAuditRequest{Namespace: q.Get("namespace"), Actor: q.Get("actor")}
+			id, _ := access.FromContext(ctx)
+			if req.Namespace == "" && !id.ClusterAdmin {
+				// An admin of namespaces reads one of theirs at a time.
+				names, _ := id.Namespaces()
+				var theirs []string
+				for _, n := range names {
+					if id.Can(n, access.Admin) {
+						theirs = append(theirs, n)
+					}
+				}
+				if len(theirs) != 1 {
+					return AuditList{}, api.InvalidArgument("namespace", "name the namespace whose entries you want (one of %s)", strings.Join(theirs, ", "))
+				}
+				req.Namespace = theirs[0]
+			}
+			if req.Namespace != "" && !id.Can(req.Namespace, access.Admin) {
+				return AuditList{}, denied(id, "admin in namespace %q", req.Namespace)
+			}
+			var err error
+			if req.Since, err = timeParam(q, "since"); err != nil {
+				return AuditList{}, err
+			}
+			if req.Until, err = timeParam(q, "until"); err != nil {
+				return AuditList{}, err
+			}
+			if req.PageSize, req.PageToken, err = pageParams(r); err != nil {
+				return AuditList{}, err
+			}
+			page, err := a.st.ListAudit(ctx, req)
+			if err != nil {
+				return AuditList{}, err
+			}
+			out := AuditList{Entries: make([]AuditEntry, len(page.Entries)), NextPageToken: page.NextPageToken}
+			for i, e := range page.Entries {
+				out.Entries[i] = AuditEntry{ID: e.ID, Time: e.Time, Namespace: e.Namespace, Actor: e.Actor, Remote: e.Remote,
+					Action: e.Action, Target: e.Target, RunID: e.RunID, Status: e.Status, Detail: json.RawMessage(e.Detail)}
+			}
+			return out, nil
+		}).with(stringParam("namespace", "only this namespace's entries"), stringParam("actor", "only this caller's entries"),
+			param{"since", map[string]any{"type": "string", "format": "date-time"}, "entries at or after this time (RFC 3339)"},
+			param{"until", map[string]any{"type": "string", "format": "date-time"}, "entries before this time (RFC 3339)"},
+			intQuery("page_size", 0, 1000, "entries per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
+	}
+}
+
+// auditing wraps a route's handler so that its calls go in the audit log.
+func (h *handler) auditing(route Route, serve http.HandlerFunc) http.HandlerFunc {
+	if h.opts.Audit == nil || !audited(route.Method, route.Path) {
+		return serve
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		note := &auditNote{}
+		r = r.WithContext(context.WithValue(r.Context(), auditNoteKey{}, note))
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		serve(sw, r)
+		h.opts.Audit.record(r.Context(), auditEntry(r, route, sw.status, note))
+	}
+}
+
+// recordRefused records a change refused before its handler (401, 403).
+func (h *handler) recordRefused(r *http.Request, route Route, err error) {
+	if h.opts.Audit == nil || !audited(route.Method, route.Path) {
+		return
+	}
+	status, _ := errorOf(err)
+	h.opts.Audit.record(r.Context(), auditEntry(r, route, status, &auditNote{}))
+}
