@@ -174,3 +174,28 @@ func (c *tokenCache) forgetUser(name string) {
 		}
 	}
 }
+
+// UserIdentity returns the identity of a user or service account a
+// request proved it is some other way than a token (a client certificate
+// whose common name is the user's name): api.ErrUnauthenticated for no
+// such user, or a disabled one. Like a token, it is believed for the
+// cache's TTL.
+func (s *Service) UserIdentity(ctx context.Context, name string) (Identity, error) {
+	key := "user:" + name
+	if e, ok := s.seen.get(key); ok {
+		return e.identity, nil
+	}
+	u, _, err := s.getUser(ctx, name)
+	if isNotFound(err) {
+		return Identity{}, fmt.Errorf("%w: no user %q", api.ErrUnauthenticated, name)
+	}
+	if err != nil {
+		return Identity{}, err
+	}
+	if u.Disabled {
+		return Identity{}, fmt.Errorf("%w: user %q is disabled", api.ErrUnauthenticated, name)
+	}
+	id := u.identity("")
+	s.seen.put(key, cachedToken{token: storedToken{Token: Token{User: name}}, identity: id})
+	return id, nil
+}

@@ -3,6 +3,7 @@
 package remote
 
 import (
+	"crypto/tls"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -53,6 +54,10 @@ type Options struct {
 	Retry RetryPolicy
 	// Logger gets a debug record per retry (default slog.Default()).
 	Logger *slog.Logger
+	// TLS configures the connections to an https:// server (which CAs to
+	// trust, a client certificate) when HTTPClient is nil; nil trusts the
+	// system's roots.
+	TLS *tls.Config
 	// Token is the API token every request carries ("strand_…", made by
 	// strand login or strand token create); a server with access control
 	// refuses requests without one.
@@ -79,6 +84,7 @@ func NewWithOptions(baseURL string, opts Options) *Service {
 		// A worker holds many polls open at once: keep as many connections.
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 512
+		t.TLSClientConfig = opts.TLS
 		client = &http.Client{Transport: t}
 	}
 	log := opts.Logger

@@ -282,6 +282,11 @@ func (h *handler) authenticate(r *http.Request, need Need) (access.Identity, err
 		}
 		return h.opts.Access.Authenticate(r.Context(), c.Value)
 	}
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
+		// A client certificate the server's client CA signed: its common
+		// name is a user's or service account's.
+		return h.opts.Access.UserIdentity(r.Context(), r.TLS.VerifiedChains[0][0].Subject.CommonName)
+	}
 	if need.Scope == Public {
 		return access.Identity{}, nil
 	}

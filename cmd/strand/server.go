@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/certs"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
@@ -43,6 +45,9 @@ func newServerCommand() *cobra.Command {
 		workerConcurrency int
 		insecure          bool
 		auditRetention    time.Duration
+		tlsCert, tlsKey   string
+		tlsClientCA       string
+		tlsCA             string
 		secretFile        string
 		sopts             server.Options
 		eopts             engine.Options
@@ -77,9 +82,29 @@ func newServerCommand() *cobra.Command {
 				}
 			}
 			setMemoryLimit(eopts.CacheMemory)
+			var serverTLS, peerTLS *tls.Config
+			if tlsCert != "" || tlsKey != "" || tlsClientCA != "" {
+				if tlsCert == "" || tlsKey == "" {
+					return &usageError{fmt.Errorf("--tls-cert and --tls-key go together (--tls-client-ca needs them)")}
+				}
+				var err error
+				if serverTLS, err = certs.ServerConfig(tlsCert, tlsKey, tlsClientCA); err != nil {
+					return &usageError{err}
+				}
+			}
+			if tlsCA != "" || serverTLS != nil {
+				var err error
+				if peerTLS, err = certs.ClientConfig(tlsCA, "", ""); err != nil {
+					return &usageError{fmt.Errorf("--tls-ca: %v", err)}
+				}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return &usageError{fmt.Errorf("--listen %q: %v", listen, err)}
+			}
+			scheme := "http"
+			if serverTLS != nil {
+				ln, scheme = tls.NewListener(ln, serverTLS), "https"
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			opening := time.Now()
@@ -113,10 +138,12 @@ func newServerCommand() *cobra.Command {
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			if eopts.Address == "" {
-				eopts.Address = "http://" + ln.Addr().String()
+				eopts.Address = scheme + "://" + ln.Addr().String()
 			}
 			eopts.Logger, eopts.Metrics = log, reg
-			eopts.Dial = func(addr string) api.Peer { return remote.NewWithOptions(addr, remote.Options{NodeSecret: secret}) }
+			eopts.Dial = func(addr string) api.Peer {
+				return remote.NewWithOptions(addr, remote.Options{NodeSecret: secret, TLS: peerTLS})
+			}
 			eng, err := engine.Open(ctx, st, eopts)
 			if err != nil {
 				ln.Close()
@@ -164,7 +191,7 @@ func newServerCommand() *cobra.Command {
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
-			fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s\n", ln.Addr())
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s://%s\n", scheme, ln.Addr())
 			select {
 			case err := <-done:
 				return err
@@ -201,6 +228,10 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&eopts.RedeliveryDelay, "redelivery-delay", 5*time.Second, "how long a step attempt in flight when its shard changed hands waits for its worker to report before it is offered again (negative: no wait)")
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; replaced files are read again without a restart")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	cmd.Flags().StringVar(&tlsClientCA, "tls-client-ca", "", "ask clients for a certificate and accept one this PEM CA bundle signed: its common name is the user or service account it calls as")
+	cmd.Flags().StringVar(&tlsCA, "tls-ca", "", "the PEM CA bundle the other nodes' certificates are checked against (default: the system's roots)")
 	cmd.Flags().DurationVar(&auditRetention, "audit-retention", 90*24*time.Hour, "how long the audit log keeps what was changed through the API")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without access control on an address other machines reach, while the store has no user (on loopback that is the default)")
 	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")

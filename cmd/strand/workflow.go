@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/internal/certs"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/store"
 )
@@ -31,6 +33,8 @@ type cliOptions struct {
 	// token is the API token sent ("": the one strand login kept for the
 	// server, if any; "-": none).
 	token string
+	// caFile, certFile and keyFile configure TLS to an https:// server.
+	caFile, certFile, keyFile string
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
@@ -39,6 +43,9 @@ func (o *cliOptions) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
 	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
 		"how long a call is retried while the server cannot be reached or is unavailable (0: until interrupted)")
+	cmd.PersistentFlags().StringVar(&o.caFile, "ca-file", os.Getenv("STRAND_CA_FILE"), "the PEM CA bundle an https:// server's certificate is checked against (env STRAND_CA_FILE; default: the system's roots)")
+	cmd.PersistentFlags().StringVar(&o.certFile, "cert-file", os.Getenv("STRAND_CERT_FILE"), "a PEM client certificate to call with, for a server that takes them (env STRAND_CERT_FILE)")
+	cmd.PersistentFlags().StringVar(&o.keyFile, "key-file", os.Getenv("STRAND_KEY_FILE"), "the PEM key of --cert-file (env STRAND_KEY_FILE)")
 	cmd.PersistentFlags().StringVar(&o.token, "token", os.Getenv("STRAND_TOKEN"), "the API token to call with (env STRAND_TOKEN; default: the one strand login kept for --server)")
 }
 
@@ -74,7 +81,14 @@ func (o *cliOptions) service() (*remote.Service, error) {
 	case "-":
 		token = ""
 	}
-	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token}), nil
+	var tlsConfig *tls.Config
+	if o.caFile != "" || o.certFile != "" || o.keyFile != "" {
+		var err error
+		if tlsConfig, err = certs.ClientConfig(o.caFile, o.certFile, o.keyFile); err != nil {
+			return nil, &usageError{fmt.Errorf("--ca-file, --cert-file, --key-file: %v", err)}
+		}
+	}
+	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig}), nil
 }
 
 func (o *cliOptions) ref(id, run string) api.RunRef {
