@@ -207,6 +207,7 @@ type Engine struct {
 
 	nsMu       sync.Mutex
 	namespaces map[string]cachedNamespace
+	quotas     quotas
 
 	metrics *metrics
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/server"
 )
 
@@ -123,5 +124,19 @@ func (s *Service) ListAudit(ctx context.Context, q AuditQuery) (server.AuditList
 	}
 	var out server.AuditList
 	_, err := s.do(ctx, idempotent, "GET", "/audit?"+v.Encode(), nil, &out)
+	return out, err
+}
+
+// GetQuotas implements api.QuotaService.
+func (s *Service) GetQuotas(ctx context.Context, namespace string) (api.Quotas, error) {
+	var out api.Quotas
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(namespace)+"/quotas", nil, &out)
+	return out, err
+}
+
+// SetQuotas implements api.QuotaService.
+func (s *Service) SetQuotas(ctx context.Context, namespace string, q api.Quotas) (api.Quotas, error) {
+	var out api.Quotas
+	_, err := s.do(ctx, idempotent, "PUT", "/namespaces/"+ns(namespace)+"/quotas", q, &out)
 	return out, err
 }

@@ -3,9 +3,9 @@
 package remote
 
 import (
-	"crypto/tls"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -35,10 +35,11 @@ type Service struct {
 }
 
 var (
-	_ api.Peer       = (*Service)(nil)
-	_ api.Service    = (*Service)(nil)
-	_ api.Namespaces = (*Service)(nil)
-	_ api.Cluster    = (*Service)(nil)
+	_ api.Peer         = (*Service)(nil)
+	_ api.Service      = (*Service)(nil)
+	_ api.Namespaces   = (*Service)(nil)
+	_ api.Cluster      = (*Service)(nil)
+	_ api.QuotaService = (*Service)(nil)
 )
 
 // Options configure a Service.

@@ -135,6 +135,8 @@ var routeNeeds = map[string]Need{
 	"PUT /namespaces/{namespace}":                                                 ns(access.Admin),
 	"GET /namespaces/{namespace}/grants":                                          ns(access.Admin),
 	"PUT /namespaces/{namespace}/grants/{user}":                                   ns(access.Admin),
+	"GET /namespaces/{namespace}/quotas":                                          ns(access.Reader),
+	"PUT /namespaces/{namespace}/quotas":                                          {Scope: ClusterAdmin},
 
 	// What every namespace shares: definitions are read by anyone known,
 	// changed by an operator of some namespace.

@@ -41,6 +41,7 @@ const (
 	CodeInternal           = "internal"
 	CodeUnauthenticated    = "unauthenticated"
 	CodePermissionDenied   = "permission_denied"
+	CodeQuotaExceeded      = "quota_exceeded"
 )
 
 // kinds maps the errors a caller switches on to their code and status, in
@@ -67,6 +68,7 @@ var kinds = []struct {
 	{api.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
 	{api.ErrUnauthenticated, CodeUnauthenticated, http.StatusUnauthorized},
 	{api.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
+	{api.ErrQuotaExceeded, CodeQuotaExceeded, http.StatusTooManyRequests},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},
 }

@@ -535,7 +535,7 @@ func (h *handler) routes() []Route {
 			body: map[string]any{"version": "$response.body#/version"}},
 		{name: "start", target: "POST " + wf, desc: "start a workflow in the namespace", params: map[string]any{"path.namespace": "$response.body#/name"}},
 	}
-	return append(routes,
+	routes = append(routes,
 		Route{"POST", prefix + "/namespaces", "Create a namespace", call(h, func(ctx context.Context, _ *http.Request, req api.Namespace) (api.Namespace, error) {
 			return ns.CreateNamespace(ctx, req)
 		}).linked(nsLinks...)},
@@ -551,6 +551,17 @@ func (h *handler) routes() []Route {
 			return ns.UpdateNamespace(ctx, req)
 		}).pathFields("name").linked(nsLinks[0], nsLinks[2])},
 	)
+	if qs, ok := h.svc.(api.QuotaService); ok {
+		routes = append(routes,
+			Route{"GET", prefix + "/namespaces/{namespace}/quotas", "A namespace's quotas (zero fields: no bound)", get(h, func(ctx context.Context, r *http.Request) (api.Quotas, error) {
+				return qs.GetQuotas(ctx, r.PathValue("namespace"))
+			})},
+			Route{"PUT", prefix + "/namespaces/{namespace}/quotas", "Set a namespace's quotas: starts per second, open runs, payload size", call(h, func(ctx context.Context, r *http.Request, q api.Quotas) (api.Quotas, error) {
+				return qs.SetQuotas(ctx, r.PathValue("namespace"), q)
+			})},
+		)
+	}
+	return routes
 }
 
 // pageParams reads the page_size (0 to 1000) and page_token of a GET list.
@@ -862,6 +873,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errBusy) {
 		w.Header().Set("Retry-After", "1")
+	}
+	var qe *api.QuotaError
+	if errors.As(err, &qe) {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(qe.RetryAfter.Seconds())))))
 	}
 	status, body := errorOf(err)
 	writeJSON(w, status, body)

@@ -37,6 +37,50 @@ func newNamespaceCommand() *cobra.Command {
 			return show(cmd, n)
 		},
 	}
+	var (
+		startsPerSecond float64
+		startBurst      int32
+		openRuns        int64
+		maxPayload      int64
+	)
+	quotas := &cobra.Command{
+		Use: "quotas NAME", Short: "Show a namespace's quotas, or set them with the flags (cluster admins; 0: no bound)", Args: cobra.ExactArgs(1),
+		Example: "  strand namespace quotas payments\n  strand namespace quotas payments --starts-per-second 100 --open-runs 100000 --max-payload 1048576",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			q, err := svc.GetQuotas(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if f := cmd.Flags(); f.Changed("starts-per-second") || f.Changed("start-burst") || f.Changed("open-runs") || f.Changed("max-payload") {
+				if f.Changed("starts-per-second") {
+					q.StartsPerSecond = startsPerSecond
+				}
+				if f.Changed("start-burst") {
+					q.StartBurst = startBurst
+				}
+				if f.Changed("open-runs") {
+					q.OpenRuns = openRuns
+				}
+				if f.Changed("max-payload") {
+					q.MaxPayload = maxPayload
+				}
+				if q, err = svc.SetQuotas(cmd.Context(), args[0], q); err != nil {
+					return err
+				}
+			}
+			return o.print(cmd.OutOrStdout(), q, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "starts per second\t%v\nstart burst\t%d\nopen runs\t%d\nmax payload\t%d\n", q.StartsPerSecond, q.StartBurst, q.OpenRuns, q.MaxPayload)
+			})
+		},
+	}
+	quotas.Flags().Float64Var(&startsPerSecond, "starts-per-second", 0, "workflows started through the API per second, per node")
+	quotas.Flags().Int32Var(&startBurst, "start-burst", 0, "starts at once (default: the rate)")
+	quotas.Flags().Int64Var(&openRuns, "open-runs", 0, "open runs of the namespace")
+	quotas.Flags().Int64Var(&maxPayload, "max-payload", 0, "bytes of a start's input or a signal's value")
 	update := &cobra.Command{
 		Use: "update NAME", Short: "Change a namespace's description or retention", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,6 +141,6 @@ func newNamespaceCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, describe, list, update)
+	cmd.AddCommand(create, describe, list, update, quotas)
 	return cmd
 }

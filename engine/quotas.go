@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/store"
+)
+
+var _ api.QuotaService = (*Engine)(nil)
+
+// quotaKind is the store record kind of a namespace's quotas.
+const quotaKind = "quota"
+
+// quotaTTL is how long a node believes the quotas it read, and the open
+// run count it took.
+const quotaTTL = time.Second
+
+// quotaState is what a node knows of a namespace's quotas.
+type quotaState struct {
+	q        api.Quotas
+	read     time.Time
+	starts   *rate.Limiter // nil: no rate
+	open     int64
+	openRead time.Time
+}
+
+// quotas holds the quota states by namespace.
+type quotas struct {
+	mu sync.Mutex
+	m  map[string]*quotaState
+}
+
+// GetQuotas implements api.QuotaService.
+func (e *Engine) GetQuotas(ctx context.Context, namespace string) (api.Quotas, error) {
+	if _, err := e.DescribeNamespace(ctx, namespace); err != nil {
+		return api.Quotas{}, err
+	}
+	rec, err := e.store.GetRecord(ctx, quotaKind, namespace)
+	if errors.Is(err, store.ErrNotFound) {
+		return api.Quotas{}, nil
+	}
+	if err != nil {
+		return api.Quotas{}, fmt.Errorf("engine: read the quotas of %q: %w", namespace, err)
+	}
+	var q api.Quotas
+	if err := json.Unmarshal(rec.Value, &q); err != nil {
+		return api.Quotas{}, fmt.Errorf("engine: decode the quotas of %q: %w", namespace, err)
+	}
+	return q, nil
+}
+
+// SetQuotas implements api.QuotaService.
+func (e *Engine) SetQuotas(ctx context.Context, namespace string, q api.Quotas) (api.Quotas, error) {
+	if err := store.CheckLimits(&q); err != nil {
+		return api.Quotas{}, err
+	}
+	if q.StartsPerSecond < 0 || math.IsNaN(q.StartsPerSecond) || q.StartBurst < 0 || q.OpenRuns < 0 || q.MaxPayload < 0 {
+		return api.Quotas{}, api.InvalidArgument("quotas", "negative")
+	}
+	if _, err := e.DescribeNamespace(ctx, namespace); err != nil {
+		return api.Quotas{}, err
+	}
+	value, _ := json.Marshal(q)
+	for {
+		rec, err := e.store.GetRecord(ctx, quotaKind, namespace)
+		version := rec.Version
+		if errors.Is(err, store.ErrNotFound) {
+			version = 0
+		} else if err != nil {
+			return api.Quotas{}, err
+		}
+		_, err = e.store.PutRecord(ctx, store.Record{Kind: quotaKind, Key: namespace, Value: value, Version: version})
+		if errors.Is(err, store.ErrConditionFailed) {
+			continue
+		}
+		if err != nil {
+			return api.Quotas{}, fmt.Errorf("engine: write the quotas of %q: %w", namespace, err)
+		}
+		e.quotas.mu.Lock()
+		delete(e.quotas.m, namespace)
+		e.quotas.mu.Unlock()
+		return q, nil
+	}
+}
+
+// quotaOf returns the namespace's quota state, read again once it is
+// quotaTTL old.
+func (e *Engine) quotaOf(ctx context.Context, namespace string) (*quotaState, error) {
+	now := time.Now()
+	e.quotas.mu.Lock()
+	st := e.quotas.m[namespace]
+	e.quotas.mu.Unlock()
+	if st != nil && now.Sub(st.read) < quotaTTL {
+		return st, nil
+	}
+	q, err := e.GetQuotas(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	e.quotas.mu.Lock()
+	defer e.quotas.mu.Unlock()
+	if e.quotas.m == nil {
+		e.quotas.m = map[string]*quotaState{}
+	}
+	if cur := e.quotas.m[namespace]; cur != nil && cur.q == q {
+		cur.read = now // the same quotas: keep the limiter's tokens
+		return cur, nil
+	}
+	st = &quotaState{q: q, read: now}
+	if q.StartsPerSecond > 0 {
+		burst := int(q.StartBurst)
+		if burst == 0 {
+			burst = max(1, int(q.StartsPerSecond))
+		}
+		st.starts = rate.NewLimiter(rate.Limit(q.StartsPerSecond), burst)
+	}
+	e.quotas.m[namespace] = st
+	return st, nil
+}
+
+// admitStart refuses a start its namespace's quotas do not allow: a
+// payload too large, a rate or open runs exceeded. A start forwarded from
+// another node was admitted there.
+func (e *Engine) admitStart(ctx context.Context, namespace string, input int) error {
+	if api.Forwarded(ctx) {
+		return nil
+	}
+	st, err := e.quotaOf(ctx, namespace)
+	if err != nil || st.q == (api.Quotas{}) {
+		return err
+	}
+	if err := st.admitPayload("input", input); err != nil {
+		return err
+	}
+	if st.q.OpenRuns > 0 {
+		open, err := e.openRuns(ctx, namespace, st)
+		if err != nil {
+			return err
+		}
+		if open >= st.q.OpenRuns {
+			return &api.QuotaError{Namespace: namespace, Quota: "open_runs", RetryAfter: time.Second}
+		}
+	}
+	if st.starts != nil {
+		r := st.starts.Reserve()
+		if d := r.Delay(); d > 0 {
+			r.Cancel()
+			return &api.QuotaError{Namespace: namespace, Quota: "starts_per_second", RetryAfter: d}
+		}
+	}
+	return nil
+}
+
+// admitSignal refuses a signal whose value is above the namespace's
+// payload quota.
+func (e *Engine) admitSignal(ctx context.Context, namespace string, input int) error {
+	if api.Forwarded(ctx) {
+		return nil
+	}
+	st, err := e.quotaOf(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	return st.admitPayload("input", input)
+}
+
+func (st *quotaState) admitPayload(field string, n int) error {
+	if st.q.MaxPayload > 0 && int64(n) > st.q.MaxPayload {
+		return store.PayloadTooLarge(field, n, int(st.q.MaxPayload))
+	}
+	return nil
+}
+
+// openRuns counts the namespace's open runs, at most quotaTTL old; starts
+// admitted since the count are added to it.
+func (e *Engine) openRuns(ctx context.Context, namespace string, st *quotaState) (int64, error) {
+	e.quotas.mu.Lock()
+	fresh := time.Since(st.openRead) < quotaTTL
+	open := st.open
+	e.quotas.mu.Unlock()
+	if !fresh {
+		n, err := e.CountWorkflows(ctx, api.ListRequest{Namespace: namespace, Statuses: []store.RunStatus{store.StatusRunning}})
+		if err != nil {
+			return 0, err
+		}
+		e.quotas.mu.Lock()
+		st.open, st.openRead, open = n, time.Now(), n
+		e.quotas.mu.Unlock()
+	}
+	e.quotas.mu.Lock()
+	st.open++ // this start, until the next count
+	e.quotas.mu.Unlock()
+	return open, nil
+}

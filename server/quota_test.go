@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/api"
+)
+
+// TestQuotas: starts over a namespace's rate get 429 with Retry-After and
+// write nothing, starts under it are all taken; open runs and payloads are
+// bounded too.
+func TestQuotas(t *testing.T) {
+	f := newAccessFixture(t)
+	ctx := context.Background()
+	auth := map[string]string{}
+	for _, c := range f.callers {
+		auth[c.name] = c.auth
+	}
+	do := func(who, method, path, body string) (int, http.Header, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
+		req.Header.Set("Authorization", auth[who])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	setQuotas := func(ns, q string) {
+		t.Helper()
+		if code, _, body := do("root", "PUT", "/namespaces/"+ns+"/quotas", q); code != 200 {
+			t.Fatalf("set quotas %s: %d %s", q, code, body)
+		}
+		time.Sleep(1100 * time.Millisecond) // the engine believes what it read for a second
+	}
+	start := func(ns, id, input string) (int, http.Header, string) {
+		body := fmt.Sprintf(`{"workflow_id":%q,"workflow_type":"T","queue":"q"`, id)
+		if input != "" {
+			body += `,"input":` + input
+		}
+		return do("root", "POST", "/namespaces/"+ns+"/workflows", body+"}")
+	}
+
+	if code, _, body := do("acme-admin", "PUT", "/namespaces/acme/quotas", `{"starts_per_second":1000}`); code != 403 {
+		t.Fatalf("a namespace's admin raising its quotas: %d %s", code, body)
+	}
+	setQuotas("acme", `{"starts_per_second":2,"start_burst":2}`)
+	if code, _, body := do("acme-reader", "GET", "/namespaces/acme/quotas", ""); code != 200 || !strings.Contains(body, `"starts_per_second":2`) {
+		t.Fatalf("quotas as acme's reader: %d %s", code, body)
+	}
+	var taken, refused []string
+	for i := range 10 {
+		id := fmt.Sprintf("burst-%d", i)
+		code, h, body := start("acme", id, "")
+		switch code {
+		case 200:
+			taken = append(taken, id)
+		case 429:
+			if s, _ := strconv.Atoi(h.Get("Retry-After")); s < 1 || !strings.Contains(body, "quota_exceeded") {
+				t.Fatalf("a refused start: Retry-After %q, %s", h.Get("Retry-After"), body)
+			}
+			refused = append(refused, id)
+		default:
+			t.Fatalf("start %s: %d %s", id, code, body)
+		}
+	}
+	if len(taken) < 2 || len(taken) > 4 || len(refused) < 6 {
+		t.Fatalf("10 starts at once at 2/s with a burst of 2: %d taken, %d refused", len(taken), len(refused))
+	}
+	for _, id := range refused {
+		if _, err := f.eng.DescribeWorkflow(ctx, api.RunRef{Namespace: "acme", WorkflowID: id}); !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("refused start %s wrote a run: %v", id, err)
+		}
+	}
+
+	// Under the rate nothing is refused.
+	setQuotas("acme", `{"starts_per_second":20,"start_burst":1}`)
+	for i := range 8 {
+		if code, _, body := start("acme", fmt.Sprintf("paced-%d", i), ""); code != 200 {
+			t.Fatalf("start %d at 10/s under a quota of 20/s: %d %s", i, code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Open runs.
+	setQuotas("other", `{"open_runs":3}`)
+	for i := range 3 {
+		if code, _, body := start("other", fmt.Sprintf("open-%d", i), ""); code != 200 {
+			t.Fatalf("open run %d of 3: %d %s", i, code, body)
+		}
+	}
+	if code, _, body := start("other", "open-3", ""); code != 429 || !strings.Contains(body, "open_runs") {
+		t.Fatalf("a 4th open run: %d %s", code, body)
+	}
+	if err := f.eng.TerminateWorkflow(ctx, api.TerminateRequest{RunRef: api.RunRef{Namespace: "other", WorkflowID: "open-0"}, Reason: "make room"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, _, body := start("other", "open-3", "")
+		if code == 200 {
+			break
+		}
+		if code != 429 || time.Now().After(deadline) {
+			t.Fatalf("a start once a run closed: %d %s", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Payloads.
+	setQuotas("other", `{"max_payload":10}`)
+	if code, _, body := start("other", "big", `"more than ten bytes"`); code != 413 {
+		t.Fatalf("an input over the payload quota: %d %s", code, body)
+	}
+	if code, _, body := start("other", "small", `"tiny"`); code != 200 {
+		t.Fatalf("an input under the payload quota: %d %s", code, body)
+	}
+	if code, _, body := do("root", "POST", "/namespaces/other/workflows/small/signals", `{"name":"s","input":"more than ten bytes"}`); code != 413 {
+		t.Fatalf("a signal over the payload quota: %d %s", code, body)
+	}
+	if code, _, body := do("root", "PUT", "/namespaces/other/quotas", `{"open_runs":-1}`); code != 400 {
+		t.Fatalf("a negative quota: %d %s", code, body)
+	}
+}
