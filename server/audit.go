@@ -103,32 +103,27 @@ func (a *AuditLog) run(ctx context.Context) {
 		}
 		batch = batch[:0]
 	}
+	// take moves the entries waiting into batch, up to limit in all.
+	take := func(limit int) {
+		for len(batch) < limit {
+			select {
+			case e := <-a.in:
+				batch = append(batch, e)
+			default:
+				return
+			}
+		}
+	}
 	for {
 		select {
 		case e := <-a.in:
 			batch = append(batch, e)
-			for len(batch) < 500 {
-				select {
-				case e := <-a.in:
-					batch = append(batch, e)
-					continue
-				default:
-				}
-				break
-			}
+			take(500)
 			write()
 		case <-purge.C:
 			a.purge(ctx)
 		case <-ctx.Done():
-			for {
-				select {
-				case e := <-a.in:
-					batch = append(batch, e)
-					continue
-				default:
-				}
-				break
-			}
+			take(auditBuffer + 1)
 			write()
 			return
 		}

@@ -105,6 +105,39 @@ func newAccessFixture(t *testing.T) *accessFixture {
 	return f
 }
 
+// auth returns the Authorization header of the caller named who ("" for
+// no one).
+func (f *accessFixture) auth(t *testing.T, who string) string {
+	t.Helper()
+	if who == "" {
+		return ""
+	}
+	for _, c := range f.callers {
+		if c.name == who {
+			return c.auth
+		}
+	}
+	t.Fatalf("no caller %s", who)
+	return ""
+}
+
+// do calls the API as who and returns the answer's status, header and
+// body.
+func (f *accessFixture) do(t *testing.T, who, method, path, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
+	if auth := f.auth(t, who); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
 // includedBy says which held roles allow what a role is needed for: the
 // tests' own reading of the role table in the package doc.
 var includedBy = map[access.Role][]access.Role{
@@ -242,26 +275,10 @@ func TestRoutesByRole(t *testing.T) {
 // their namespaces.
 func TestRolesDoWhatTheySay(t *testing.T) {
 	f := newAccessFixture(t)
-	as := func(name string) string {
-		for _, c := range f.callers {
-			if c.name == name {
-				return c.auth
-			}
-		}
-		t.Fatalf("no caller %s", name)
-		return ""
-	}
-	do := func(auth, method, path, body string) (int, string) {
+	do := func(who, method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
-		req.Header.Set("Authorization", auth)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, b := f.do(t, who, method, path, body)
+		return code, b
 	}
 	start := `{"workflow_id":"order-1","workflow_type":"Order","queue":"q"}`
 	for _, step := range []struct {
@@ -281,12 +298,12 @@ func TestRolesDoWhatTheySay(t *testing.T) {
 		{"acme-admin", "POST", "/namespaces", `{"name":"mine"}`, 403},
 		{"root", "POST", "/namespaces", `{"name":"mine"}`, 200},
 	} {
-		if got, body := do(as(step.who), step.method, step.path, step.body); got != step.want {
+		if got, body := do(step.who, step.method, step.path, step.body); got != step.want {
 			t.Fatalf("%s %s as %s: %d, want %d (%s)", step.method, step.path, step.who, got, step.want, body)
 		}
 	}
 	for who, want := range map[string]string{"other-operator": `["other"]`, "acme-worker": `["acme"]`, "root": `["acme","default","mine","other"]`} {
-		_, body := do(as(who), "GET", "/namespaces", "")
+		_, body := do(who, "GET", "/namespaces", "")
 		var list NamespaceList
 		if err := json.Unmarshal([]byte(body), &list); err != nil {
 			t.Fatal(err)
@@ -363,23 +380,10 @@ func TestLogout(t *testing.T) {
 func TestAuditLog(t *testing.T) {
 	f := newAccessFixture(t)
 	ctx := context.Background()
-	auth := map[string]string{}
-	for _, c := range f.callers {
-		auth[c.name] = c.auth
-	}
 	do := func(who, method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
-		if who != "" {
-			req.Header.Set("Authorization", auth[who])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, b := f.do(t, who, method, path, body)
+		return code, b
 	}
 	const password = "the password of alice"
 	if _, err := f.ac.CreateUser(ctx, access.NewUser{Name: "alice", Password: password}); err != nil {
@@ -427,7 +431,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatalf("audit log:\n%v\nwant\n%v", got, want)
 	}
 	for what, secret := range map[string]string{"a password": password, "a made token": tok.Token[len(tok.Token)-64:],
-		"a login's token": loggedIn.Token[len(loggedIn.Token)-64:], "a caller's token": auth["root"][len(auth["root"])-64:]} {
+		"a login's token": loggedIn.Token[len(loggedIn.Token)-64:], "a caller's token": f.auth(t, "root")[len(f.auth(t, "root"))-64:]} {
 		if strings.Contains(raw, secret) {
 			t.Errorf("the audit log holds %s: %s", what, raw)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,21 +19,9 @@ import (
 func TestQuotas(t *testing.T) {
 	f := newAccessFixture(t)
 	ctx := context.Background()
-	auth := map[string]string{}
-	for _, c := range f.callers {
-		auth[c.name] = c.auth
-	}
 	do := func(who, method, path, body string) (int, http.Header, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, f.srv.URL+prefix+path, strings.NewReader(body))
-		req.Header.Set("Authorization", auth[who])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
+		return f.do(t, who, method, path, body)
 	}
 	setQuotas := func(ns, q string) {
 		t.Helper()

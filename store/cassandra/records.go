@@ -294,23 +294,6 @@ func (s *Store) AppendAudit(ctx context.Context, entries ...store.AuditEntry) er
 	return nil
 }
 
-// auditCursor is the position after a page of the audit log: the last
-// entry listed. The SQL backends' token has the same form.
-type auditCursor struct {
-	Time int64  `json:"time"`
-	ID   string `json:"id"`
-}
-
-// ceilMilli is t in milliseconds, rounded up: the stored times (at
-// store.Precision) before t are those before ceilMilli(t).
-func ceilMilli(t time.Time) int64 {
-	ms := t.UnixMilli()
-	if t.After(time.UnixMilli(ms)) {
-		ms++
-	}
-	return ms
-}
-
 // ListAudit implements store.MetadataStore. It reads the days of
 // audit_days within the time range (and the cursor), newest first, and
 // each day's partition from the upper bound down, keeping the rows of the
@@ -322,9 +305,9 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 	if err := req.Validate(); err != nil {
 		return page, err
 	}
-	var c *auditCursor
+	var c *codec.AuditCursor
 	if len(req.PageToken) > 0 {
-		c = new(auditCursor)
+		c = new(codec.AuditCursor)
 		if err := codec.DecodeToken(req.PageToken, "audit", c); err != nil {
 			return page, err
 		}
@@ -332,10 +315,10 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 	size := store.PageSize(req.PageSize, 100)
 	// The bounds: time >= lower; (time, id) < (upper, upperID), or time <
 	// upper when upperID is unset.
-	hasLower, lower := !req.Since.IsZero(), ceilMilli(req.Since)
+	hasLower, lower := !req.Since.IsZero(), codec.CeilMilli(req.Since)
 	hasUpper, upper, upperID, byID := false, int64(0), "", false
 	if !req.Until.IsZero() {
-		hasUpper, upper = true, ceilMilli(req.Until)
+		hasUpper, upper = true, codec.CeilMilli(req.Until)
 	}
 	if c != nil && (!hasUpper || c.Time < upper) {
 		hasUpper, upper, upperID, byID = true, c.Time, c.ID, true
@@ -396,7 +379,7 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 		if len(page.Entries) > size {
 			page.Entries = page.Entries[:size]
 			last := page.Entries[size-1]
-			page.NextPageToken = codec.EncodeToken("audit", auditCursor{Time: store.UnixMilli(last.Time), ID: last.ID})
+			page.NextPageToken = codec.EncodeToken("audit", codec.AuditCursor{Time: store.UnixMilli(last.Time), ID: last.ID})
 			break
 		}
 	}
@@ -414,7 +397,7 @@ func (s *Store) PurgeAudit(ctx context.Context, before time.Time, limit int) (in
 	if err := store.ValidatePurgeAudit(before, limit); err != nil {
 		return 0, err
 	}
-	bound := ceilMilli(before)
+	bound := codec.CeilMilli(before)
 	type marked struct{ day, written int64 }
 	var days []marked
 	iter := s.query(ctx, `SELECT day, WRITETIME(seen) FROM {ks}.audit_days WHERE bucket = ? AND day <= ? ORDER BY day ASC`,

@@ -13,6 +13,7 @@ import (
 	"hash/crc32"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -229,4 +230,21 @@ func DecodeTaskToken(token []byte, k *store.TaskKey) error {
 		return nil
 	}
 	return DecodeToken(token, "tasks", k)
+}
+
+// AuditCursor is the position after a page of the audit log, the last
+// entry listed: every backend's page token of ListAudit.
+type AuditCursor struct {
+	Time int64  `json:"time"`
+	ID   string `json:"id"`
+}
+
+// CeilMilli is t in milliseconds, rounded up: the stored times (at
+// store.Precision) before t are those before CeilMilli(t).
+func CeilMilli(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
 }

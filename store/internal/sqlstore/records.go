@@ -186,23 +186,6 @@ func (s *Store) AppendAudit(ctx context.Context, entries ...store.AuditEntry) er
 	})
 }
 
-// auditCursor is the position after a page of the audit log: the last
-// entry listed.
-type auditCursor struct {
-	Time int64  `json:"time"`
-	ID   string `json:"id"`
-}
-
-// ceilMilli is t in milliseconds, rounded up: the stored times (at
-// store.Precision) before t are those before ceilMilli(t).
-func ceilMilli(t time.Time) int64 {
-	ms := t.UnixMilli()
-	if t.After(time.UnixMilli(ms)) {
-		ms++
-	}
-	return ms
-}
-
 // ListAudit implements store.MetadataStore. Pages are keyset pages on
 // (time_ms DESC, id DESC), read backwards through the primary key, or
 // through the namespace's or the actor's index when the filter names one.
@@ -211,9 +194,9 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 	if err := req.Validate(); err != nil {
 		return page, err
 	}
-	var c *auditCursor
+	var c *codec.AuditCursor
 	if len(req.PageToken) > 0 {
-		c = new(auditCursor)
+		c = new(codec.AuditCursor)
 		if err := codec.DecodeToken(req.PageToken, "audit", c); err != nil {
 			return page, err
 		}
@@ -228,10 +211,10 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 		and(`actor = ?`, req.Actor)
 	}
 	if !req.Since.IsZero() {
-		and(`time_ms >= ?`, ceilMilli(req.Since))
+		and(`time_ms >= ?`, codec.CeilMilli(req.Since))
 	}
 	// A cursor inside the range implies its upper bound.
-	if until := ceilMilli(req.Until); !req.Until.IsZero() && (c == nil || c.Time >= until) {
+	if until := codec.CeilMilli(req.Until); !req.Until.IsZero() && (c == nil || c.Time >= until) {
 		and(`time_ms < ?`, until)
 	}
 	if c != nil {
@@ -254,7 +237,7 @@ func (s *Store) ListAudit(ctx context.Context, req store.ListAuditRequest) (stor
 		}
 		if len(page.Entries) == size {
 			last := page.Entries[size-1]
-			page.NextPageToken = codec.EncodeToken("audit", auditCursor{Time: store.UnixMilli(last.Time), ID: last.ID})
+			page.NextPageToken = codec.EncodeToken("audit", codec.AuditCursor{Time: store.UnixMilli(last.Time), ID: last.ID})
 			break
 		}
 		page.Entries = append(page.Entries, e)
@@ -277,7 +260,7 @@ func (s *Store) PurgeAudit(ctx context.Context, before time.Time, limit int) (in
 		query = `DELETE FROM audit_log WHERE rowid IN
 			(SELECT rowid FROM audit_log WHERE time_ms < ? ORDER BY time_ms, id LIMIT ?)`
 	}
-	res, err := s.write.ExecContext(ctx, s.q(query), ceilMilli(before), limit)
+	res, err := s.write.ExecContext(ctx, s.q(query), codec.CeilMilli(before), limit)
 	if err != nil {
 		return 0, fmt.Errorf("%s: purge audit before %s: %w", s.d.Name, before.UTC().Format(time.RFC3339Nano), err)
 	}
