@@ -95,6 +95,9 @@ func (e *Engine) SetQuotas(ctx context.Context, namespace string, q api.Quotas) 
 // quotaOf returns the namespace's quota state, read again once it is
 // quotaTTL old.
 func (e *Engine) quotaOf(ctx context.Context, namespace string) (*quotaState, error) {
+	if namespace == "" {
+		namespace = api.DefaultNamespace
+	}
 	now := time.Now()
 	e.quotas.mu.Lock()
 	st := e.quotas.m[namespace]

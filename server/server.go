@@ -129,7 +129,20 @@ func New(svc api.Service, opts Options) http.Handler {
 			Help: "Request-body bytes held by requests in flight (bounded by the server's body memory)."})
 		h.budget.gauge = inFlight.Set
 		reg.MustRegister(requests, latency, inFlight)
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			// The metrics name namespaces and queues: a cluster admin's
+			// (a scraper calls with a service account's token).
+			id, err := h.authenticate(r, Need{Scope: ClusterAdmin})
+			if err == nil && !id.ClusterAdmin && id.Kind != access.KindNode {
+				err = denied(id, "cluster admin")
+			}
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			metrics.ServeHTTP(w, r)
+		})
 	}
 	for _, r := range h.routes() {
 		route := r.Method + " " + r.Path

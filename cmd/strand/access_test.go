@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,6 +143,27 @@ func TestAccessControl(t *testing.T) {
 	for what, s := range map[string]string{"the password": password, "the token's secret": token[len(token)-64:]} {
 		if strings.Contains(audit, s) {
 			t.Errorf("%s is in the audit log:\n%s", what, audit)
+		}
+	}
+	if resp, err := http.Get(url + "/metrics"); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("/metrics without a token: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	req, _ := http.NewRequest("GET", url+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+loadCredential(url))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(metrics), "strand_api_requests_total") {
+		t.Fatalf("/metrics as the admin: %d %.300s", resp.StatusCode, metrics)
+	}
+	for what, s := range map[string]string{"the password": password, "the token's secret": token[len(token)-64:]} {
+		if strings.Contains(string(metrics), s) {
+			t.Errorf("%s is in the metrics", what)
 		}
 	}
 	if out, code := runIn(t, "", "logout", "--server", url); code != 0 {
