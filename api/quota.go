@@ -25,6 +25,10 @@ type Quotas struct {
 	// MaxPayload bounds a start's input and a signal's value, in bytes
 	// (below the store's own limit).
 	MaxPayload int64 `json:"max_payload,omitempty" minimum:"0" maximum:"16777216"`
+	// MaxHistoryEvents bounds a run's history: a workflow task that takes
+	// it past the bound terminates the run, saying so (Temporal's history
+	// limit). Runs that loop for ever should continue as new before it.
+	MaxHistoryEvents int64 `json:"max_history_events,omitempty" minimum:"0"`
 }
 
 // QuotaService reads and sets namespaces' quotas.

@@ -63,7 +63,7 @@ func (e *Engine) SetQuotas(ctx context.Context, namespace string, q api.Quotas) 
 	if err := store.CheckLimits(&q); err != nil {
 		return api.Quotas{}, err
 	}
-	if q.StartsPerSecond < 0 || math.IsNaN(q.StartsPerSecond) || q.StartBurst < 0 || q.OpenRuns < 0 || q.MaxPayload < 0 {
+	if q.StartsPerSecond < 0 || math.IsNaN(q.StartsPerSecond) || q.StartBurst < 0 || q.OpenRuns < 0 || q.MaxPayload < 0 || q.MaxHistoryEvents < 0 {
 		return api.Quotas{}, api.InvalidArgument("quotas", "negative")
 	}
 	if _, err := e.DescribeNamespace(ctx, namespace); err != nil {
@@ -203,4 +203,15 @@ func (e *Engine) openRuns(ctx context.Context, namespace string, st *quotaState)
 	st.open++ // this start, until the next count
 	e.quotas.mu.Unlock()
 	return open, nil
+}
+
+// historyOverQuota returns why a run whose history reaches lastEventID is
+// over its namespace's history quota ("" when it is not, or the quota
+// cannot be read: a run is not ended on a store's hiccup).
+func (e *Engine) historyOverQuota(ctx context.Context, namespace string, lastEventID int64) string {
+	st, err := e.quotaOf(ctx, namespace)
+	if err != nil || st.q.MaxHistoryEvents == 0 || lastEventID <= st.q.MaxHistoryEvents {
+		return ""
+	}
+	return fmt.Sprintf("the history of %d events is over namespace %q's quota of %d (max_history_events); continue as new before it", lastEventID, namespace, st.q.MaxHistoryEvents)
 }

@@ -430,6 +430,14 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		if err := r.applyCommands(ctx, t, req.Commands); err != nil {
 			return err
 		}
+		if t.exec.State != store.StateClosed {
+			if reason := e.historyOverQuota(ctx, r.key.Namespace, t.lastEventID()); reason != "" {
+				if err := t.closeFromOutside(api.Event{Type: api.EventWorkflowTerminated, Reason: reason, Identity: "strand: quota"},
+					store.StatusTerminated, &api.Failure{Kind: api.KindTerminated, Message: reason}); err != nil {
+					return err
+				}
+			}
+		}
 		x := t.exec
 		resp.LastEventID = t.lastEventID()
 		x.Task = store.WorkflowTaskInfo{LastEventID: resp.LastEventID}

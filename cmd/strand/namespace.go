@@ -42,6 +42,7 @@ func newNamespaceCommand() *cobra.Command {
 		startBurst      int32
 		openRuns        int64
 		maxPayload      int64
+		maxHistory      int64
 	)
 	quotas := &cobra.Command{
 		Use: "quotas NAME", Short: "Show a namespace's quotas, or set them with the flags (cluster admins; 0: no bound)", Args: cobra.ExactArgs(1),
@@ -55,7 +56,7 @@ func newNamespaceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f := cmd.Flags(); f.Changed("starts-per-second") || f.Changed("start-burst") || f.Changed("open-runs") || f.Changed("max-payload") {
+			if f := cmd.Flags(); f.Changed("starts-per-second") || f.Changed("start-burst") || f.Changed("open-runs") || f.Changed("max-payload") || f.Changed("max-history-events") {
 				if f.Changed("starts-per-second") {
 					q.StartsPerSecond = startsPerSecond
 				}
@@ -68,12 +69,16 @@ func newNamespaceCommand() *cobra.Command {
 				if f.Changed("max-payload") {
 					q.MaxPayload = maxPayload
 				}
+				if f.Changed("max-history-events") {
+					q.MaxHistoryEvents = maxHistory
+				}
 				if q, err = svc.SetQuotas(cmd.Context(), args[0], q); err != nil {
 					return err
 				}
 			}
 			return o.print(cmd.OutOrStdout(), q, func(tw *tabwriter.Writer) {
-				fmt.Fprintf(tw, "starts per second\t%v\nstart burst\t%d\nopen runs\t%d\nmax payload\t%d\n", q.StartsPerSecond, q.StartBurst, q.OpenRuns, q.MaxPayload)
+				fmt.Fprintf(tw, "starts per second\t%v\nstart burst\t%d\nopen runs\t%d\nmax payload\t%d\nmax history events\t%d\n",
+					q.StartsPerSecond, q.StartBurst, q.OpenRuns, q.MaxPayload, q.MaxHistoryEvents)
 			})
 		},
 	}
@@ -81,6 +86,7 @@ func newNamespaceCommand() *cobra.Command {
 	quotas.Flags().Int32Var(&startBurst, "start-burst", 0, "starts at once (default: the rate)")
 	quotas.Flags().Int64Var(&openRuns, "open-runs", 0, "open runs of the namespace")
 	quotas.Flags().Int64Var(&maxPayload, "max-payload", 0, "bytes of a start's input or a signal's value")
+	quotas.Flags().Int64Var(&maxHistory, "max-history-events", 0, "events of a run's history (a run past it is terminated)")
 	update := &cobra.Command{
 		Use: "update NAME", Short: "Change a namespace's description or retention", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
