@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +64,14 @@ func (e *Engine) SetQuotas(ctx context.Context, namespace string, q api.Quotas) 
 	if err := store.CheckLimits(&q); err != nil {
 		return api.Quotas{}, err
 	}
-	if q.StartsPerSecond < 0 || math.IsNaN(q.StartsPerSecond) || q.StartBurst < 0 || q.OpenRuns < 0 || q.MaxPayload < 0 || q.MaxHistoryEvents < 0 {
+	switch {
+	case q.StartsPerSecond < 0 || q.StartsPerSecond > 1e6 || math.IsNaN(q.StartsPerSecond):
+		return api.Quotas{}, api.InvalidArgument("starts_per_second", "want 0 to 1000000, got %v", q.StartsPerSecond)
+	case q.StartBurst < 0 || q.StartBurst > 1e6:
+		return api.Quotas{}, api.InvalidArgument("start_burst", "want 0 to 1000000, got %d", q.StartBurst)
+	case q.MaxPayload < 0 || q.MaxPayload > 16<<20:
+		return api.Quotas{}, api.InvalidArgument("max_payload", "want 0 to 16777216, got %d", q.MaxPayload)
+	case q.OpenRuns < 0 || q.MaxHistoryEvents < 0:
 		return api.Quotas{}, api.InvalidArgument("quotas", "negative")
 	}
 	if _, err := e.DescribeNamespace(ctx, namespace); err != nil {
@@ -130,11 +138,17 @@ func (e *Engine) quotaOf(ctx context.Context, namespace string) (*quotaState, er
 	return st, nil
 }
 
+// ownPrefix starts the types and signal names of Strand's own workflows
+// (schedules, batches) and the front ends' control signals, which quotas
+// do not hold back: a schedule's update is no user's payload.
+const ownPrefix = "strand."
+
 // admitStart refuses a start its namespace's quotas do not allow: a
 // payload too large, a rate or open runs exceeded. A start forwarded from
-// another node was admitted there.
-func (e *Engine) admitStart(ctx context.Context, namespace string, input int) error {
-	if api.Forwarded(ctx) {
+// another node was admitted there; Strand's own workflows are not held
+// back.
+func (e *Engine) admitStart(ctx context.Context, namespace, workflowType string, input int) error {
+	if api.Forwarded(ctx) || strings.HasPrefix(workflowType, ownPrefix) {
 		return nil
 	}
 	st, err := e.quotaOf(ctx, namespace)
@@ -165,8 +179,8 @@ func (e *Engine) admitStart(ctx context.Context, namespace string, input int) er
 
 // admitSignal refuses a signal whose value is above the namespace's
 // payload quota.
-func (e *Engine) admitSignal(ctx context.Context, namespace string, input int) error {
-	if api.Forwarded(ctx) {
+func (e *Engine) admitSignal(ctx context.Context, namespace, name string, input int) error {
+	if api.Forwarded(ctx) || strings.HasPrefix(name, ownPrefix) {
 		return nil
 	}
 	st, err := e.quotaOf(ctx, namespace)

@@ -61,7 +61,7 @@ func (e *Engine) StartWorkflow(ctx context.Context, req api.StartRequest) (api.S
 	if err := store.CheckLimits(&req); err != nil {
 		return api.StartResponse{}, err
 	}
-	if err := e.admitStart(ctx, req.Namespace, len(req.Input)); err != nil {
+	if err := e.admitStart(ctx, req.Namespace, req.WorkflowType, len(req.Input)); err != nil {
 		return api.StartResponse{}, err
 	}
 	return e.start(ctx, &startSpec{Req: req})
@@ -179,10 +179,10 @@ func (e *Engine) SignalWithStart(ctx context.Context, req api.SignalWithStartReq
 	if _, err := e.namespace(ctx, req.Start.Namespace); err != nil {
 		return api.StartResponse{}, err
 	}
-	if err := e.admitSignal(ctx, req.Start.Namespace, len(req.SignalInput)); err != nil {
+	if err := e.admitSignal(ctx, req.Start.Namespace, req.SignalName, len(req.SignalInput)); err != nil {
 		return api.StartResponse{}, err
 	}
-	if err := e.admitStart(ctx, req.Start.Namespace, len(req.Start.Input)); err != nil {
+	if err := e.admitStart(ctx, req.Start.Namespace, req.Start.WorkflowType, len(req.Start.Input)); err != nil {
 		return api.StartResponse{}, err
 	}
 	if req.Start.RequestID == "" {
@@ -240,7 +240,7 @@ func (e *Engine) SignalWorkflow(ctx context.Context, req api.SignalRequest) erro
 	if err := e.checkRef(ctx, req.RunRef); err != nil {
 		return err
 	}
-	if err := e.admitSignal(ctx, req.Namespace, len(req.Input)); err != nil {
+	if err := e.admitSignal(ctx, req.Namespace, req.Name, len(req.Input)); err != nil {
 		return err
 	}
 	return e.route(ctx, req.Namespace, req.WorkflowID, func(s *shard) error {
