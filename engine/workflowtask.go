@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -430,7 +431,7 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		if err := r.applyCommands(ctx, t, req.Commands); err != nil {
 			return err
 		}
-		if t.exec.State != store.StateClosed {
+		if t.exec.State != store.StateClosed && !strings.HasPrefix(t.exec.Info.Type, ownPrefix) {
 			if reason := e.historyOverQuota(ctx, r.key.Namespace, t.lastEventID()); reason != "" {
 				if err := t.closeFromOutside(api.Event{Type: api.EventWorkflowTerminated, Reason: reason, Identity: "strand: quota"},
 					store.StatusTerminated, &api.Failure{Kind: api.KindTerminated, Message: reason}); err != nil {
