@@ -119,6 +119,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: consoleSMNamespace,
 		Description: consoleSMNamespaceDescription, Retention: "10d"})
 	fixture.Sagas = consoleSagas(t, url)
+	fixture.Secure = consoleSecured(t, bin)
 	fixture.Namespaces = append(fixture.Namespaces, consoleNamespace{Name: consoleSagaNamespace,
 		Description: consoleSagaNamespaceDescription, Retention: "10d"})
 	fixturePath := filepath.Join(t.TempDir(), "fixture.json")
@@ -205,6 +206,62 @@ type consoleFixture struct {
 	StateMachines consoleSMSet `json:"statemachines"`
 	// Sagas are the Trip sagas the saga pages show.
 	Sagas consoleSagaSet `json:"sagas"`
+	// Secure is a second server, with access control, for the login tests.
+	Secure consoleSecure `json:"secure"`
+}
+
+// consoleSecure is a `strand server` with users, for the browser tests of
+// logging in and of what each role sees.
+type consoleSecure struct {
+	URL string `json:"url"`
+	// Users by role: admin (a cluster admin), operator and reader (of the
+	// default namespace).
+	Users map[string]consoleUser `json:"users"`
+	// Waiting is the workflow id of a run that stays open (no worker).
+	Waiting string `json:"waiting"`
+}
+
+type consoleUser struct {
+	Name     string `json:"name"`
+	Password string `json:"password"`
+}
+
+// consoleSecured starts the second server: its users are made against the
+// store first, so it controls access from its start.
+func consoleSecured(t *testing.T, bin string) consoleSecure {
+	t.Helper()
+	store := "sqlite://" + filepath.Join(t.TempDir(), "secure.db")
+	sec := consoleSecure{Users: map[string]consoleUser{
+		"admin":    {"root", "the admin's password"},
+		"operator": {"otto", "the operator's password"},
+		"reader":   {"rita", "the reader's password"},
+	}, Waiting: "secure-waiting"}
+	for role, u := range sec.Users {
+		args := []string{"user", "create", u.Name, "--password-stdin", "--store", store}
+		if role == "admin" {
+			args = append(args, "--admin")
+		}
+		if out, code := runIn(t, u.Password+"\n", args...); code != 0 {
+			t.Fatalf("user create %s: %s", u.Name, out)
+		}
+		if role != "admin" {
+			if out, code := runIn(t, "", "user", "grant", u.Name, "--roles", role, "--store", store); code != 0 {
+				t.Fatalf("user grant %s: %s", u.Name, out)
+			}
+		}
+	}
+	out, code := runIn(t, "", "token", "create", "--user", "root", "--store", store, "-o", "json")
+	if code != 0 {
+		t.Fatalf("token create: %s", out)
+	}
+	token := between(out, `"token": "`, `"`)
+	addr := freePort(t)
+	sec.URL = "http://" + addr
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", store, "--listen", addr, "--drain", "1s")
+	if out, code := run(t, "workflow", "start", sec.Waiting, "--type", "Approval", "--queue", "nobody-polls", "--server", sec.URL, "--token", token); code != 0 {
+		t.Fatalf("start %s on the secure server: %s", sec.Waiting, out)
+	}
+	return sec
 }
 
 // consoleDAGSet is what the DAG pages' tests (console/web/e2e/dags.test.mjs)

@@ -52,6 +52,12 @@ mkdirSync(screenshots, { recursive: true })
  *                                "tasks": {"<task>": "<state>"}, "outputs"?: {"<task>": {"<name>": "<value>"}},
  *                                "logs": {"<task>": "<a line of its log>"}, "attempts"?: {"<task>": n}}}
  *            roles: success, failure
+ *     },
+ *     "secure": {  (a second server, with access control, for access.test.mjs)
+ *       "url": "http://127.0.0.1:PORT",
+ *       "users": {"<role>": {"name", "password"}},  roles: admin (a cluster admin),
+ *            operator and reader (of the default namespace)
+ *       "waiting": "secure-waiting"  (the workflow id of a run of default that stays open)
  *     }
  *   }
  */
@@ -124,10 +130,12 @@ const findings = new WeakMap()
  * error is not counted when the page made a declared call to that URL
  * and the server answered it with that status. A declared call that did
  * not fail so fails the test.
+ *
+ * base is the server whose console the page opens (default STRAND_URL).
  */
-export async function withPage(path, fn, { expectedErrors = [], expectedFailures = [] } = {}) {
+export async function withPage(path, fn, { expectedErrors = [], expectedFailures = [], base = baseURL } = {}) {
   const context = await browser.newContext({
-    baseURL,
+    baseURL: base,
     viewport,
     colorScheme: themes[0],
     locale: 'en-US',

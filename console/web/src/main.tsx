@@ -1,22 +1,21 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { QueryClientProvider } from '@tanstack/react-query'
 import { RouterProvider } from '@tanstack/react-router'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
-import { ApiError } from './api/client'
+import { onUnauthenticated } from './api/client'
 import { applyTheme, initialTheme } from './components/theme'
+import { queryClient } from './queryClient'
 import { router } from './router'
 import './styles.css'
 
 applyTheme(initialTheme())
 
-const queryClient = new QueryClient({
-  defaultOptions: {
-    queries: {
-      // A refusal (4xx) is an answer; only a failed call is worth a retry.
-      retry: (failures, error) => failures < 1 && !(error instanceof ApiError && error.status < 500),
-      staleTime: 2000,
-    },
-  },
+// A call answered 401 (the session expired, or was ended elsewhere): log in
+// again, and come back to this page.
+onUnauthenticated(() => {
+  const { pathname, href } = router.state.location
+  if (pathname === '/login') return
+  void router.navigate({ to: '/login', search: { next: href }, replace: true })
 })
 
 createRoot(document.getElementById('root')!).render(

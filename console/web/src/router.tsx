@@ -6,6 +6,7 @@ import { dagRoute } from './pages/dag/route'
 import { dagEditRoute, dagNewRoute } from './pages/dag-edit/route'
 import { dagInstanceRoute } from './pages/dag-instance/route'
 import { dagsRoute } from './pages/dags/route'
+import { loginRoute } from './pages/login/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
 import { queuesRoute } from './pages/queues/route'
@@ -23,6 +24,7 @@ import { schedulesRoute } from './pages/schedules/route'
 /** Every page of the console; a new page adds its route here. */
 const routeTree = rootRoute.addChildren([
   indexRoute,
+  loginRoute,
   overviewRoute,
   runsRoute,
   runRoute,

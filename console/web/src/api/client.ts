@@ -39,6 +39,27 @@ export function path(strings: TemplateStringsArray, ...values: string[]): string
   return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i] ?? '') : ''), '')
 }
 
+/**
+ * Every request carries it: the server refuses a change that a session
+ * cookie authenticates without it (a cross-site form cannot send it).
+ */
+const consoleHeader = { 'X-Strand-Console': '1' }
+
+/** Routes whose 401 is their own answer, not a sign that the session is gone. */
+const ownAnswer = new Set(['/login', '/whoami'])
+
+let unauthenticated: (() => void) | undefined
+
+/**
+ * Sets what happens when the server answers a call 401 (no session, or
+ * it expired): the console sends the user to the login page. The login
+ * itself, and who-am-I (which the router asks before any page), are left
+ * to their callers.
+ */
+export function onUnauthenticated(fn: () => void): void {
+  unauthenticated = fn
+}
+
 interface RequestOptions {
   body?: unknown
   query?: Record<string, string | undefined>
@@ -48,7 +69,8 @@ interface RequestOptions {
 /**
  * Calls the API and decodes its JSON answer (undefined for 204). Any other
  * status throws an ApiError with the server's error body, or one made up from
- * the status when the body is not the API's.
+ * the status when the body is not the API's; a 401 also sends the user to
+ * log in (onUnauthenticated).
  */
 export async function request<T>(method: string, route: string, opts: RequestOptions = {}): Promise<T> {
   let url = prefix + route
@@ -60,7 +82,11 @@ export async function request<T>(method: string, route: string, opts: RequestOpt
     const s = q.toString()
     if (s) url += '?' + s
   }
-  const init: RequestInit = { method, headers: { Accept: 'application/json' }, signal: opts.signal ?? null }
+  const init: RequestInit = {
+    method,
+    headers: { Accept: 'application/json', ...consoleHeader },
+    signal: opts.signal ?? null,
+  }
   if (opts.body !== undefined) {
     init.headers = { ...init.headers, 'Content-Type': 'application/json' }
     init.body = JSON.stringify(opts.body)
@@ -68,6 +94,7 @@ export async function request<T>(method: string, route: string, opts: RequestOpt
   const res = await fetch(url, init)
   if (res.status === 204) return undefined as T
   const text = await res.text()
+  if (res.status === 401 && !ownAnswer.has(route)) unauthenticated?.()
   if (!res.ok) throw new ApiError(res.status, errorBody(res, text))
   return (text ? JSON.parse(text) : undefined) as T
 }

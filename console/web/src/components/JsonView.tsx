@@ -197,7 +197,7 @@ function textOf(base64: string): string | undefined {
 }
 
 /** "812 B", "14.2 KiB", "3.1 MiB". */
-function formatBytes(n: number): string {
+export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`
   return `${(n / 1024 / 1024).toFixed(1)} MiB`

@@ -1,7 +1,10 @@
-import { Link } from '@tanstack/react-router'
-import type { ReactNode } from 'react'
+import { useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { useState, type ReactNode } from 'react'
+import { logout } from '../api/access'
 import type { Namespace } from '../api/types'
 import { namespaceSearch } from '../pages/dags/search'
+import { useAccess } from './access'
 import { useTheme } from './theme'
 
 interface LayoutProps {
@@ -14,7 +17,7 @@ interface LayoutProps {
 
 /** The frame of every page: the header with navigation, namespace and theme. */
 export function Layout({ namespace, namespaces, onNamespaceChange, children }: LayoutProps) {
-  const [theme, toggleTheme] = useTheme()
+  const { accessControl } = useAccess()
   // The current namespace stays selectable while the list loads or if it
   // is not (or no longer) in it.
   const names = namespaces?.map((n) => n.name) ?? []
@@ -24,7 +27,7 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <header className="header">
+      <header className={accessControl ? 'header with-user' : 'header'}>
         <Link to="/" className="brand">
           <img src="/favicon.svg" alt="" width="22" height="22" />
           Strand
@@ -93,19 +96,90 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               ))}
             </select>
           </label>
-          <button
-            type="button"
-            onClick={toggleTheme}
-            aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}
-            title="Theme"
-          >
-            {theme === 'dark' ? '☀ Light' : '☾ Dark'}
-          </button>
+          <ThemeButton />
+          <User />
         </div>
       </header>
       <main id="main" tabIndex={-1}>
         {children}
       </main>
     </>
+  )
+}
+
+/** The frame of the login page: the brand and the theme, no navigation (nothing can be read yet). */
+export function LoginFrame({ children }: { children: ReactNode }) {
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="header">
+        <span className="brand">
+          <img src="/favicon.svg" alt="" width="22" height="22" />
+          Strand
+        </span>
+        <div className="header-tools">
+          <ThemeButton />
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  )
+}
+
+/** Switches between the light and the dark theme. */
+function ThemeButton() {
+  const [theme, toggleTheme] = useTheme()
+  return (
+    <button
+      type="button"
+      onClick={toggleTheme}
+      aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}
+      title="Theme"
+    >
+      {theme === 'dark' ? '☀ Light' : '☾ Dark'}
+    </button>
+  )
+}
+
+/**
+ * Who is logged in, and the button that logs them out: on a server that
+ * controls access only. Logging out opens the login page, ends the session
+ * on the server (even if that fails, the console forgets it) and leaves
+ * nothing of the session's in the cache.
+ */
+function User() {
+  const access = useAccess()
+  const qc = useQueryClient()
+  const navigate = useNavigate()
+  const [pending, setPending] = useState(false)
+  if (!access.accessControl) return null
+  const out = async () => {
+    setPending(true)
+    // The page goes first, and what it was reading with it: nothing is
+    // asked with a session that is ending.
+    await navigate({ to: '/login', replace: true })
+    await qc.cancelQueries()
+    try {
+      await logout()
+    } catch {
+      // A session already gone, or a server that did not answer: the login
+      // page is where the user is either way.
+    }
+    qc.removeQueries()
+  }
+  return (
+    <div className="user">
+      <span className="user-name" title={access.clusterAdmin ? 'Cluster admin' : undefined}>
+        <span className="visually-hidden">Logged in as </span>
+        {access.name}
+      </span>
+      <button type="button" onClick={() => void out()} disabled={pending}>
+        Log out
+      </button>
+    </div>
   )
 }

@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { ApiError } from '../../api/client'
 import type { BatchDescription, BatchRunResult } from '../../api/types'
+import { useAccess } from '../../components/access'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { PayloadView } from '../../components/JsonView'
@@ -21,6 +22,7 @@ export function BatchPage() {
   const { namespace, batchId } = route.useParams()
   const [live, setLive] = useState(true)
   const [stopping, setStopping] = useState(false)
+  const mayStop = useAccess().can(namespace, 'operator')
   const q = useBatch(namespace, batchId, live)
   const b = q.data
   return (
@@ -48,9 +50,11 @@ export function BatchPage() {
               updatedAt={q.dataUpdatedAt}
               fetching={q.isFetching}
             />
-            <button type="button" className="danger" onClick={() => setStopping(true)}>
-              Stop…
-            </button>
+            {mayStop && (
+              <button type="button" className="danger" onClick={() => setStopping(true)}>
+                Stop…
+              </button>
+            )}
           </>
         )}
       </div>

@@ -2,6 +2,7 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
 import { lazy, Suspense, useCallback, useMemo, useState } from 'react'
 import { ApiError } from '../../api/client'
 import type { DagInstanceRef, DagTask, DagTaskInstance } from '../../api/dags'
+import { useAccess } from '../../components/access'
 import { DagStateBadge } from '../../components/DagStateBadge'
 import { dagLegend, dagStateLive } from '../../components/dagStates'
 import { ErrorMessage } from '../../components/ErrorMessage'
@@ -31,6 +32,8 @@ const route = getRouteApi('/dag-instances/$namespace/$workflowId')
  */
 export function InstancePage() {
   const { namespace, workflowId } = route.useParams()
+  // Pausing, resuming, stopping and rerunning an instance are an operator's.
+  const mayCommand = useAccess().can(namespace, 'operator')
   const { task: selected } = route.useSearch()
   const navigate = useNavigate()
   const ref: DagInstanceRef = useMemo(() => ({ namespace, workflowId }), [namespace, workflowId])
@@ -93,7 +96,7 @@ export function InstancePage() {
             fetching={q.isFetching}
           />
         )}
-        {q.data && <InstanceActions instanceRef={ref} description={q.data} />}
+        {q.data && mayCommand && <InstanceActions instanceRef={ref} description={q.data} />}
       </div>
       {q.error instanceof ApiError && q.error.status === 404 && !q.data ? (
         <p className="empty">

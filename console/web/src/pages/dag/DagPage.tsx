@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { lazy, Suspense, useState } from 'react'
 import { ApiError } from '../../api/client'
 import { defaultNamespace } from '../../api/namespaces'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { OnlineSwitch } from '../dags/OnlineSwitch'
 import { useDag } from '../dags/queries'
@@ -21,6 +22,9 @@ export function DagPage() {
   const { name } = route.useParams()
   const namespace = route.useSearch().namespace ?? defaultNamespace
   const dag = useDag(name)
+  const access = useAccess()
+  const mayRun = access.can(namespace, 'writer')
+  const mayChange = access.canSomewhere('operator')
   const [running, setRunning] = useState(false)
   const d = dag.data
   const def = d?.definition
@@ -38,16 +42,22 @@ export function DagPage() {
           {name}
         </h1>
         {d && <span className="muted">current version {d.release.current}</span>}
-        {d && <OnlineSwitch name={name} online={d.release.online} />}
+        {d && <OnlineSwitch name={name} online={d.release.online} readOnly={!mayChange} />}
         <div className="spacer" />
-        <div className="actions">
-          <button type="button" className="primary" onClick={() => setRunning(true)} disabled={!d?.release.online}>
-            Run…
-          </button>
-          <Link to="/dags/$name/edit" params={{ name }} search={namespaceSearch(namespace)} className="button">
-            Edit
-          </Link>
-        </div>
+        {(mayRun || mayChange) && (
+          <div className="actions">
+            {mayRun && (
+              <button type="button" className="primary" onClick={() => setRunning(true)} disabled={!d?.release.online}>
+                Run…
+              </button>
+            )}
+            {mayChange && (
+              <Link to="/dags/$name/edit" params={{ name }} search={namespaceSearch(namespace)} className="button">
+                Edit
+              </Link>
+            )}
+          </div>
+        )}
       </div>
       {dag.error instanceof ApiError && dag.error.status === 404 ? (
         <p className="empty">
@@ -82,7 +92,7 @@ export function DagPage() {
         </section>
       )}
       {def && <DefinitionFacts definition={def} />}
-      {d && <Versions name={name} release={d.release} />}
+      {d && <Versions name={name} release={d.release} mayChange={mayChange} />}
       {d && <Instances name={name} namespace={namespace} />}
       {running && <RunDialog name={name} namespace={namespace} onClose={() => setRunning(false)} />}
     </section>

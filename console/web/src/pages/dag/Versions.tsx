@@ -5,8 +5,11 @@ import { ErrorMessage } from '../../components/ErrorMessage'
 import { Time } from '../../components/Time'
 import { useDagVersions, useRelease } from '../dags/queries'
 
-/** A DAG's versions, newest first: the current one marked; view a version's text, make one current. */
-export function Versions({ name, release }: { name: string; release: DagRelease }) {
+/**
+ * A DAG's versions, newest first: the current one marked; view a version's
+ * text, make one current (mayChange: an operator of some namespace).
+ */
+export function Versions({ name, release, mayChange }: { name: string; release: DagRelease; mayChange: boolean }) {
   const versions = useDagVersions(name)
   const setCurrent = useRelease(name)
   const [viewing, setViewing] = useState<StoredDefinition | null>(null)
@@ -58,15 +61,17 @@ export function Versions({ name, release }: { name: string; release: DagRelease 
                         >
                           View text
                         </button>
-                        <button
-                          type="button"
-                          className="small"
-                          disabled={current || setCurrent.isPending}
-                          onClick={() => setCurrent.mutate({ current: v.version })}
-                          aria-label={`Make version ${v.version} current`}
-                        >
-                          Make current
-                        </button>
+                        {mayChange && (
+                          <button
+                            type="button"
+                            className="small"
+                            disabled={current || setCurrent.isPending}
+                            onClick={() => setCurrent.mutate({ current: v.version })}
+                            aria-label={`Make version ${v.version} current`}
+                          >
+                            Make current
+                          </button>
+                        )}
                       </div>
                     </td>
                   </tr>
@@ -82,7 +87,7 @@ export function Versions({ name, release }: { name: string; release: DagRelease 
           description={viewing.version === release.current ? 'The current version.' : undefined}
           confirmLabel="Make current"
           wide
-          disabled={viewing.version === release.current}
+          disabled={viewing.version === release.current || !mayChange}
           pending={setCurrent.isPending}
           error={setCurrent.error}
           onConfirm={() => setCurrent.mutate({ current: viewing.version }, { onSuccess: () => setViewing(null) })}

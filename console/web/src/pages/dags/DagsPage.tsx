@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import type { DagSummary } from '../../api/dags'
 import { defaultNamespace } from '../../api/namespaces'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { OnlineSwitch } from './OnlineSwitch'
 import { useDags } from './queries'
@@ -14,6 +15,10 @@ const route = getRouteApi('/dags')
 export function DagsPage() {
   const namespace = route.useSearch().namespace ?? defaultNamespace
   const dags = useDags()
+  // Definitions are every namespace's: changing one is an operator's of
+  // some namespace. Running one is a writer's of the namespace it runs in.
+  const access = useAccess()
+  const mayChange = access.canSomewhere('operator')
   const [running, setRunning] = useState<string | null>(null)
   const list = dags.data ?? []
   return (
@@ -22,15 +27,23 @@ export function DagsPage() {
         <h1 id="dags-title">DAGs</h1>
         <span className="muted">instances run in namespace {namespace}</span>
         <div className="spacer" />
-        <Link to="/dags/new" search={namespaceSearch(namespace)} className="button primary">
-          New DAG…
-        </Link>
+        {mayChange && (
+          <Link to="/dags/new" search={namespaceSearch(namespace)} className="button primary">
+            New DAG…
+          </Link>
+        )}
       </div>
       <ErrorMessage error={dags.error} title="Listing the DAGs failed" />
       {dags.isPending && <p className="muted">Loading DAGs…</p>}
       {dags.data &&
         (list.length > 0 ? (
-          <DagsTable dags={list} namespace={namespace} onRun={setRunning} />
+          <DagsTable
+            dags={list}
+            namespace={namespace}
+            onRun={setRunning}
+            mayRun={access.can(namespace, 'writer')}
+            mayChange={mayChange}
+          />
         ) : (
           <div className="empty">
             <p className="strong">No DAGs yet.</p>
@@ -45,8 +58,14 @@ export function DagsPage() {
   )
 }
 
-function DagsTable(props: { dags: DagSummary[]; namespace: string; onRun: (name: string) => void }) {
-  const { dags, namespace, onRun } = props
+function DagsTable(props: {
+  dags: DagSummary[]
+  namespace: string
+  onRun: (name: string) => void
+  mayRun: boolean
+  mayChange: boolean
+}) {
+  const { dags, namespace, onRun, mayRun, mayChange } = props
   return (
     <div className="table-wrap">
       <table className="table dags-table">
@@ -76,28 +95,32 @@ function DagsTable(props: { dags: DagSummary[]; namespace: string; onRun: (name:
               <td className="num">{d.current}</td>
               <td className="num">{d.versions}</td>
               <td>
-                <OnlineSwitch name={d.name} online={d.online} />
+                <OnlineSwitch name={d.name} online={d.online} readOnly={!mayChange} />
               </td>
               <td>
                 <div className="actions">
-                  <button
-                    type="button"
-                    onClick={() => onRun(d.name)}
-                    disabled={!d.online}
-                    aria-label={`Run ${d.name}`}
-                    title={d.online ? undefined : 'Offline: put it online to run it'}
-                  >
-                    Run…
-                  </button>
-                  <Link
-                    to="/dags/$name/edit"
-                    params={{ name: d.name }}
-                    search={namespaceSearch(namespace)}
-                    className="button"
-                    aria-label={`Edit ${d.name}`}
-                  >
-                    Edit
-                  </Link>
+                  {mayRun && (
+                    <button
+                      type="button"
+                      onClick={() => onRun(d.name)}
+                      disabled={!d.online}
+                      aria-label={`Run ${d.name}`}
+                      title={d.online ? undefined : 'Offline: put it online to run it'}
+                    >
+                      Run…
+                    </button>
+                  )}
+                  {mayChange && (
+                    <Link
+                      to="/dags/$name/edit"
+                      params={{ name: d.name }}
+                      search={namespaceSearch(namespace)}
+                      className="button"
+                      aria-label={`Edit ${d.name}`}
+                    >
+                      Edit
+                    </Link>
+                  )}
                 </div>
               </td>
             </tr>

@@ -1,16 +1,19 @@
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import type { Namespace } from '../../api/types'
+import { useAccess } from '../../components/access'
 import { Attributes } from '../../components/Attributes'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Time } from '../../components/Time'
 import { CreateNamespaceDialog, EditNamespaceDialog } from './NamespaceDialogs'
 import { useNamespaceList } from './queries'
+import { QuotasCell } from './Quotas'
 import { formatRetention } from './retention'
 
-/** Every namespace with its retention; a dialog creates one, another edits one. */
+/** Every namespace with its retention and quotas; a dialog creates one (cluster admins), another edits one (its admins). */
 export function NamespacesPage() {
   const list = useNamespaceList()
+  const access = useAccess()
   const [creating, setCreating] = useState(false)
   // The namespace being edited, as its row was when the dialog opened.
   const [editing, setEditing] = useState<Namespace | null>(null)
@@ -35,9 +38,11 @@ export function NamespacesPage() {
             </>
           )}
         </span>
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
-          New namespace…
-        </button>
+        {access.clusterAdmin && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New namespace…
+          </button>
+        )}
       </div>
       <ErrorMessage error={list.error} title="Listing namespaces failed" />
       {list.isPending && <p className="muted">Loading namespaces…</p>}
@@ -64,8 +69,9 @@ export function NamespacesPage() {
   )
 }
 
-/** The namespaces; each row links to its runs and has an edit button. */
+/** The namespaces; each row links to its runs, shows its quotas and has an edit button (for the namespace's admins). */
 function NamespacesTable({ namespaces, onEdit }: { namespaces: Namespace[]; onEdit: (ns: Namespace) => void }) {
+  const access = useAccess()
   return (
     <div className="table-wrap">
       <table className="table">
@@ -75,6 +81,7 @@ function NamespacesTable({ namespaces, onEdit }: { namespaces: Namespace[]; onEd
             <th scope="col">Description</th>
             <th scope="col">Retention</th>
             <th scope="col">Data</th>
+            <th scope="col">Quotas</th>
             <th scope="col" className="num">
               Version
             </th>
@@ -109,6 +116,9 @@ function NamespacesTable({ namespaces, onEdit }: { namespaces: Namespace[]; onEd
               <td>
                 <Attributes attrs={ns.data} />
               </td>
+              <td>
+                <QuotasCell namespace={ns.name} />
+              </td>
               <td className="num">{ns.version ?? '—'}</td>
               <td>
                 <Time value={ns.created_at} />
@@ -117,14 +127,16 @@ function NamespacesTable({ namespaces, onEdit }: { namespaces: Namespace[]; onEd
                 <Time value={ns.updated_at} />
               </td>
               <td className="num">
-                <button
-                  type="button"
-                  className="small"
-                  onClick={() => onEdit(ns)}
-                  aria-label={`Edit namespace ${ns.name}…`}
-                >
-                  Edit…
-                </button>
+                {access.can(ns.name, 'admin') && (
+                  <button
+                    type="button"
+                    className="small"
+                    onClick={() => onEdit(ns)}
+                    aria-label={`Edit namespace ${ns.name}…`}
+                  >
+                    Edit…
+                  </button>
+                )}
               </td>
             </tr>
           ))}

@@ -1,5 +1,5 @@
 import { Outlet, useNavigate, useParams, useRouterState, useSearch } from '@tanstack/react-router'
-import { Layout } from '../../components/Layout'
+import { Layout, LoginFrame } from '../../components/Layout'
 import { defaultNamespace } from '../../api/namespaces'
 import { namespaceSearch } from '../dags/search'
 import { useNamespaces } from './queries'
@@ -20,8 +20,21 @@ const namespacePages = [
  */
 const dagPages = ['/dags', '/dags/$name', '/dags/new', '/dags/$name/edit'] as const
 
-/** The frame around every page, with the namespace the URL names. */
+/** The frame around every page: the login page's own, or the console's with the namespace the URL names. */
 export function RootPage() {
+  const page = useRouterState({ select: (s) => s.matches.at(-1)?.routeId })
+  if (page === '/login') {
+    return (
+      <LoginFrame>
+        <Outlet />
+      </LoginFrame>
+    )
+  }
+  return <ConsoleFrame page={page} />
+}
+
+/** The console's frame: the header with the namespaces, and the page. */
+function ConsoleFrame({ page }: { page: string | undefined }) {
   const search = useSearch({ strict: false }) as { namespace?: unknown }
   const namespace =
     useParams({ strict: false }).namespace ??
@@ -29,7 +42,6 @@ export function RootPage() {
     defaultNamespace
   const namespaces = useNamespaces()
   const navigate = useNavigate()
-  const page = useRouterState({ select: (s) => s.matches.at(-1)?.routeId })
   const to = namespacePages.find((p) => p === page) ?? '/namespaces/$namespace/runs'
   const onDagPage = dagPages.some((p) => p === page) || page === '/dag-instances/$namespace/$workflowId'
   return (

@@ -4,6 +4,7 @@ import { useState, type ReactNode } from 'react'
 import { decodePayload } from '../../api/payload'
 import { resetPoints, type Description, type HistoryEvent, type Payload, type ResetPoint } from '../../api/types'
 import { newRequestId, type RunRef } from '../../api/workflows'
+import { useAccess } from '../../components/access'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { useDocument } from '../../components/documents'
 import { ErrorMessage } from '../../components/ErrorMessage'
@@ -29,7 +30,9 @@ type Action = 'signal' | 'query' | 'start' | 'pause' | 'resume' | 'reset' | 'rer
  * action needs and confirms it; signal, pause or resume, cancel and
  * terminate are offered while the run runs, rerun once it has closed, start
  * again once its history (its start event) has loaded, reset always (the
- * server says when the run lacks the point).
+ * server says when the run lacks the point). Each is offered only to who
+ * may do it in the run's namespace: signal, query and start again to its
+ * writers, the others to its operators.
  */
 export function Actions({
   run,
@@ -42,41 +45,55 @@ export function Actions({
   started: HistoryEvent | undefined
 }) {
   const [open, setOpen] = useState<Action | null>(null)
+  const access = useAccess()
+  // Signal, query and start need a writer of the namespace; what changes
+  // the run's course, an operator. Without either, no buttons.
+  const write = access.can(run.namespace, 'writer')
+  const operate = access.can(run.namespace, 'operator')
   const running = description.status === 'running'
   const paused = description.paused !== undefined
   const close = () => setOpen(null)
+  if (!write && !operate) return null
   return (
     <div className="actions" role="group" aria-label="Actions">
-      <button type="button" onClick={() => setOpen('signal')} disabled={!running}>
-        Signal…
-      </button>
-      <button type="button" onClick={() => setOpen('query')}>
-        Query…
-      </button>
-      <button type="button" onClick={() => setOpen('start')} disabled={!started}>
-        Start again…
-      </button>
-      {paused ? (
-        <button type="button" onClick={() => setOpen('resume')} disabled={!running}>
-          Resume…
-        </button>
-      ) : (
-        <button type="button" onClick={() => setOpen('pause')} disabled={!running}>
-          Pause…
-        </button>
+      {write && (
+        <>
+          <button type="button" onClick={() => setOpen('signal')} disabled={!running}>
+            Signal…
+          </button>
+          <button type="button" onClick={() => setOpen('query')}>
+            Query…
+          </button>
+          <button type="button" onClick={() => setOpen('start')} disabled={!started}>
+            Start again…
+          </button>
+        </>
       )}
-      <button type="button" onClick={() => setOpen('reset')}>
-        Reset…
-      </button>
-      <button type="button" onClick={() => setOpen('rerun')} disabled={running}>
-        Rerun…
-      </button>
-      <button type="button" onClick={() => setOpen('cancel')} disabled={!running}>
-        Cancel…
-      </button>
-      <button type="button" className="danger" onClick={() => setOpen('terminate')} disabled={!running}>
-        Terminate…
-      </button>
+      {operate && (
+        <>
+          {paused ? (
+            <button type="button" onClick={() => setOpen('resume')} disabled={!running}>
+              Resume…
+            </button>
+          ) : (
+            <button type="button" onClick={() => setOpen('pause')} disabled={!running}>
+              Pause…
+            </button>
+          )}
+          <button type="button" onClick={() => setOpen('reset')}>
+            Reset…
+          </button>
+          <button type="button" onClick={() => setOpen('rerun')} disabled={running}>
+            Rerun…
+          </button>
+          <button type="button" onClick={() => setOpen('cancel')} disabled={!running}>
+            Cancel…
+          </button>
+          <button type="button" className="danger" onClick={() => setOpen('terminate')} disabled={!running}>
+            Terminate…
+          </button>
+        </>
+      )}
       {open === 'signal' && <SignalDialog run={run} onClose={close} />}
       {open === 'query' && <QueryDialog run={run} onClose={close} />}
       {open === 'start' && started && (

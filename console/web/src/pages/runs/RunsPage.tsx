@@ -2,6 +2,7 @@ import { getRouteApi } from '@tanstack/react-router'
 import { useMemo, useState } from 'react'
 import type { BatchRef, ListRequest } from '../../api/types'
 import { runStatuses } from '../../api/types'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Pager, usePages } from '../../components/Pager'
 import { RefreshToggle } from '../../components/RefreshToggle'
@@ -27,6 +28,8 @@ export function RunsPage() {
   const filter = useMemo(() => toFilter(search), [search])
   const { counts, error: countError } = useStatusCounts(namespace, filter, live)
   const [batching, setBatching] = useState(false)
+  // A batch is an operator's.
+  const mayBatch = useAccess().can(namespace, 'operator')
   // The batch started from here, and the runs it was to act on.
   const [batch, setBatch] = useState<{ ref: BatchRef; expected: number | undefined } | null>(null)
   const apply = (next: RunsSearch) => void navigate({ search: next })
@@ -47,9 +50,11 @@ export function RunsPage() {
       <div className="page-header">
         <h1 id="runs-title">Runs</h1>
         <div className="spacer" />
-        <button type="button" onClick={() => setBatching(true)} disabled={matched === 0}>
-          Batch…
-        </button>
+        {mayBatch && (
+          <button type="button" onClick={() => setBatching(true)} disabled={matched === 0}>
+            Batch…
+          </button>
+        )}
       </div>
       {batch && (
         <BatchNotice

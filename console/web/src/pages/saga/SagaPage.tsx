@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { ApiError } from '../../api/client'
 import { sagaLive, type SagaRecord } from '../../api/sagas'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Fact } from '../../components/Fact'
 import { FailureView } from '../../components/FailureView'
@@ -27,6 +28,8 @@ const route = getRouteApi('/namespaces/$namespace/sagas/$id')
  */
 export function SagaPage() {
   const { namespace, id } = route.useParams()
+  // Deciding compensations, disabling, enabling and terminating are an operator's.
+  const mayOperate = useAccess().can(namespace, 'operator')
   const [live, setLive] = useState(true)
   const q = useSaga(namespace, id, live)
   const saga = q.data
@@ -71,7 +74,7 @@ export function SagaPage() {
         <>
           <Summary saga={saga} />
           <Steps saga={saga} />
-          <OperatorActions saga={saga} />
+          {mayOperate && <OperatorActions saga={saga} />}
           <Tryouts saga={saga} now={q.dataUpdatedAt || Date.now()} />
           <SagaTimeline saga={saga} now={q.dataUpdatedAt || Date.now()} />
           <Decisions saga={saga} />

@@ -1,6 +1,7 @@
 import { getRouteApi, Link } from '@tanstack/react-router'
 import { useId, useState, type FormEvent } from 'react'
 import { listedSagaStates, listedState, sagaAttr } from '../../api/sagas'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Pager, usePages } from '../../components/Pager'
 import { RefreshToggle } from '../../components/RefreshToggle'
@@ -20,6 +21,8 @@ const route = getRouteApi('/namespaces/$namespace/sagas')
  */
 export function SagasPage() {
   const { namespace } = route.useParams()
+  // A batch of sagas is an operator's.
+  const mayBatch = useAccess().can(namespace, 'operator')
   const search = route.useSearch()
   const navigate = route.useNavigate()
   const [live, setLive] = useState(true)
@@ -33,7 +36,7 @@ export function SagasPage() {
       </div>
       <Filters key={`filters ${urlKey}`} search={search} onApply={(s) => void navigate({ search: s })} />
       <SagasList key={`list ${urlKey}`} namespace={namespace} search={search} live={live} setLive={setLive} />
-      <BatchForm namespace={namespace} search={search} />
+      {mayBatch && <BatchForm namespace={namespace} search={search} />}
     </section>
   )
 }

@@ -3,6 +3,7 @@ import { useMemo, useState } from 'react'
 import { ApiError } from '../../api/client'
 import type { ScheduleRef } from '../../api/schedules'
 import type { ScheduleDescription } from '../../api/types'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { RefreshToggle } from '../../components/RefreshToggle'
 import { Time } from '../../components/Time'
@@ -20,6 +21,8 @@ export function SchedulePage() {
   const ref: ScheduleRef = useMemo(() => ({ namespace, scheduleId }), [namespace, scheduleId])
   const [live, setLive] = useState(true)
   const [status, setStatus] = useState<ActionStatus | null>(null)
+  // Pausing, triggering, backfilling, editing and deleting are an operator's.
+  const mayAct = useAccess().can(namespace, 'operator')
   const q = useScheduleDescription(ref, live)
   const d = q.data
 
@@ -48,7 +51,7 @@ export function SchedulePage() {
           updatedAt={q.dataUpdatedAt}
           fetching={q.isFetching}
         />
-        {d && <ScheduleActions schedule={d} onStatus={setStatus} />}
+        {d && mayAct && <ScheduleActions schedule={d} onStatus={setStatus} />}
       </div>
       {status && 'error' in status && <ErrorMessage error={status.error} title="Triggering failed" />}
       {q.error instanceof ApiError && q.error.status === 404 && !d ? (

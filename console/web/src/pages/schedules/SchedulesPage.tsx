@@ -1,6 +1,7 @@
 import { getRouteApi, Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import type { ScheduleSummary } from '../../api/types'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Pager, usePages } from '../../components/Pager'
 import { RefreshToggle } from '../../components/RefreshToggle'
@@ -17,6 +18,8 @@ export function SchedulesPage() {
   const { namespace } = route.useParams()
   const [live, setLive] = useState(true)
   const [creating, setCreating] = useState(false)
+  // Schedules are an operator's to make.
+  const mayCreate = useAccess().can(namespace, 'operator')
   // The id of the schedule the dialog created, read out politely.
   const [created, setCreated] = useState<string | null>(null)
 
@@ -41,9 +44,11 @@ export function SchedulesPage() {
             </>
           )}
         </span>
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
-          Create schedule…
-        </button>
+        {mayCreate && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            Create schedule…
+          </button>
+        )}
       </div>
       {/* A new namespace starts the list again at its first page. */}
       <SchedulesList key={namespace} namespace={namespace} live={live} setLive={setLive} />

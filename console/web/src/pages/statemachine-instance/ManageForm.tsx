@@ -1,5 +1,6 @@
 import { useId, useState } from 'react'
 import type { SmDefinition, SmInstance } from '../../api/statemachines'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { fromLocalInput } from '../../components/timeFormat'
 import { useSignalSmInstance, useUpdateSmInstance, useWakeupSmInstance } from '../statemachines/queries'
@@ -9,6 +10,8 @@ import { rowsToVars, useVarRows, VarRows } from '../statemachine/VarRows'
  * Changes an instance from outside (an external change action): move it
  * to a state, set its next activation or variables, with a reason; and
  * wake it up or set its signal. A finished instance cannot be changed.
+ * Signals are a writer's of the namespace, the rest an operator's: a
+ * writer sees the signal alone, a reader nothing.
  */
 export function ManageForm({
   inst,
@@ -30,9 +33,14 @@ export function ManageForm({
   const [invalid, setInvalid] = useState<Error | null>(null)
   const [done, setDone] = useState('')
   const id = useId()
+  const access = useAccess()
+  const operate = access.can(namespace, 'operator')
+  const write = access.can(namespace, 'writer')
   const finished = inst.status === 'finished'
   const submit = (e: React.FormEvent) => {
     e.preventDefault()
+    // Enter in a writer's form sets the signal: it has no update.
+    if (!operate) return sendSignal(false)
     const v = rowsToVars(vars.rows)
     if (v instanceof Error) return setInvalid(v)
     const at = fromLocalInput(activation)
@@ -61,41 +69,50 @@ export function ManageForm({
       { onSuccess: () => setDone(clear ? 'Signal cleared.' : `Signal ${n} set.`) },
     )
   }
+  if (!write) return null
   return (
     <section className="card sm-manage" aria-labelledby="manage-title">
       <div className="card-header">
         <h2 id="manage-title">Manage</h2>
         <span className="muted">
-          {finished ? 'the instance finished: it cannot be changed' : 'an update is an external change action'}
+          {finished
+            ? 'the instance finished: it cannot be changed'
+            : operate
+              ? 'an update is an external change action'
+              : 'set or clear its signal'}
         </span>
       </div>
       <form onSubmit={submit} aria-labelledby="manage-title" className="sm-form">
         <fieldset className="plain-fieldset" disabled={finished}>
           <div className="form-row">
-            <div className="field">
-              <label htmlFor={`${id}-state`} className="field-label">
-                Move to state
-              </label>
-              <select id={`${id}-state`} value={state} onChange={(e) => setState(e.target.value)}>
-                <option value="">(stay in {inst.state})</option>
-                {(definition?.states ?? []).map((s) => (
-                  <option key={s.name} value={s.name}>
-                    {s.name} ({s.kind})
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div className="field">
-              <label htmlFor={`${id}-act`} className="field-label">
-                Next activation
-              </label>
-              <input
-                id={`${id}-act`}
-                type="datetime-local"
-                value={activation}
-                onChange={(e) => setActivation(e.target.value)}
-              />
-            </div>
+            {operate && (
+              <>
+                <div className="field">
+                  <label htmlFor={`${id}-state`} className="field-label">
+                    Move to state
+                  </label>
+                  <select id={`${id}-state`} value={state} onChange={(e) => setState(e.target.value)}>
+                    <option value="">(stay in {inst.state})</option>
+                    {(definition?.states ?? []).map((s) => (
+                      <option key={s.name} value={s.name}>
+                        {s.name} ({s.kind})
+                      </option>
+                    ))}
+                  </select>
+                </div>
+                <div className="field">
+                  <label htmlFor={`${id}-act`} className="field-label">
+                    Next activation
+                  </label>
+                  <input
+                    id={`${id}-act`}
+                    type="datetime-local"
+                    value={activation}
+                    onChange={(e) => setActivation(e.target.value)}
+                  />
+                </div>
+              </>
+            )}
             <div className="field">
               <label htmlFor={`${id}-reason`} className="field-label">
                 Reason
@@ -115,22 +132,26 @@ export function ManageForm({
               />
             </div>
           </div>
-          <VarRows form={vars} />
+          {operate && <VarRows form={vars} />}
           <ErrorMessage
             error={invalid ?? update.error ?? wakeup.error ?? signal.error}
             title="Changing the instance failed"
           />
           <div className="actions">
-            <button type="submit" className="primary" disabled={update.isPending}>
-              Update
-            </button>
-            <button
-              type="button"
-              disabled={wakeup.isPending}
-              onClick={() => wakeup.mutate(undefined, { onSuccess: () => setDone('Woken up.') })}
-            >
-              Wake up
-            </button>
+            {operate && (
+              <>
+                <button type="submit" className="primary" disabled={update.isPending}>
+                  Update
+                </button>
+                <button
+                  type="button"
+                  disabled={wakeup.isPending}
+                  onClick={() => wakeup.mutate(undefined, { onSuccess: () => setDone('Woken up.') })}
+                >
+                  Wake up
+                </button>
+              </>
+            )}
             <button type="button" disabled={signal.isPending} onClick={() => sendSignal(false)}>
               Signal
             </button>

@@ -2,6 +2,7 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { lazy, Suspense, useState } from 'react'
 import type { SmDefinition } from '../../api/statemachines'
 import { defaultNamespace } from '../../api/namespaces'
+import { useAccess } from '../../components/access'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Fact } from '../../components/Fact'
 import { RefreshToggle } from '../../components/RefreshToggle'
@@ -22,6 +23,8 @@ const route = getRouteApi('/statemachines/$type')
 export function StateMachinePage() {
   const { type } = route.useParams()
   const namespace = route.useSearch().namespace ?? defaultNamespace
+  // Creating an instance is a writer's of the namespace.
+  const mayCreate = useAccess().can(namespace, 'writer')
   const def = useStateMachine(type)
   const [live, setLive] = useState(true)
   const stats = useSmStats(namespace, type, live && !!def.data)
@@ -80,7 +83,7 @@ export function StateMachinePage() {
         </section>
       )}
       {d && <States definition={d} counts={stats.data} />}
-      {d && <CreateForm definition={d} namespace={namespace} />}
+      {d && mayCreate && <CreateForm definition={d} namespace={namespace} />}
       {d && <Instances definition={d} namespace={namespace} />}
     </section>
   )
