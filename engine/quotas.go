@@ -25,13 +25,17 @@ const quotaKind = "quota"
 // run count it took.
 const quotaTTL = time.Second
 
-// quotaState is what a node knows of a namespace's quotas.
+// quotaState is what a node knows of a namespace's quotas. q and starts
+// are set when the state is made and not changed after; the rest is
+// guarded by quotas.mu.
 type quotaState struct {
-	q        api.Quotas
-	read     time.Time
-	starts   *rate.Limiter // nil: no rate
-	open     int64
-	openRead time.Time
+	q      api.Quotas
+	starts *rate.Limiter // nil: no rate
+
+	read       time.Time
+	refreshing bool // a caller is reading the quotas again: the others use these
+	open       int64
+	openRead   time.Time
 }
 
 // quotas holds the quota states by namespace.
@@ -101,7 +105,8 @@ func (e *Engine) SetQuotas(ctx context.Context, namespace string, q api.Quotas) 
 }
 
 // quotaOf returns the namespace's quota state, read again once it is
-// quotaTTL old.
+// quotaTTL old. One caller reads it again; the others meanwhile use what
+// the node knew, so a workflow task seldom waits for the store here.
 func (e *Engine) quotaOf(ctx context.Context, namespace string) (*quotaState, error) {
 	if namespace == "" {
 		namespace = api.DefaultNamespace
@@ -109,16 +114,23 @@ func (e *Engine) quotaOf(ctx context.Context, namespace string) (*quotaState, er
 	now := time.Now()
 	e.quotas.mu.Lock()
 	st := e.quotas.m[namespace]
-	e.quotas.mu.Unlock()
-	if st != nil && now.Sub(st.read) < quotaTTL {
+	if st != nil && (now.Sub(st.read) < quotaTTL || st.refreshing) {
+		e.quotas.mu.Unlock()
 		return st, nil
 	}
+	if st != nil {
+		st.refreshing = true
+	}
+	e.quotas.mu.Unlock()
 	q, err := e.GetQuotas(ctx, namespace)
+	e.quotas.mu.Lock()
+	defer e.quotas.mu.Unlock()
+	if st != nil {
+		st.refreshing = false
+	}
 	if err != nil {
 		return nil, err
 	}
-	e.quotas.mu.Lock()
-	defer e.quotas.mu.Unlock()
 	if e.quotas.m == nil {
 		e.quotas.m = map[string]*quotaState{}
 	}
