@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -222,9 +223,14 @@ func auditEntry(r *http.Request, route Route, status int, note *auditNote) store
 	if actor == "" {
 		actor = "(unauthenticated)"
 	}
-	b := make([]byte, 8)
-	rand.Read(b)
-	e := store.AuditEntry{ID: hex.EncodeToString(b), Time: time.Now().UTC(), Namespace: r.PathValue("namespace"), Actor: actor,
+	// The id starts with the time in nanoseconds: the store orders entries
+	// of one millisecond by their ids, so they list in the order they
+	// happened (on one node).
+	now := time.Now().UTC()
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 12), uint64(now.UnixNano()))
+	b = b[:12]
+	rand.Read(b[8:])
+	e := store.AuditEntry{ID: hex.EncodeToString(b), Time: now, Namespace: r.PathValue("namespace"), Actor: actor,
 		Remote: r.RemoteAddr, Action: route.Method + " " + strings.TrimPrefix(route.Path, prefix), Status: int32(status),
 		RunID: r.URL.Query().Get("run_id")}
 	for _, p := range []string{"workflow_id", "schedule_id", "batch_id", "id", "name", "user", "type", "op"} {
@@ -248,9 +254,16 @@ func auditEntry(r *http.Request, route Route, status int, note *auditNote) store
 	case note.size > 0:
 		detail["body_bytes"] = note.size
 	}
-	if m, ok := detail["body"].(map[string]any); ok && e.RunID == "" {
-		if run, ok := m["run_id"].(string); ok {
+	if m, ok := detail["body"].(map[string]any); ok {
+		if run, ok := m["run_id"].(string); ok && e.RunID == "" {
 			e.RunID = run
+		}
+		// What the body names when the path does not: a start's workflow,
+		// a token's user, a new namespace, the user logging in.
+		for _, f := range []string{"workflow_id", "id", "user", "name"} {
+			if v, ok := m[f].(string); ok && v != "" && e.Target == "" {
+				e.Target = v
+			}
 		}
 	}
 	if len(detail) > 0 {

@@ -421,11 +421,11 @@ func TestAuditLog(t *testing.T) {
 		got = append(got, seen{e.Actor, e.Action, e.Target, e.Status})
 	}
 	want := []seen{ // newest first
-		{"root (service)", "POST /tokens", "", 200},
-		{"(unauthenticated)", "POST /login", "", 200},
+		{"root (service)", "POST /tokens", "acme-writer", 200},
+		{"(unauthenticated)", "POST /login", "alice", 200},
 		{"(unauthenticated)", "POST /namespaces/{namespace}/workflows/{workflow_id}/signals", "order-1", 401},
 		{"acme-reader (service)", "POST /namespaces/{namespace}/workflows/{workflow_id}/terminate", "order-1", 403},
-		{"acme-writer (service)", "POST /namespaces/{namespace}/workflows", "", 200},
+		{"acme-writer (service)", "POST /namespaces/{namespace}/workflows", "order-1", 200},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("audit log:\n%v\nwant\n%v", got, want)

@@ -214,8 +214,8 @@ type consoleFixture struct {
 // logging in and of what each role sees.
 type consoleSecure struct {
 	URL string `json:"url"`
-	// Users by role: admin (a cluster admin), operator and reader (of the
-	// default namespace).
+	// Users by role: admin (a cluster admin), and namespace_admin,
+	// operator and reader (of the default namespace).
 	Users map[string]consoleUser `json:"users"`
 	// Waiting is the workflow id of a run that stays open (no worker).
 	Waiting string `json:"waiting"`
@@ -232,9 +232,10 @@ func consoleSecured(t *testing.T, bin string) consoleSecure {
 	t.Helper()
 	store := "sqlite://" + filepath.Join(t.TempDir(), "secure.db")
 	sec := consoleSecure{Users: map[string]consoleUser{
-		"admin":    {"root", "the admin's password"},
-		"operator": {"otto", "the operator's password"},
-		"reader":   {"rita", "the reader's password"},
+		"admin":           {"root", "the admin's password"},
+		"namespace_admin": {"nadia", "the namespace admin's password"},
+		"operator":        {"otto", "the operator's password"},
+		"reader":          {"rita", "the reader's password"},
 	}, Waiting: "secure-waiting"}
 	for role, u := range sec.Users {
 		args := []string{"user", "create", u.Name, "--password-stdin", "--store", store}
@@ -245,7 +246,7 @@ func consoleSecured(t *testing.T, bin string) consoleSecure {
 			t.Fatalf("user create %s: %s", u.Name, out)
 		}
 		if role != "admin" {
-			if out, code := runIn(t, "", "user", "grant", u.Name, "--roles", role, "--store", store); code != 0 {
+			if out, code := runIn(t, "", "user", "grant", u.Name, "--roles", strings.TrimPrefix(role, "namespace_"), "--store", store); code != 0 {
 				t.Fatalf("user grant %s: %s", u.Name, out)
 			}
 		}

@@ -1,8 +1,8 @@
 // Access control in the console, in a real browser, against the second
 // server the Go test starts (cmd/strand/console_browser_test.go,
 // consoleSecured): one with users, whose default namespace has a run that
-// stays open (fixture.secure.waiting). root is a cluster admin, otto an
-// operator and rita a reader of default.
+// stays open (fixture.secure.waiting). root is a cluster admin, nadia an
+// admin, otto an operator and rita a reader of default.
 //
 // Each test opens the console without a session: it sends the user to log
 // in, and back to where they were after. Then what each role sees: a
@@ -11,8 +11,12 @@
 // console's header), an operator the buttons (terminate, pressed last), a
 // cluster admin the namespaces with their quotas. Logging out ends the
 // session on the server: its cookie, kept, is refused afterwards. The
-// login page and the pages as each role sees them are audited in both
-// themes (screenshots, axe-core), as every page of the console is.
+// audit log: a reader has no link to it and the server refuses it; a
+// cluster admin finds their own login and change and a reader's refused
+// ones, by actor, namespace and time, in pages; a namespace's admin that
+// namespace's entries only. The login page and the
+// pages as each role sees them are audited in both themes (screenshots,
+// axe-core), as every page of the console is.
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
@@ -20,7 +24,7 @@ import { audit, close, eventually, fixture, launch, text, withPage } from './hel
 
 const secure = fixture.secure
 const base = secure.url
-const { admin, operator, reader } = secure.users
+const { admin, namespace_admin: nsAdmin, operator, reader } = secure.users
 const ns = 'default'
 const timeout = 90_000
 
@@ -270,4 +274,266 @@ test('a cluster admin comes back to the namespaces after logging in, and sees th
     )
     await audit(page, 'access-namespaces')
   })
+})
+
+// ---- the audit log ------------------------------------------------------------
+
+/** The route of a run's terminate, as the audit log names it. */
+const terminateAction = 'POST /namespaces/{namespace}/workflows/{workflow_id}/terminate'
+
+/** The entries the audit page lists (not the rows that show an entry's detail). */
+function auditRows(page) {
+  return page.locator('main tbody tr[data-entry]')
+}
+
+/** The value of attribute name of each row of rows. */
+function attrs(rows, name) {
+  return rows.evaluateAll((els, n) => els.map((el) => el.getAttribute(n)), name)
+}
+
+/** POST /login as user, for a token of their own (not a session): the API, not the console. */
+async function tokenOf(user) {
+  const res = await fetch(`${base}/api/v1/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: user.name, password: user.password }),
+  })
+  const body = await res.json()
+  assert.equal(res.status, 200, `login as ${user.name}: ${JSON.stringify(body)}`)
+  return body.token
+}
+
+/**
+ * Starts a run of id in default and terminates it, from the page as the
+ * console would (the session, the console's header): the run's id.
+ */
+function startAndTerminate(page, id) {
+  return page.evaluate(
+    async ({ ns, id }) => {
+      const headers = { 'X-Strand-Console': '1', 'Content-Type': 'application/json' }
+      const start = await fetch(`/api/v1/namespaces/${ns}/workflows`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ workflow_id: id, workflow_type: 'Approval', queue: 'nobody-polls' }),
+      })
+      const { run_id } = await start.json()
+      const end = await fetch(`/api/v1/namespaces/${ns}/workflows/${id}/terminate`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ run_id, reason: 'audited' }),
+      })
+      if (!start.ok || !end.ok) throw new Error(`start: ${start.status}, terminate: ${end.status}`)
+      return run_id
+    },
+    { ns, id },
+  )
+}
+
+test('a reader has no audit log: no link to it, the page says so, the server refuses it', { timeout }, async () => {
+  await withSecurePage(
+    '/audit',
+    async (page) => {
+      await logIn(page, reader)
+      await page.waitForURL((u) => u.pathname === '/audit')
+      const nav = page.getByRole('navigation', { name: 'Main' })
+      await nav.getByRole('link', { name: 'Runs', exact: true }).waitFor()
+      assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0, 'no Audit log link')
+      await page.getByText('The audit log is for admins.').waitFor()
+      assert.equal(await page.getByRole('table').count(), 0, 'no entries')
+      await audit(page, 'audit-reader')
+
+      // What the page would ask, asked from it: refused, the namespace
+      // named or not.
+      const answers = await page.evaluate(async () => {
+        const out = []
+        for (const url of ['/api/v1/audit', '/api/v1/audit?namespace=default']) {
+          const res = await fetch(url, { headers: { 'X-Strand-Console': '1' } })
+          out.push([url, res.status, await res.json()])
+        }
+        return out
+      })
+      for (const [url, status, body] of answers) {
+        assert.equal(status, 403, `GET ${url}: ${JSON.stringify(body)}`)
+        assert.equal(body.code, 'permission_denied', `GET ${url}`)
+      }
+    },
+    [{ method: 'GET', path: '/api/v1/audit', status: 403 }],
+  )
+})
+
+test(
+  'a cluster admin reads the audit log: their login, their change, a reader’s refused ones; by actor, namespace and time, in pages',
+  { timeout: 120_000 },
+  async () => {
+    const stamp = Date.now().toString(36)
+    const started = `audit-${stamp}`
+    const refused = `audit-refused-${stamp}`
+    // The reader, with a token of their own, tries to terminate runs: more
+    // refusals than a page of the audit log holds.
+    const token = await tokenOf(reader)
+    const forged = 55
+    for (let i = 0; i < forged; i++) {
+      const res = await fetch(`${base}/api/v1/namespaces/${ns}/workflows/${refused}-${i}/terminate`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reason: 'not mine to end' }),
+      })
+      assert.equal(res.status, 403, `the reader's terminate ${i}: ${await res.text()}`)
+    }
+
+    await withSecurePage('/audit', async (page) => {
+      await page.waitForURL((u) => u.pathname === '/login' && u.searchParams.get('next') === '/audit')
+      await logIn(page, admin)
+      await page.waitForURL((u) => u.pathname === '/audit')
+      assert.equal(await text(page.locator('main h1')), 'Audit log')
+      const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' })
+      assert.equal(await link.getAttribute('aria-current'), 'page', 'the navigation marks the page')
+
+      // A change of the admin's own: a run started, then terminated.
+      const runId = await startAndTerminate(page, started)
+
+      // Entries are written in batches beside the answers; the page reads
+      // them again every few seconds.
+      const rows = auditRows(page)
+      const terminated = rows.filter({ has: page.getByRole('link', { name: started, exact: true }) })
+      await eventually(async () => assert.equal(await terminated.count(), 1, 'the terminate is listed'), 30_000)
+      assert.equal(await terminated.getAttribute('data-actor'), admin.name)
+      assert.equal(await terminated.getAttribute('data-action'), terminateAction)
+      assert.equal(await terminated.getAttribute('data-status'), '200')
+      const cells = (await terminated.locator('td').allInnerTexts()).map((c) => c.replace(/\s+/g, ' ').trim())
+      assert.equal(cells[1], admin.name, 'the actor')
+      assert.match(cells[2], /^127\.0\.0\.1:\d+$/, 'the remote address')
+      assert.equal(cells[3], terminateAction, 'the action')
+      assert.equal(cells[5], ns, 'the namespace')
+      assert.equal(cells[6], '200 OK', 'the status')
+      assert.equal(
+        await terminated.getByRole('link', { name: started, exact: true }).getAttribute('href'),
+        `/namespaces/${ns}/runs/${started}/${runId}`,
+        'the target links to the run',
+      )
+
+      // The reader's refusals: 403, colored as refused, the target each named.
+      const refusal = rows.filter({ hasText: `${refused}-${forged - 1}` })
+      assert.equal(await refusal.count(), 1, 'the last refusal is on the first page')
+      assert.equal(await refusal.getAttribute('data-actor'), reader.name)
+      assert.equal(await refusal.getAttribute('data-status'), '403')
+      assert.equal(await text(refusal.locator('.badge')), '403 Permission denied')
+      assert.match((await refusal.locator('.badge').getAttribute('class')) ?? '', /\bhttp-refused\b/)
+
+      // The admin's login (no one was logged in to make it), newest of the
+      // logins: its detail shows the body, the password removed.
+      const newest = page.locator('main tbody tr[data-action="POST /login"]').first()
+      assert.equal(await newest.getAttribute('data-actor'), '(unauthenticated)')
+      assert.equal(await newest.getAttribute('data-status'), '200')
+      const toggle = newest.getByRole('button', { name: /the detail$/ })
+      assert.equal(await text(toggle), 'Show the detail')
+      await toggle.click()
+      assert.equal(await text(toggle), 'Hide the detail')
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'true')
+      const detail = page.locator(`#${await toggle.getAttribute('aria-controls')}`)
+      const said = await text(detail)
+      for (const want of [`"name": "${admin.name}"`, '"password": "[removed]"', '"session": true']) {
+        assert.ok(said.includes(want), `the login's detail has ${want}: ${said}`)
+      }
+      await audit(page, 'audit')
+
+      // By actor: only theirs.
+      const filters = page.getByRole('form', { name: 'Filter the audit log' })
+      const namespace = filters.getByLabel('Namespace')
+      assert.deepEqual(
+        (await namespace.locator('option').allInnerTexts()).map((o) => o.trim()),
+        ['All namespaces', ns],
+        'a cluster admin chooses every namespace, or one',
+      )
+      await filters.getByLabel('Actor').fill(reader.name)
+      await filters.getByRole('button', { name: 'Apply' }).click()
+      await page.waitForURL((u) => u.searchParams.get('actor') === reader.name)
+      await eventually(async () => {
+        const actors = await attrs(rows, 'data-actor')
+        assert.equal(actors.length, 50, 'a page of the reader’s entries')
+        assert.deepEqual(new Set(actors), new Set([reader.name]), 'only the reader’s')
+      })
+      // More than a page: the next one, and back.
+      const pager = page.getByRole('group', { name: 'Pages' })
+      const first = await attrs(rows, 'data-entry')
+      await pager.getByRole('button', { name: 'Next →' }).click()
+      await pager.getByText('Page 2').waitFor()
+      await eventually(async () => {
+        const second = await attrs(rows, 'data-entry')
+        assert.ok(second.length > 0, 'a second page')
+        assert.ok(!second.some((id) => first.includes(id)), 'of other entries')
+        assert.deepEqual(new Set(await attrs(rows, 'data-actor')), new Set([reader.name]), 'the reader’s too')
+      })
+      await pager.getByRole('button', { name: '← Previous' }).click()
+      await pager.getByText('Page 1').waitFor()
+      await eventually(async () => assert.deepEqual(await attrs(rows, 'data-entry'), first))
+
+      // By namespace and actor: the admin's changes in default, not their login.
+      await filters.getByLabel('Actor').fill(admin.name)
+      await namespace.selectOption(ns)
+      await filters.getByRole('button', { name: 'Apply' }).click()
+      await page.waitForURL((u) => u.searchParams.get('actor') === admin.name && u.searchParams.get('namespace') === ns)
+      await eventually(async () => {
+        assert.equal(await terminated.count(), 1, 'the terminate is listed')
+        assert.deepEqual(new Set(await attrs(rows, 'data-actor')), new Set([admin.name]), 'only the admin’s')
+        const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[5].innerText.trim()))
+        assert.deepEqual(new Set(namespaces), new Set([ns]), 'only default’s')
+      })
+      assert.equal(await text(page.locator('main .page-header')), `Audit log namespace ${ns}`)
+
+      // By time, from the URL: nothing is recorded in the future.
+      const future = new Date(Date.now() + 3_600_000)
+      future.setUTCSeconds(0, 0)
+      await page.goto(`/audit?since=${encodeURIComponent(future.toISOString())}`)
+      await page.getByText('No entries match.').waitFor()
+      assert.equal(await rows.count(), 0, 'no entries')
+      // The context's time zone is UTC: the field shows the time as the URL has it.
+      assert.equal(await filters.getByLabel('Since').inputValue(), future.toISOString().slice(0, 16))
+    })
+  },
+)
+
+test('a namespace’s admin reads that namespace’s audit log only', { timeout }, async () => {
+  const started = `audit-${nsAdmin.name}-${Date.now().toString(36)}`
+  await withSecurePage(
+    '/audit',
+    async (page) => {
+      await logIn(page, nsAdmin)
+      await page.waitForURL((u) => u.pathname === '/audit')
+      const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' })
+      assert.equal(await link.getAttribute('aria-current'), 'page', 'the navigation offers and marks the page')
+      // The namespace they administer, chosen for them; not every one.
+      assert.equal(await text(page.locator('main .page-header')), `Audit log namespace ${ns}`)
+      const filters = page.getByRole('form', { name: 'Filter the audit log' })
+      assert.deepEqual(
+        (await filters.getByLabel('Namespace').locator('option').allInnerTexts()).map((o) => o.trim()),
+        [ns],
+        'only the namespace they administer',
+      )
+
+      const runId = await startAndTerminate(page, started)
+      const rows = auditRows(page)
+      const terminated = rows.filter({ has: page.getByRole('link', { name: started, exact: true }) })
+      await eventually(async () => assert.equal(await terminated.count(), 1, 'their terminate is listed'), 30_000)
+      assert.equal(await terminated.getAttribute('data-actor'), nsAdmin.name)
+      assert.equal(
+        await terminated.getByRole('link').getAttribute('href'),
+        `/namespaces/${ns}/runs/${started}/${runId}`,
+      )
+      // Only default's entries: not the logins, which name no namespace.
+      const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[5].innerText.trim()))
+      assert.deepEqual(new Set(namespaces), new Set([ns]), 'only default’s entries')
+      assert.equal(await page.locator('main tbody tr[data-action="POST /login"]').count(), 0, 'no login')
+      await audit(page, 'audit-namespace-admin')
+
+      // Another namespace's entries are refused them.
+      const [status, body] = await page.evaluate(async () => {
+        const res = await fetch('/api/v1/audit?namespace=elsewhere', { headers: { 'X-Strand-Console': '1' } })
+        return [res.status, await res.json()]
+      })
+      assert.equal(status, 403, `another namespace's entries: ${JSON.stringify(body)}`)
+      assert.equal(body.code, 'permission_denied')
+    },
+    [{ method: 'GET', path: '/api/v1/audit', status: 403 }],
+  )
 })

@@ -428,6 +428,37 @@ test('cluster page shows the node and its shards', { timeout }, async () => {
   })
 })
 
+// ---- audit log page ---------------------------------------------------------
+
+test('audit log page: without access control everyone reads it, as anonymous', { timeout }, async () => {
+  // A change the server refuses (there is no such run): it changes
+  // nothing, and the audit log records it.
+  const id = `no-such-run-${Date.now().toString(36)}`
+  const res = await fetch(`${baseURL}/api/v1/namespaces/${ns}/workflows/${id}/terminate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ reason: 'audited' }),
+  })
+  assert.equal(res.status, 404, `terminate ${id}: ${await res.text()}`)
+  await checkPage({
+    name: 'audit-open',
+    path: '/audit',
+    async check(page) {
+      assert.equal(await text(page.locator('main h1')), 'Audit log')
+      const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' })
+      assert.equal(await link.getAttribute('aria-current'), 'page', 'the navigation offers and marks the page')
+      const row = page.locator('main tbody tr[data-entry]').filter({ hasText: id })
+      await eventually(async () => assert.equal(await row.count(), 1, 'the refused terminate is listed'), 30_000)
+      assert.equal(await row.getAttribute('data-actor'), 'anonymous')
+      assert.equal(await row.getAttribute('data-status'), '404')
+      assert.match((await row.locator('.badge').getAttribute('class')) ?? '', /\bhttp-refused\b/)
+      // What the call sent, in its detail.
+      await row.getByRole('button', { name: 'Show the detail' }).click()
+      await page.locator('tr.audit-detail').filter({ hasText: '"reason": "audited"' }).waitFor()
+    },
+  })
+})
+
 // ---- queues page ------------------------------------------------------------
 
 test('queues page lists the queues and the worker polling them', { timeout }, async () => {

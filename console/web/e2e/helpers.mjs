@@ -56,7 +56,7 @@ mkdirSync(screenshots, { recursive: true })
  *     "secure": {  (a second server, with access control, for access.test.mjs)
  *       "url": "http://127.0.0.1:PORT",
  *       "users": {"<role>": {"name", "password"}},  roles: admin (a cluster admin),
- *            operator and reader (of the default namespace)
+ *            namespace_admin, operator and reader (of the default namespace)
  *       "waiting": "secure-waiting"  (the workflow id of a run of default that stays open)
  *     }
  *   }

@@ -1,4 +1,5 @@
 import { createRouter } from '@tanstack/react-router'
+import { auditRoute } from './pages/audit/route'
 import { batchRoute } from './pages/batch/route'
 import { batchesRoute } from './pages/batches/route'
 import { clusterRoute } from './pages/cluster/route'
@@ -44,6 +45,7 @@ const routeTree = rootRoute.addChildren([
   sagasRoute,
   sagaRoute,
   namespacesRoute,
+  auditRoute,
   clusterRoute,
 ])
 

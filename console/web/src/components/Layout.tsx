@@ -4,7 +4,7 @@ import { useState, type ReactNode } from 'react'
 import { logout } from '../api/access'
 import type { Namespace } from '../api/types'
 import { namespaceSearch } from '../pages/dags/search'
-import { useAccess } from './access'
+import { mayReadAudit, useAccess } from './access'
 import { useTheme } from './theme'
 
 interface LayoutProps {
@@ -17,7 +17,7 @@ interface LayoutProps {
 
 /** The frame of every page: the header with navigation, namespace and theme. */
 export function Layout({ namespace, namespaces, onNamespaceChange, children }: LayoutProps) {
-  const { accessControl } = useAccess()
+  const access = useAccess()
   // The current namespace stays selectable while the list loads or if it
   // is not (or no longer) in it.
   const names = namespaces?.map((n) => n.name) ?? []
@@ -27,7 +27,7 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <header className={accessControl ? 'header with-user' : 'header'}>
+      <header className={access.accessControl ? 'header with-user' : 'header'}>
         <Link to="/" className="brand">
           <img src="/favicon.svg" alt="" width="22" height="22" />
           Strand
@@ -80,6 +80,14 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
                 Namespaces
               </Link>
             </li>
+            {/* The audit log is its admins' only: the others do not see the link. */}
+            {mayReadAudit(access) && (
+              <li>
+                <Link to="/audit" activeOptions={{ includeSearch: false }}>
+                  Audit log
+                </Link>
+              </li>
+            )}
             <li>
               <Link to="/cluster">Cluster</Link>
             </li>
@@ -88,7 +96,7 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
         <div className="header-tools">
           <label className="inline-field">
             <span>Namespace</span>
-            <select value={namespace} onChange={(e) => onNamespaceChange(e.target.value)}>
+            <select value={namespace} onChange={(e) => onNamespaceChange(e.target.value)} title="Namespace">
               {names.map((n) => (
                 <option key={n} value={n}>
                   {n}

@@ -62,3 +62,12 @@ export function accessOf(me: WhoAmI | undefined): Access {
 export function useAccess(): Access {
   return accessOf(useQuery(whoamiQuery).data)
 }
+
+/**
+ * Whether the user may read the audit log: a cluster admin (and anyone, on
+ * a server without access control) every namespace's entries, the admins
+ * of a namespace that namespace's.
+ */
+export function mayReadAudit(access: Access): boolean {
+  return access.canSomewhere('admin')
+}
