@@ -32,6 +32,7 @@ func newBenchCommand() *cobra.Command {
 		shards   int
 		servers  []string
 		pprof    string
+		profile  string
 		// the engine's and the worker's cache budgets
 		cacheMemory, workerCache int64
 	)
@@ -51,7 +52,12 @@ func newBenchCommand() *cobra.Command {
 			if cacheMemory < 0 || workerCache < 0 {
 				return &usageError{fmt.Errorf("--cache-memory and --worker-cache-memory must not be negative")}
 			}
-			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards, CacheMemory: cacheMemory, WorkerCacheMemory: workerCache}
+			cfg := bench.Config{Shapes: shapes, N: n, RawFor: rawFor, Shards: shards, CacheMemory: cacheMemory, WorkerCacheMemory: workerCache, ProfileDir: profile}
+			if profile != "" {
+				if err := os.MkdirAll(profile, 0o755); err != nil {
+					return &usageError{fmt.Errorf("--profile %q: %v", profile, err)}
+				}
+			}
 			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory) + worker.DefaultJournalMemory)
 			backend := storeURL
 			if len(servers) > 0 {
@@ -119,6 +125,7 @@ func newBenchCommand() *cobra.Command {
 		}
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
+	cmd.Flags().StringVar(&profile, "profile", "", "write a CPU profile and allocation profiles of each shape's measured phase into this directory (SHAPE.cpu.pprof; SHAPE.allocs-after.pprof with -diff_base SHAPE.allocs-before.pprof)")
 	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand(), newBenchSagaCommand())
 	return cmd
 }

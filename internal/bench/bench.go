@@ -61,6 +61,10 @@ type Config struct {
 	// CacheMemory and WorkerCacheMemory are the engine's and the workers'
 	// cache budgets (0: their defaults).
 	CacheMemory, WorkerCacheMemory int64
+	// ProfileDir, when set, receives a CPU profile and allocation profiles
+	// of each shape's measured phase (SHAPE.cpu.pprof,
+	// SHAPE.allocs-before.pprof, SHAPE.allocs-after.pprof).
+	ProfileDir string
 }
 
 // Result is what one shape measured.
@@ -76,6 +80,9 @@ type Result struct {
 	// Elapsed, P50 and P99 are then those of the completions after the
 	// signals.
 	Open *Open
+	// Runtime is what the Go runtime did in the measured phase (this
+	// process: the engine, workers and clients when embedded).
+	Runtime Runtime
 }
 
 // Open is the waiting shape's state with all N runs open and idle.
@@ -267,6 +274,10 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	// run, so N may be millions. A run's latency is from its start to its close, by
 	// the engine's clock.
 	lat := make([]time.Duration, cfg.N)
+	ph, err := beginPhase(cfg.ProfileDir, shape)
+	if err != nil {
+		return res, err
+	}
 	start := time.Now()
 	started := make(chan int, cfg.N) // the runs started, to wait for
 	var startErr, waitErr error
@@ -302,6 +313,9 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	if res.Runtime, err = ph.end(); err != nil {
+		return res, err
+	}
 	if bar != nil {
 		bar.Finish()
 	}
@@ -360,6 +374,10 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 	before := stats()
 	signaled := make([]time.Time, cfg.N)
 	lat := make([]time.Duration, cfg.N)
+	ph, err := beginPhase(cfg.ProfileDir, "waiting")
+	if err != nil {
+		return res, err
+	}
 	start = time.Now()
 	if err := forEach(func(i int, c *client.Client) error {
 		signaled[i] = time.Now()
@@ -375,6 +393,9 @@ func runWaiting(ctx context.Context, cfg Config, clients []*client.Client, arriv
 		return res, fmt.Errorf("complete: %w", err)
 	}
 	res.Elapsed = time.Since(start)
+	if res.Runtime, err = ph.end(); err != nil {
+		return res, err
+	}
 	_, open.EndPeakRSS = rss()
 	after := stats()
 	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
@@ -511,6 +532,12 @@ func Print(w io.Writer, backend string, rep Report) {
 		}
 		fmt.Fprintf(w, "%-11s %9d %7d %8s %11.0f %9.0f %9s %9s %12s\n", r.Shape, r.Workflows, r.Steps, r.Elapsed.Round(time.Millisecond),
 			r.WorkflowsPerSec(), r.StepsPerSec(), r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), perCommit)
+	}
+	fmt.Fprintf(w, "%-11s %12s %10s %9s %5s %9s\n", "shape", "alloc/wf", "allocs/wf", "CPU/wf", "GCs", "GC share")
+	for _, r := range rep.Results {
+		rt, n := r.Runtime, float64(r.Workflows)
+		fmt.Fprintf(w, "%-11s %10.1fKB %10.0f %9s %5d %8.0f%%\n", r.Shape, float64(rt.AllocBytes)/n/1000, float64(rt.Allocs)/n,
+			(rt.CPU / time.Duration(r.Workflows)).Round(time.Microsecond), rt.GCs, 100*rt.GCShare)
 	}
 	for _, r := range rep.Results {
 		if o := r.Open; o != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -27,14 +28,23 @@ func TestRun(t *testing.T) {
 	if os.Getenv("STRAND_BENCH_STORE") == "postgres" {
 		st = testdb.Postgres(t)
 	}
-	rep, err := bench.Run(context.Background(), bench.Config{Store: st, N: n, RawFor: -1, Shapes: shapes()})
+	profiles := t.TempDir()
+	rep, err := bench.Run(context.Background(), bench.Config{Store: st, N: n, RawFor: -1, Shapes: shapes(), ProfileDir: profiles})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Results {
-		t.Logf("%s: %d workflows, %.0f workflows/s, p50 %s, p99 %s, %d commits", r.Shape, r.Workflows, r.WorkflowsPerSec(), r.P50, r.P99, r.Commits)
+		t.Logf("%s: %d workflows, %.0f workflows/s, p50 %s, p99 %s, %d commits, runtime %+v", r.Shape, r.Workflows, r.WorkflowsPerSec(), r.P50, r.P99, r.Commits, r.Runtime)
 		if r.Shape == "waiting" && (r.Open == nil || r.Open.Started <= 0 || r.Open.HeapInuse == 0 || r.Open.Goroutines == 0) {
 			t.Errorf("waiting: nothing measured with the runs open: %+v", r.Open)
+		}
+		if rt := r.Runtime; rt.AllocBytes == 0 || rt.Allocs == 0 || rt.CPU <= 0 || !rt.Profiling {
+			t.Errorf("%s: the runtime's figures of the measured phase are missing: %+v", r.Shape, rt)
+		}
+		for _, f := range []string{".cpu.pprof", ".allocs-before.pprof", ".allocs-after.pprof"} {
+			if fi, err := os.Stat(filepath.Join(profiles, r.Shape+f)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: profile %s: %v", r.Shape, f, err)
+			}
 		}
 	}
 }
