@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/strandhq/strand/api"
@@ -77,4 +78,44 @@ func lastOf(evs []api.Event, typ api.EventType) int64 {
 		}
 	}
 	return id
+}
+
+// TestSyncVisibility: once SyncVisibility returns, the lists show the
+// runs as of the commits before it, without the second the engine takes
+// to gather visibility updates into batches.
+func TestSyncVisibility(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Staged) })
+		for i, id := range []string{"sync-1", "sync-2", "sync-3"} {
+			if _, err := client.Start(e.ctx, e.c, Staged, struct{}{}, client.StartOptions{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				continue // one stays open
+			}
+			for _, v := range []string{"approved", "done"} {
+				if err := e.c.Signal(e.ctx, id, "", "next", v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := client.GetRun[string](e.c, id, "").Get(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.eng.SyncVisibility(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		page, err := e.eng.ListWorkflows(e.ctx, api.ListRequest{WorkflowIDPrefix: "sync-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]store.RunStatus{}
+		for _, r := range page.Runs {
+			got[r.WorkflowID] = r.Status
+		}
+		want := map[string]store.RunStatus{"sync-1": store.StatusRunning, "sync-2": store.StatusCompleted, "sync-3": store.StatusCompleted}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("listed right after SyncVisibility: %v, want %v", got, want)
+		}
+	})
 }

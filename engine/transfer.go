@@ -569,25 +569,15 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			}
 			continue
 		}
-		if err := s.writeVisibility(ctx, batch); err != nil {
+		if err := s.writeVisibilityBatch(ctx, batch); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			s.log.Warn("write visibility; retrying", "runs", len(batch), "err", err)
-			for k, u := range batch {
-				for _, key := range u.keys {
-					s.vis.add(k, key, u.record)
-				}
-			}
 			if !sleep(ctx, time.Second) {
 				return
 			}
 			continue
-		}
-		for _, u := range batch {
-			for _, key := range u.keys {
-				s.ackTransfer(key)
-			}
 		}
 		// Drained: let the next updates gather, so that a steady stream of
 		// them is written in full batches, not in a transaction per commit
@@ -596,6 +586,47 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// writeVisibilityBatch writes a batch taken from the queue and acknowledges
+// its transfer tasks, or puts it back in the queue when the write fails.
+// The loop and SyncVisibility may each write a batch at once: they take
+// different runs, and the store keeps a record's latest version.
+func (s *shard) writeVisibilityBatch(ctx context.Context, batch map[store.RunKey]*visibilityUpdate) error {
+	if err := s.writeVisibility(ctx, batch); err != nil {
+		for k, u := range batch {
+			for _, key := range u.keys {
+				s.vis.add(k, key, u.record)
+			}
+		}
+		return err
+	}
+	for _, u := range batch {
+		for _, key := range u.keys {
+			s.ackTransfer(key)
+		}
+	}
+	return nil
+}
+
+// SyncVisibility writes the visibility updates this node's shards hold
+// queued (visibilityDelay gathers them into batches) now, and returns
+// once they are written: lists then show every run as of the commits
+// made before the call. Benchmarks call it so that a short one does its
+// share of the writing; tests, to list what they just did.
+func (e *Engine) SyncVisibility(ctx context.Context) error {
+	for _, s := range e.owned() {
+		for {
+			batch := s.vis.take(visibilityBatch)
+			if batch == nil {
+				break
+			}
+			if err := s.writeVisibilityBatch(ctx, batch); err != nil {
+				return fmt.Errorf("engine: write visibility of shard %d: %w", s.id, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *shard) writeVisibility(ctx context.Context, batch map[store.RunKey]*visibilityUpdate) error {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -175,15 +176,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	w.stepsCtx, w.cancelSteps = context.WithCancelCause(context.WithoutCancel(ctx))
 	if len(w.workflows) > 0 {
-		sem := make(chan struct{}, w.opts.MaxConcurrentWorkflowTasks)
+		hs := newHandlers(w.opts.MaxConcurrentWorkflowTasks, &w.wg, func(t *api.WorkflowTask) { w.handleWorkflowTask(ctx, t) })
 		for range w.opts.WorkflowPollers {
-			w.wg.Go(func() { w.pollWorkflows(ctx, sem) })
+			w.wg.Go(func() { w.pollWorkflows(ctx, hs) })
 		}
 	}
 	if len(w.steps) > 0 {
-		sem := make(chan struct{}, w.opts.MaxConcurrentSteps)
+		hs := newHandlers(w.opts.MaxConcurrentSteps, &w.stepsWG, w.runStep)
 		for range w.opts.StepPollers {
-			w.wg.Go(func() { w.pollSteps(ctx, sem) })
+			w.wg.Go(func() { w.pollSteps(ctx, hs) })
 		}
 	}
 	return nil
@@ -224,21 +225,20 @@ func (w *Worker) Stop(ctx context.Context) error {
 }
 
 // poll is one poller: it takes a slot of sem, polls with it, and hands a
-// task it got to handle in a goroutine of wg that frees the slot when
-// done, so that the tasks in hand, not the polls, bound the work at once.
-// It returns when ctx ends.
-func poll[T any](ctx context.Context, log *slog.Logger, kind string, sem chan struct{}, wg *sync.WaitGroup,
-	fetch func(context.Context) (*T, error), handle func(*T)) {
+// task it got to hs, whose goroutine frees the slot when done, so that the
+// tasks in hand, not the polls, bound the work at once. It returns when
+// ctx ends.
+func poll[T any](ctx context.Context, log *slog.Logger, kind string, hs *handlers[T], fetch func(context.Context) (*T, error)) {
 	backoff := newBackoff()
 	for {
 		select {
-		case sem <- struct{}{}:
+		case hs.sem <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
 		t, err := fetch(ctx)
 		if err != nil || t == nil {
-			<-sem
+			<-hs.sem
 			if ctx.Err() != nil {
 				return
 			}
@@ -249,25 +249,74 @@ func poll[T any](ctx context.Context, log *slog.Logger, kind string, sem chan st
 			continue
 		}
 		backoff.reset()
-		wg.Go(func() {
-			defer func() { <-sem }()
-			handle(t)
-		})
+		hs.run(ctx, t)
 	}
 }
 
-func (w *Worker) pollWorkflows(ctx context.Context, sem chan struct{}) {
-	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
-	poll(ctx, w.log, "workflow task", sem, &w.wg, func(ctx context.Context) (*api.WorkflowTask, error) {
-		return w.svc.PollWorkflowTask(ctx, req)
-	}, func(t *api.WorkflowTask) { w.handleWorkflowTask(ctx, t) })
+// handlers run the tasks the pollers of one kind got, on goroutines that
+// live until the pollers' context ends and take one task after another:
+// a task's calls go deep (an embedded engine commits on the handler's
+// goroutine), and a goroutine made per task grew its stack anew each
+// time, a tenth of the worker's CPU. There are at most as many as sem has
+// slots, since each task in hand holds one.
+type handlers[T any] struct {
+	sem    chan struct{}
+	work   chan *T
+	wg     *sync.WaitGroup
+	handle func(*T)
+	n      atomic.Int64 // goroutines
 }
 
-func (w *Worker) pollSteps(ctx context.Context, sem chan struct{}) {
+func newHandlers[T any](slots int, wg *sync.WaitGroup, handle func(*T)) *handlers[T] {
+	return &handlers[T]{sem: make(chan struct{}, slots), work: make(chan *T), wg: wg, handle: handle}
+}
+
+// run hands t, which holds a slot of sem, to an idle goroutine, or to a
+// new one while there are fewer than slots.
+func (hs *handlers[T]) run(ctx context.Context, t *T) {
+	select {
+	case hs.work <- t:
+		return
+	default:
+	}
+	if hs.n.Add(1) > int64(cap(hs.sem)) {
+		// Every goroutine is made; all but this task's slot's are busy or
+		// about to take the next task.
+		hs.n.Add(-1)
+		select {
+		case hs.work <- t:
+		case <-ctx.Done(): // the goroutines are leaving
+			hs.handle(t)
+			<-hs.sem
+		}
+		return
+	}
+	hs.wg.Go(func() {
+		defer hs.n.Add(-1)
+		for {
+			hs.handle(t)
+			<-hs.sem
+			select {
+			case t = <-hs.work:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+func (w *Worker) pollWorkflows(ctx context.Context, hs *handlers[api.WorkflowTask]) {
 	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
-	poll(ctx, w.log, "step task", sem, &w.stepsWG, func(ctx context.Context) (*api.StepTask, error) {
+	poll(ctx, w.log, "workflow task", hs, func(ctx context.Context) (*api.WorkflowTask, error) {
+		return w.svc.PollWorkflowTask(ctx, req)
+	})
+}
+
+func (w *Worker) pollSteps(ctx context.Context, hs *handlers[api.StepTask]) {
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	poll(ctx, w.log, "step task", hs, func(ctx context.Context) (*api.StepTask, error) {
 		return w.svc.PollStepTask(ctx, req)
-	}, w.runStep)
+	})
 }
 
 // runStep runs one attempt of a step and reports its outcome. Stop

@@ -41,7 +41,9 @@ func newBenchCommand() *cobra.Command {
 		Short: "Measure workflows/s, steps/s and latency of the embedded engine",
 		Long: "Runs workflows of these shapes on an embedded engine and prints workflows/s, steps/s and p50/p99\n" +
 			"start-to-completion latency, next to the store's raw commit rate measured in the same run:\n\n" + bench.ShapeHelp +
-			"\n\nEach shape runs on a new engine, after an unmeasured warm-up of a fifth as many workflows." +
+			"\n\nEach shape runs on a new engine, after an unmeasured warm-up of a fifth as many workflows. Its measured\n" +
+			"phase ends once the engine has also written its runs' visibility records (which it otherwise gathers for a\n" +
+			"second), so that a short run and a long one hold the same work per workflow." +
 			"\n\nWithout --store it uses a new SQLite file in a temporary directory; with --server it measures a running\n" +
 			"server, its workers and client in this process over HTTP.",
 		Args: cobra.NoArgs,
