@@ -104,7 +104,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
 	cmd.Flags().Int64Var(&cacheMemory, "cache-memory", 0, "the engine's run cache budget in bytes (default: the engine's, 256 MiB)")
-	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 128 MiB)")
+	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 64 MiB)")
 	cmd.PersistentFlags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
 	// --pprof serves the profiles of whichever benchmark runs, until it ends.
 	var profiles *http.Server
