@@ -198,7 +198,11 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 				return Grant{}, err
 			}
 			u, err := ac.Grant(ctx, r.PathValue("user"), r.PathValue("namespace"), req.Roles...)
-			return Grant{User: u.Name, Roles: u.Grants[r.PathValue("namespace")]}, err
+			roles := u.Grants[r.PathValue("namespace")]
+			if roles == nil {
+				roles = []access.Role{} // none held: an empty list, as the schema says
+			}
+			return Grant{User: u.Name, Roles: roles}, err
 		}).pathFields("user")},
 	}
 }

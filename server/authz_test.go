@@ -302,6 +302,10 @@ func TestRolesDoWhatTheySay(t *testing.T) {
 			t.Fatalf("%s %s as %s: %d, want %d (%s)", step.method, step.path, step.who, got, step.want, body)
 		}
 	}
+	// Taking every role away answers an empty list, never null.
+	if got, body := do("acme-admin", "PUT", "/namespaces/acme/grants/acme-writer", `{}`); got != 200 || !strings.Contains(body, `"roles":[]`) {
+		t.Errorf("PUT grants with no roles: %d %s, want 200 with \"roles\":[]", got, body)
+	}
 	for who, want := range map[string]string{"other-operator": `["other"]`, "acme-worker": `["acme"]`, "root": `["acme","default","mine","other"]`} {
 		_, body := do(who, "GET", "/namespaces", "")
 		var list NamespaceList
