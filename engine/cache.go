@@ -11,7 +11,8 @@ import (
 // The run cache: each shard keeps the runs it has used lately in memory, so
 // that a busy run is not read from the store for every transition. It is
 // bounded by bytes (Options.CacheMemory, one budget for every shard the
-// node owns) and lets go of the least recently used runs that hold nothing
+// node owns, which gives way to the rest of the heap near the memory
+// limit: budget.go) and lets go of the least recently used runs that hold nothing
 // only memory knows. A run it let go of costs one store read when it is
 // used again.
 //
@@ -156,7 +157,7 @@ func (s *shard) charge(delta int64) {
 // overBudget reports whether the caches hold more than they may.
 func (s *shard) overBudget() bool {
 	o := &s.e.opts
-	return s.e.cacheBytes.Load() > o.CacheMemory || o.RunCacheSize > 0 && len(s.runs) > o.RunCacheSize
+	return s.e.cacheBytes.Load() > s.e.cacheBudget.Load() || o.RunCacheSize > 0 && len(s.runs) > o.RunCacheSize
 }
 
 // evictLocked lets go of the shard's least recently used runs until the

@@ -54,7 +54,10 @@ type Options struct {
 	// memory, over all the shards it owns (default 256 MiB). Runs nobody
 	// uses are let go of, least recently used first, beyond it; one that
 	// comes back costs a store read. Runs in use are never let go of, so
-	// the cache may hold more while more than that are busy at once.
+	// the cache may hold more while more than that are busy at once. Under
+	// a soft memory limit (debug.SetMemoryLimit) the cache holds less, down
+	// to a sixteenth of this, while the rest of the live heap would
+	// otherwise take it past 60% of the limit.
 	CacheMemory int64
 	// RunCacheSize, when positive, also bounds how many runs each shard
 	// keeps cached.
@@ -214,8 +217,10 @@ type Engine struct {
 	queryMu sync.Mutex
 	queries map[string]*pendingQuery // by id, until answered or withdrawn
 	nonce   atomic.Int64             // flight, step start and query ids
-	// cacheBytes is what the shards' run caches hold (cache.go).
-	cacheBytes atomic.Int64
+	// cacheBytes is what the shards' run caches hold (cache.go), and
+	// cacheBudget what they may hold now (budget.go).
+	cacheBytes  atomic.Int64
+	cacheBudget atomic.Int64
 
 	// runsCommitted counts the runs' transitions this node's shards
 	// committed: the live work the retention purge yields to, which
@@ -247,6 +252,8 @@ func Open(ctx context.Context, st store.Store, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: create default namespace: %w", err)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.cacheBudget.Store(opts.CacheMemory)
+	e.wg.Go(func() { e.governCache(e.ctx) })
 	e.shards = make([]*shard, opts.NumShards)
 	if err := e.join(ctx); err != nil {
 		e.Close()
@@ -414,11 +421,12 @@ type Stats struct {
 	Backlogged  int64
 	ShardsOwned int
 	// CachedRuns are the runs the shards hold in memory, CacheBytes their
-	// estimated size; ParkedRuns the runs let go of whose queued tasks'
-	// keys are kept.
-	CachedRuns int
-	CacheBytes int64
-	ParkedRuns int
+	// estimated size, CacheBudget what they may hold now; ParkedRuns the
+	// runs let go of whose queued tasks' keys are kept.
+	CachedRuns  int
+	CacheBytes  int64
+	CacheBudget int64
+	ParkedRuns  int
 	// Waiters are the callers waiting for runs to close (or to run their
 	// first workflow task): they hold no run in the cache.
 	Waiters int
@@ -466,6 +474,7 @@ func (e *Engine) Stats() Stats {
 		s.mu.Unlock()
 	}
 	st.CacheBytes = e.cacheBytes.Load()
+	st.CacheBudget = e.cacheBudget.Load()
 	st.SyncMatched, st.Backlogged = e.match.matched()
 	st.QueryTasksQueued = e.match.queries()
 	st.RunsPurged = e.metrics.runsPurged.Load()

@@ -52,6 +52,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			Help: "Runs held in memory."}, func() float64 { return float64(e.Stats().CachedRuns) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_run_cache_bytes",
 			Help: "Estimated bytes of run state held in memory (bounded by the cache's memory budget while runs are idle)."}, func() float64 { return float64(e.Stats().CacheBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_run_cache_budget_bytes",
+			Help: "What the run cache may hold now: its memory budget, less while the rest of the heap nears the soft memory limit."}, func() float64 { return float64(e.Stats().CacheBudget) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_timers_in_memory",
 			Help: "Durable timers held in memory (those due within the timer window)."}, func() float64 { return float64(e.Stats().TimersInMemory) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strand_queries_waiting",

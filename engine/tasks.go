@@ -76,31 +76,68 @@ func decodeTaskData(b []byte) (*taskData, error) {
 // timer written past the horizon, then read back from the store); it is
 // pending until it was finished as often, and finishing it more often than
 // it was registered changes nothing.
+//
+// It holds every queued task's key (a million at once in a burst of a
+// million signals), so it holds them without pointers: a store.TaskKey's
+// time carries its location's, and the collector would mark each.
 type ackTracker struct {
 	pending keyHeap // each pending key once
-	added   map[store.TaskKey]int
-	done    map[store.TaskKey]int
+	counts  map[ackKey]ackCount
 	// max is the highest key ever registered.
 	max store.TaskKey
 }
 
+// ackKey is a store.TaskKey without pointers, ordered as its key.
+type ackKey struct {
+	sec  int64 // FireTime's Unix seconds (a zero FireTime's too)
+	nsec int32
+	id   int64
+}
+
+func toAckKey(k store.TaskKey) ackKey {
+	return ackKey{sec: k.FireTime.Unix(), nsec: int32(k.FireTime.Nanosecond()), id: k.TaskID}
+}
+
+// taskKey returns the key, its time in UTC (a zero time stays zero).
+func (k ackKey) taskKey() store.TaskKey {
+	return store.TaskKey{FireTime: time.Unix(k.sec, int64(k.nsec)).UTC(), TaskID: k.id}
+}
+
+func (k ackKey) less(o ackKey) bool {
+	if k.sec != o.sec {
+		return k.sec < o.sec
+	}
+	if k.nsec != o.nsec {
+		return k.nsec < o.nsec
+	}
+	return k.id < o.id
+}
+
+// ackCount is how often a key was registered and finished.
+type ackCount struct{ added, done int32 }
+
 func newAckTracker(level store.TaskKey) *ackTracker {
-	return &ackTracker{added: map[store.TaskKey]int{}, done: map[store.TaskKey]int{}, max: level}
+	return &ackTracker{counts: map[ackKey]ackCount{}, max: level}
 }
 
 func (a *ackTracker) add(k store.TaskKey) {
-	if a.added[k] == 0 {
-		heap.Push(&a.pending, k)
+	ak := toAckKey(k)
+	c := a.counts[ak]
+	if c.added == 0 {
+		heap.Push(&a.pending, ak)
 	}
-	a.added[k]++
+	c.added++
+	a.counts[ak] = c
 	if a.max.Less(k) {
 		a.max = k
 	}
 }
 
 func (a *ackTracker) finish(k store.TaskKey) {
-	if a.done[k] < a.added[k] {
-		a.done[k]++
+	ak := toAckKey(k)
+	if c, ok := a.counts[ak]; ok && c.done < c.added {
+		c.done++
+		a.counts[ak] = c
 	}
 }
 
@@ -108,22 +145,21 @@ func (a *ackTracker) finish(k store.TaskKey) {
 func (a *ackTracker) level() store.TaskKey {
 	for len(a.pending) > 0 {
 		k := a.pending[0]
-		if a.done[k] < a.added[k] {
-			return k
+		if c := a.counts[k]; c.done < c.added {
+			return k.taskKey()
 		}
-		delete(a.added, k)
-		delete(a.done, k)
+		delete(a.counts, k)
 		heap.Pop(&a.pending)
 	}
 	return store.TaskKey{FireTime: a.max.FireTime, TaskID: a.max.TaskID + 1}
 }
 
-type keyHeap []store.TaskKey
+type keyHeap []ackKey
 
 func (h keyHeap) Len() int           { return len(h) }
-func (h keyHeap) Less(i, j int) bool { return h[i].Less(h[j]) }
+func (h keyHeap) Less(i, j int) bool { return h[i].less(h[j]) }
 func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *keyHeap) Push(x any)        { *h = append(*h, x.(store.TaskKey)) }
+func (h *keyHeap) Push(x any)        { *h = append(*h, x.(ackKey)) }
 func (h *keyHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

@@ -82,8 +82,24 @@ func TestAckTracker(t *testing.T) {
 	level(21, "20 finished twice")
 	a.add(k(30))
 	level(30, "30 finished before it was registered")
-	if len(a.added) != 1 || len(a.done) != 0 {
-		t.Fatalf("bookkeeping left behind: added %v, done %v", a.added, a.done)
+	if len(a.counts) != 1 || len(a.pending) != 1 {
+		t.Fatalf("bookkeeping left behind: %v, pending %v", a.counts, a.pending)
+	}
+
+	// Timer keys order by time, then id; the level is the pending key's
+	// instant, whatever the location of the time it was registered with.
+	base := time.Date(2026, 11, 27, 12, 0, 0, 500, time.FixedZone("X", 3600))
+	tk := func(d time.Duration, id int64) store.TaskKey { return store.TaskKey{FireTime: base.Add(d), TaskID: id} }
+	m := newAckTracker(store.TaskKey{FireTime: base.Add(-time.Hour)})
+	m.add(tk(time.Second, 1))
+	m.add(tk(0, 7))
+	m.add(tk(time.Nanosecond, 2))
+	if l := m.level(); !l.FireTime.Equal(base) || l.TaskID != 7 {
+		t.Fatalf("timer level %v, want %v/7", l, base)
+	}
+	m.finish(tk(0, 7))
+	if l := m.level(); !l.FireTime.Equal(base.Add(time.Nanosecond)) || l.TaskID != 2 {
+		t.Fatalf("timer level %v, want %v/2", l, base.Add(time.Nanosecond))
 	}
 }
 

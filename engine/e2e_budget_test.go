@@ -1,0 +1,127 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// TestCacheGivesWayNearMemoryLimit opens 1,500 runs waiting for a signal
+// on an engine whose run cache may hold 32 MiB, then lowers the process's
+// soft memory limit to its live heap: the cache's budget must fall to its
+// floor (a sixteenth), the idle runs leave the cache down to it, and every
+// run, signaled, completes with its own result. With the limit back, the
+// budget is the whole 32 MiB again.
+func TestCacheGivesWayNearMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	const n = 1500
+	const most = 32 << 20
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger(), CacheMemory: most})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var arrived atomic.Int64
+	w := worker.New(eng, worker.Options{Logger: logger(), WorkflowPollers: 16})
+	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
+		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
+			return 0, err
+		}
+		v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
+		return i + v, nil
+	})
+	worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, i int) (int, error) {
+		arrived.Add(1)
+		return i, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	c := client.New(eng, client.Options{})
+	id := func(i int) string { return fmt.Sprint("budget-", i) }
+	each := func(f func(i int) error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 64)
+		for i := range n {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := f(i); err != nil {
+					t.Errorf("%s: %v", id(i), err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	each(func(i int) error {
+		_, err := client.StartByName[int](ctx, c, "waiting", i, client.StartOptions{ID: id(i)})
+		return err
+	})
+	eventually := func(what string, cond func(st engine.Stats) bool) engine.Stats {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			st := eng.Stats()
+			if cond(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after a minute, not %s: %+v", what, st)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	eventually("every run past its step", func(engine.Stats) bool { return arrived.Load() == n })
+	before := eventually("the runs cached beyond the floor, within the budget", func(st engine.Stats) bool {
+		return st.CacheBudget == most && st.CacheBytes > most/16
+	})
+
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	old := debug.SetMemoryLimit(int64(live[0].Value.Uint64()))
+	restored := false
+	restore := func() {
+		if !restored {
+			debug.SetMemoryLimit(old)
+			restored = true
+		}
+	}
+	defer restore()
+	after := eventually("the budget at its floor and the cache within it", func(st engine.Stats) bool {
+		return st.CacheBudget == most/16 && st.CacheBytes <= most/16
+	})
+	t.Logf("near the limit the cache went from %d runs in %d bytes to %d runs in %d", before.CachedRuns, before.CacheBytes, after.CachedRuns, after.CacheBytes)
+
+	each(func(i int) error {
+		if err := c.Signal(ctx, id(i), "", "go", 1); err != nil {
+			return err
+		}
+		out, err := client.GetRun[int](c, id(i), "").Get(ctx)
+		if err == nil && out != i+1 {
+			err = fmt.Errorf("result %d, want %d", out, i+1)
+		}
+		return err
+	})
+	restore()
+	eventually("the whole budget back once the limit is", func(st engine.Stats) bool { return st.CacheBudget == most })
+}
