@@ -349,6 +349,11 @@ func auditRoutes(h *handler, a *AuditLog) []Route {
 			if req.PageSize, req.PageToken, err = pageParams(r); err != nil {
 				return AuditList{}, err
 			}
+			if !req.Since.IsZero() && req.Since.After(req.Until) && !req.Until.IsZero() {
+				// A range that ends before it begins holds no entry, as a
+				// list of runs by an inverted time range holds no run.
+				return AuditList{Entries: []AuditEntry{}}, nil
+			}
 			page, err := a.st.ListAudit(ctx, req)
 			if err != nil {
 				return AuditList{}, err
