@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/worker"
-	"github.com/strandhq/strand/workflow"
 )
 
 // TestCacheGivesWayNearMemoryLimit opens 1,500 runs waiting for a signal
@@ -36,43 +33,9 @@ func TestCacheGivesWayNearMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	var arrived atomic.Int64
-	w := worker.New(eng, worker.Options{Logger: logger(), WorkflowPollers: 16})
-	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
-		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
-			return 0, err
-		}
-		v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
-		return i + v, nil
-	})
-	worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, i int) (int, error) {
-		arrived.Add(1)
-		return i, nil
-	})
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(context.Background())
-	c := client.New(eng, client.Options{})
-	id := func(i int) string { return fmt.Sprint("budget-", i) }
-	each := func(f func(i int) error) {
-		t.Helper()
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 64)
-		for i := range n {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				if err := f(i); err != nil {
-					t.Errorf("%s: %v", id(i), err)
-				}
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-	}
+	f := startWaitingWorker(ctx, t, eng, worker.Options{Logger: logger(), WorkflowPollers: 16}, "budget-", n)
+	defer f.stop()
+	c, id, each, arrived := f.c, f.id, f.each, f.arrived
 	each(func(i int) error {
 		_, err := client.StartByName[int](ctx, c, "waiting", i, client.StartOptions{ID: id(i)})
 		return err

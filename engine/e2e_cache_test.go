@@ -41,45 +41,11 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	var arrived atomic.Int64
 	// Journals for some hundreds of runs: runs come back both from their
 	// journals and from history.
-	w := worker.New(eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, JournalMemory: 256 << 10, WorkflowPollers: 16})
-	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
-		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
-			return 0, err
-		}
-		v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
-		return i + v, nil
-	})
-	worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, i int) (int, error) {
-		arrived.Add(1)
-		return i, nil
-	})
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(context.Background())
-	c := client.New(eng, client.Options{})
-	id := func(i int) string { return fmt.Sprint("waiting-", i) }
-	each := func(f func(i int) error) {
-		t.Helper()
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 64)
-		for i := range n {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				if err := f(i); err != nil {
-					t.Errorf("%s: %v", id(i), err)
-				}
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-	}
+	f := startWaitingWorker(ctx, t, eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, JournalMemory: 256 << 10, WorkflowPollers: 16}, "waiting-", n)
+	defer f.stop()
+	c, id, each, arrived := f.c, f.id, f.each, f.arrived
 	each(func(i int) error {
 		_, err := client.StartByName[int](ctx, c, "waiting", i, client.StartOptions{ID: id(i)})
 		return err
@@ -133,6 +99,61 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 	if st := eng.Stats(); st.Waiters != 0 {
 		t.Errorf("%d callers still registered as waiting after every result was seen", st.Waiters)
 	}
+}
+
+// waitingWorker is a worker running the "waiting" workflow (its step
+// "arrive", then a wait for the signal "go"; its result is its input plus the
+// signal's value) and what the tests of many waiting runs call it with.
+type waitingWorker struct {
+	c       *client.Client
+	id      func(i int) string // run i's workflow id
+	each    func(f func(i int) error)
+	arrived *atomic.Int64 // the steps run
+	stop    func()        // stops the worker (before the engine closes)
+}
+
+// startWaitingWorker starts a waitingWorker over eng with opts; its each calls f for runs 0 to n-1, 64 at a time, and
+// stops the test at the first error.
+func startWaitingWorker(ctx context.Context, t *testing.T, eng *engine.Engine, opts worker.Options, prefix string, n int) *waitingWorker {
+	t.Helper()
+	f := &waitingWorker{arrived: new(atomic.Int64)}
+	w := worker.New(eng, opts)
+	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
+		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
+			return 0, err
+		}
+		v, _ := workflow.GetSignalChannel[int](ctx, "go").Receive(ctx)
+		return i + v, nil
+	})
+	worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, i int) (int, error) {
+		f.arrived.Add(1)
+		return i, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.stop = func() { w.Stop(context.Background()) }
+	f.c = client.New(eng, client.Options{})
+	f.id = func(i int) string { return fmt.Sprint(prefix, i) }
+	f.each = func(do func(i int) error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 64)
+		for i := range n {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := do(i); err != nil {
+					t.Errorf("%s: %v", f.id(i), err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	return f
 }
 
 // readCounter is a real store that counts the reads of one workflow's run
