@@ -48,24 +48,18 @@ func cacheBudget(most, limit, live, cached int64) int64 {
 // ctx ends, and has the shards let go of runs at once when it shrinks.
 func (e *Engine) governCache(ctx context.Context) {
 	sample := []runtimemetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	t := time.NewTicker(governInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	runtimemetrics.Read(sample)
+	if sample[0].Value.Kind() != runtimemetrics.KindUint64 {
+		return // a runtime without the metric: the budget stays CacheMemory
+	}
+	every(ctx, governInterval, nil, func() {
 		runtimemetrics.Read(sample)
-		if sample[0].Value.Kind() != runtimemetrics.KindUint64 {
-			return // a runtime without the metric: the budget stays CacheMemory
-		}
 		live := int64(sample[0].Value.Uint64())
 		b := cacheBudget(e.opts.CacheMemory, debug.SetMemoryLimit(-1), live, e.cacheBytes.Load())
 		if old := e.cacheBudget.Swap(b); b < old {
 			e.evictAll()
 		}
-	}
+	})
 }
 
 // evictAll has each shard of the node let go of runs until the cache is
