@@ -453,6 +453,18 @@ type Command struct {
 	ContinueAsNew *ChildOptions `json:"continue_as_new,omitempty"`
 	// Attributes are UpsertAttributes's changes.
 	Attributes map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
+	// SignalStart, on a SignalExternal to a workflow id (no run id),
+	// starts the target when it has no open run, with the signal as its
+	// first input (signal-with-start); the run started has no input.
+	SignalStart *SignalStart `json:"signal_start,omitempty"`
+}
+
+// SignalStart is how a SignalExternal starts its target workflow when the
+// target has no open run.
+type SignalStart struct {
+	WorkflowType string `json:"workflow_type" max:"1000" required:"true" text:"true"`
+	Queue        string `json:"queue,omitempty" max:"1000"`
+	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 }
 
 // StepOptions are a step's queue, priority, timeouts and retry policy.

@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/internal/sdk"
+	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/workflow"
 )
@@ -30,6 +32,9 @@ type Options struct {
 type Client struct {
 	svc  api.Service
 	opts Options
+
+	msgOnce sync.Once
+	msgs    api.Messages
 }
 
 // New returns a client of svc.
@@ -300,3 +305,44 @@ type Status = store.RunStatus
 
 // IsAlreadyStarted reports whether err says the workflow id is taken.
 func IsAlreadyStarted(err error) bool { return errors.Is(err, api.ErrAlreadyStarted) }
+
+// MessageOptions say how to send a message.
+type MessageOptions struct {
+	// TTL is how long the message is kept while no run waits for it
+	// (api.DefaultMessageTTL when zero).
+	TTL time.Duration
+	// Broadcast delivers it to every run that waits within its TTL.
+	Broadcast bool
+	// Priority runs from 1 (highest) to 5 (lowest); 0 is normal.
+	Priority int8
+	// ID identifies the message, so that sending it again is harmless; a
+	// random one when empty.
+	ID string
+}
+
+// SendMessage posts a message of name with correlation key key: a run
+// waiting for them (workflow.Receive) gets it, or it is kept until one
+// waits, or it starts a run under the namespace's rule for name. It
+// returns once the message's mailbox has it. The service is asked
+// directly when it takes messages (a remote one does); over an engine,
+// package message carries it.
+func (c *Client) SendMessage(ctx context.Context, name, key string, payload any, opts MessageOptions) (api.SendMessageResponse, error) {
+	raw, err := sdk.Encode(payload)
+	if err != nil {
+		return api.SendMessageResponse{}, err
+	}
+	if opts.ID == "" {
+		opts.ID = uuid.NewString()
+	}
+	return c.messages().SendMessage(ctx, api.SendMessageRequest{Namespace: c.opts.Namespace, Name: name, CorrelationKey: key, Payload: raw,
+		TTL: opts.TTL, Broadcast: opts.Broadcast, Priority: opts.Priority, MessageID: opts.ID, Identity: c.opts.Identity})
+}
+
+// messages is the service's messages, or package message's over it.
+func (c *Client) messages() api.Messages {
+	if m, ok := c.svc.(api.Messages); ok {
+		return m
+	}
+	c.msgOnce.Do(func() { c.msgs = message.NewService(c.svc) })
+	return c.msgs
+}

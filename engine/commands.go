@@ -71,6 +71,18 @@ func validateCommands(cmds []api.Command) error {
 			if c.Type == api.CommandSignalExternal && c.Name == "" {
 				return api.InvalidArgument(f+".name", "empty signal name")
 			}
+			if st := c.SignalStart; st != nil {
+				switch {
+				case c.Type != api.CommandSignalExternal:
+					return api.InvalidArgument(f+".signal_start", "only a SignalExternal starts its target")
+				case c.Target.RunID != "":
+					return api.InvalidArgument(f+".signal_start", "the target names a run: a start needs a workflow id alone")
+				case st.WorkflowType == "":
+					return api.InvalidArgument(f+".signal_start.workflow_type", "empty")
+				case st.Priority < 0 || st.Priority > api.PriorityLowest:
+					return api.InvalidArgument(f+".signal_start.priority", "%d; want 0 (normal) or 1 (highest) to %d (lowest)", st.Priority, api.PriorityLowest)
+				}
+			}
 		case api.CommandFail, api.CommandCancel:
 			if c.Failure == nil {
 				return api.InvalidArgument(f+".failure", "missing")
@@ -185,7 +197,11 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				}
 				t.event(api.Event{Type: api.EventSignalExternal, Seq: c.Seq, Name: c.Name, Payload: api.Payload(pl), Target: c.Target})
 				put(&x.Signals, c.Seq, store.SignalInfo{InitiatedEventID: t.lastEventID(), Target: target, Name: c.Name, Input: pl, RequestID: reqID})
-				t.transfer(transferSignal, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Target: &target, RequestID: reqID})
+				start := c.SignalStart
+				if start != nil && start.Queue == "" {
+					start = &api.SignalStart{WorkflowType: start.WorkflowType, Queue: x.Info.Queue, Priority: start.Priority}
+				}
+				t.transfer(transferSignal, r.key, &taskData{Seq: c.Seq, Name: c.Name, Input: pl, Target: &target, RequestID: reqID, SignalStart: start})
 			} else {
 				t.event(api.Event{Type: api.EventCancelExternal, Seq: c.Seq, Name: c.Name, Target: c.Target})
 				put(&x.CancelRequests, c.Seq, store.RequestCancelInfo{InitiatedEventID: t.lastEventID(), Target: target, RequestID: reqID})

@@ -175,6 +175,77 @@ func TestSignalsAndQueries(t *testing.T) {
 	})
 }
 
+// PairCollector receives two "item" signals; it takes no input, as a run
+// that SignalExternalWithStart starts gets none.
+func PairCollector(ctx workflow.Context, _ struct{}) ([]string, error) { return Collector(ctx, 2) }
+
+// StartingSender signals the workflow "collector-started" twice with
+// SignalExternalWithStart: the first signal starts it (a PairCollector),
+// the second finds it running.
+func StartingSender(ctx workflow.Context, _ struct{}) (struct{}, error) {
+	start := workflow.SignalStart{WorkflowType: "PairCollector"}
+	for _, item := range []string{"a", "b"} {
+		if _, err := workflow.SignalExternalWithStart(ctx, workflow.Target{WorkflowID: "collector-started"}, "item", item, start).Get(ctx); err != nil {
+			return struct{}{}, err
+		}
+	}
+	return struct{}{}, nil
+}
+
+// LastWord signals the workflow "last-word-target" and returns at once,
+// without waiting for the signal's delivery.
+func LastWord(ctx workflow.Context, _ struct{}) (struct{}, error) {
+	workflow.SignalExternal(ctx, workflow.Target{WorkflowID: "last-word-target"}, "item", "bye")
+	return struct{}{}, nil
+}
+
+// TestSignalSentWithTheClose: a signal a run sends in the workflow task
+// that closes it is still delivered.
+func TestSignalSentWithTheClose(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, Collector)
+			worker.RegisterWorkflow(w, LastWord)
+		})
+		target, err := client.StartByName[[]string](e.ctx, e.c, "Collector", 1, client.StartOptions{ID: "last-word-target"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := client.StartByName[struct{}](e.ctx, e.c, "LastWord", struct{}{}, client.StartOptions{ID: "last-word"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Get(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := target.Get(e.ctx)
+		if err != nil || strings.Join(got, ",") != "bye" {
+			t.Fatalf("the target got %v, %v", got, err)
+		}
+	})
+}
+
+func TestSignalExternalWithStart(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st, func(w *worker.Worker) {
+			worker.RegisterWorkflow(w, PairCollector)
+			worker.RegisterWorkflow(w, StartingSender)
+		})
+		r, err := client.StartByName[struct{}](e.ctx, e.c, "StartingSender", struct{}{}, client.StartOptions{ID: "starting-sender"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Get(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		// One run got both: the second signal found the first's run.
+		got, err := client.GetRun[[]string](e.c, "collector-started", "").Get(e.ctx)
+		if err != nil || strings.Join(got, ",") != "a,b" {
+			t.Fatalf("the started collector got %v, %v", got, err)
+		}
+	})
+}
+
 // Child returns its input doubled, or blocks until canceled when in < 0.
 func Child(ctx workflow.Context, in int) (int, error) {
 	if in < 0 {

@@ -416,7 +416,9 @@ func (t *txn) closeRun(status store.RunStatus, output store.Payload, failure *ap
 	if p := x.Info.Parent; p != nil && status != store.StatusContinuedAsNew {
 		t.transfer(transferCloseParent, t.r.key, &taskData{Seq: x.Info.ParentInitiated, Target: p, Status: status, Input: output, Failure: failure})
 	}
-	x.Steps, x.Timers, x.Signals, x.CancelRequests = nil, nil, nil, nil
+	// The signals it sent are still delivered (a run's last word: a
+	// message wait withdrawn as it returns); the rest ends with it.
+	x.Steps, x.Timers, x.CancelRequests = nil, nil, nil
 	t.transfer(transferVisibility, t.r.key, &taskData{})
 	t.timer(timerRetention, t.now.Add(t.r.s.e.retention(t.r.key.Namespace)), &taskData{}).Partition = retentionPartition
 	r := t.r

@@ -48,6 +48,8 @@ type taskData struct {
 	RequestID string            `json:"request_id,omitempty"`
 	Status    store.RunStatus   `json:"status,omitempty"`
 	Failure   *api.Failure      `json:"failure,omitempty"`
+	// SignalStart starts a signal's target when it has no open run.
+	SignalStart *api.SignalStart `json:"signal_start,omitempty"`
 }
 
 func encodeTaskData(d *taskData) []byte {

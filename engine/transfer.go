@@ -130,8 +130,14 @@ func (s *shard) processTransfer(ctx context.Context, task store.Task, d *taskDat
 		if err != nil {
 			return err
 		}
-		err = e.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID},
-			Name: d.Name, Input: input, RequestID: d.RequestID, Identity: task.Run.String()})
+		if st := d.SignalStart; st != nil {
+			_, err = e.SignalWithStart(ctx, api.SignalWithStartRequest{SignalName: d.Name, SignalInput: input,
+				Start: api.StartRequest{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, WorkflowType: st.WorkflowType,
+					Queue: st.Queue, Priority: st.Priority, RequestID: d.RequestID, Identity: task.Run.String()}})
+		} else {
+			err = e.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID},
+				Name: d.Name, Input: input, RequestID: d.RequestID, Identity: task.Run.String()})
+		}
 		return e.reportExternal(ctx, s, task.Run, d.Seq, api.EventExternalSignaled, err)
 	case transferCancel:
 		err := e.CancelWorkflow(ctx, api.CancelRequest{RunRef: api.RunRef{Namespace: d.Target.Namespace, WorkflowID: d.Target.WorkflowID, RunID: d.Target.RunID},

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/server"
 )
@@ -506,6 +508,61 @@ func (s *Service) BackfillSchedule(ctx context.Context, req api.BackfillSchedule
 // DeleteSchedule implements api.Schedules.
 func (s *Service) DeleteSchedule(ctx context.Context, req api.DeleteScheduleRequest) error {
 	_, err := s.do(ctx, sendOnce, "DELETE", schedulePath(req.ScheduleRef)+"?identity="+url.QueryEscape(req.Identity), nil, nil)
+	return err
+}
+
+// SendMessage implements api.Messages. A message without an id gets one
+// here, so that a send retried after a lost answer is taken once.
+func (s *Service) SendMessage(ctx context.Context, req api.SendMessageRequest) (api.SendMessageResponse, error) {
+	if req.MessageID == "" {
+		req.MessageID = uuid.NewString()
+	}
+	var out api.SendMessageResponse
+	_, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/messages", req, &out)
+	return out, err
+}
+
+// ListMailboxes implements api.Messages.
+func (s *Service) ListMailboxes(ctx context.Context, req api.ListMailboxesRequest) (api.ListMailboxesResponse, error) {
+	q := pageQuery(req.PageSize, req.PageToken)
+	if req.Name != "" {
+		q += "&name=" + url.QueryEscape(req.Name)
+	}
+	var out api.ListMailboxesResponse
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/mailboxes?"+q, nil, &out)
+	return out, err
+}
+
+// DescribeMailbox implements api.Messages.
+func (s *Service) DescribeMailbox(ctx context.Context, ref api.MailboxRef) (api.MailboxDescription, error) {
+	q := url.Values{"name": {ref.Name}, "correlation_key": {ref.CorrelationKey}}
+	var out api.MailboxDescription
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(ref.Namespace)+"/mailbox?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+func rulePath(ref api.MessageRuleRef) string {
+	return "/namespaces/" + ns(ref.Namespace) + "/message-rules/" + url.PathEscape(ref.Name)
+}
+
+// PutMessageRule implements api.Messages.
+func (s *Service) PutMessageRule(ctx context.Context, rule api.MessageRule) error {
+	_, err := s.do(ctx, idempotent, "PUT", rulePath(rule.MessageRuleRef), rule, nil)
+	return err
+}
+
+// ListMessageRules implements api.Messages.
+func (s *Service) ListMessageRules(ctx context.Context, namespace string) ([]api.MessageRule, error) {
+	var out struct {
+		Rules []api.MessageRule `json:"rules"`
+	}
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(namespace)+"/message-rules", nil, &out)
+	return out.Rules, err
+}
+
+// DeleteMessageRule implements api.Messages.
+func (s *Service) DeleteMessageRule(ctx context.Context, ref api.MessageRuleRef) error {
+	_, err := s.do(ctx, sendOnce, "DELETE", rulePath(ref), nil, nil)
 	return err
 }
 

@@ -515,6 +515,9 @@ func (h *handler) routes() []Route {
 	if b, ok := h.svc.(api.Batches); ok {
 		routes = append(routes, batchRoutes(h, b)...)
 	}
+	if m, ok := h.svc.(api.Messages); ok {
+		routes = append(routes, messageRoutes(h, m)...)
+	}
 	if d, ok := h.svc.(dag.Service); ok {
 		routes = append(routes, dagRoutes(h, d)...)
 	}
@@ -663,6 +666,52 @@ func batchRoutes(h *handler, b api.Batches) []Route {
 			return struct{}{}, b.StopBatch(ctx, req)
 		}).pathFields("namespace", "batch_id")},
 	}
+}
+
+// messageRoutes are the routes of messages, mailboxes and message rules.
+func messageRoutes(h *handler, m api.Messages) []Route {
+	nsPath := prefix + "/namespaces/{namespace}"
+	rules := nsPath + "/message-rules"
+	mailboxParams := []param{stringParam("name", "the message name"), stringParam("correlation_key", "the correlation key")}
+	return []Route{
+		{"POST", nsPath + "/messages", "Send a message: the mailbox of its name and correlation key delivers it to a run waiting for it, keeps it until one waits, or starts a run under the name's rule",
+			call(h, func(ctx context.Context, r *http.Request, req api.SendMessageRequest) (api.SendMessageResponse, error) {
+				req.Namespace = r.PathValue("namespace")
+				return m.SendMessage(ctx, req)
+			}).pathFields("namespace").linked(link{name: "mailbox", target: "GET " + nsPath + "/mailbox", desc: "the mailbox that took it",
+				params: map[string]any{"path.namespace": "$request.path.namespace", "query.name": "$request.body#/name", "query.correlation_key": "$request.body#/correlation_key"}})},
+		{"GET", nsPath + "/mailboxes", "List the mailboxes that keep messages or have runs waiting, in pages", get(h, func(ctx context.Context, r *http.Request) (api.ListMailboxesResponse, error) {
+			size, token, err := pageParams(r)
+			if err != nil {
+				return api.ListMailboxesResponse{}, err
+			}
+			return m.ListMailboxes(ctx, api.ListMailboxesRequest{Namespace: r.PathValue("namespace"), Name: r.URL.Query().Get("name"), PageSize: size, PageToken: token})
+		}).with(stringParam("name", "only the mailboxes of this message name"), intQuery("page_size", 0, 1000, "mailboxes per page (0: 100)"),
+			bytesQuery("page_token", "next_page_token of the page before"))},
+		{"GET", nsPath + "/mailbox", "Describe the mailbox of a message name and correlation key: the messages it keeps, the runs waiting, its last deliveries", get(h, func(ctx context.Context, r *http.Request) (api.MailboxDescription, error) {
+			q := r.URL.Query()
+			return m.DescribeMailbox(ctx, api.MailboxRef{Namespace: r.PathValue("namespace"), Name: q.Get("name"), CorrelationKey: q.Get("correlation_key")})
+		}).with(mailboxParams...)},
+		{"GET", rules, "List the namespace's message rules", get(h, func(ctx context.Context, r *http.Request) (MessageRuleList, error) {
+			all, err := m.ListMessageRules(ctx, r.PathValue("namespace"))
+			if all == nil {
+				all = []api.MessageRule{}
+			}
+			return MessageRuleList{Rules: all}, err
+		})},
+		{"PUT", rules + "/{name}", "Make messages of a name that no run waits for start a workflow", call(h, func(ctx context.Context, r *http.Request, rule api.MessageRule) (struct{}, error) {
+			rule.Namespace, rule.Name = r.PathValue("namespace"), r.PathValue("name")
+			return struct{}{}, m.PutMessageRule(ctx, rule)
+		}).pathFields("namespace", "name")},
+		{"DELETE", rules + "/{name}", "Delete the rule of a message name", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
+			return struct{}{}, m.DeleteMessageRule(ctx, api.MessageRuleRef{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")})
+		})},
+	}
+}
+
+// MessageRuleList is a namespace's message rules.
+type MessageRuleList struct {
+	Rules []api.MessageRule `json:"rules"`
 }
 
 // ShardList is the shards.

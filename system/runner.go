@@ -1,5 +1,6 @@
 // Package system runs Strand's own workflows: the runs that carry
-// schedules (package schedule) and batch operations (package batch). They
+// schedules (package schedule), batch operations (package batch) and
+// mailboxes (package message). They
 // are workflows like any other, on the task queue api.SystemQueue of each
 // namespace, so they live on every store, survive restarts and move with
 // their shards; a Runner runs their worker for every namespace, and strand
@@ -17,6 +18,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/worker"
 )
@@ -40,6 +42,7 @@ func NewWorker(svc api.Service, namespace string, opts worker.Options) *worker.W
 	w := worker.New(svc, opts)
 	schedule.Register(w, svc, namespace, opts.Identity)
 	batch.Register(w, svc, namespace, opts.Identity)
+	message.Register(w, svc)
 	return w
 }
 

@@ -58,6 +58,11 @@ type ChildOptions = api.ChildOptions
 // Target names another workflow.
 type Target = api.Target
 
+// SignalStart is how SignalExternalWithStart starts a target that has no
+// open run: its workflow type, task queue (default: this run's) and
+// priority.
+type SignalStart = api.SignalStart
+
 // ContinueAsNewError closes the run and starts the workflow again with new
 // input and fresh history; return it from the workflow function.
 type ContinueAsNewError = sdk.ContinueAsNewError
@@ -138,6 +143,35 @@ func Await(ctx Context, cond func() bool) error { return sdk.Await(ctx, cond) }
 // SignalExternal signals another workflow.
 func SignalExternal(ctx Context, target Target, name string, in any) Future[struct{}] {
 	return sdk.SignalExternal(ctx, target, name, in)
+}
+
+// SignalExternalWithStart signals the workflow target.WorkflowID and,
+// when it has no open run, starts it as start says with the signal as its
+// first input (signal-with-start). The future is ready once the signal was
+// delivered.
+func SignalExternalWithStart(ctx Context, target Target, name string, in any, start SignalStart) Future[struct{}] {
+	return sdk.SignalExternalWithStart(ctx, target, name, in, &start)
+}
+
+// Message is a message a run received: its payload and where it came from.
+type Message = api.MessageDelivery
+
+// Receive waits for the next message of name with correlation key key
+// (a sender posts it with the Go client's SendMessage, the HTTP API or
+// `strand message send`, knowing no run) and decodes its payload into T.
+// A message sent before the run waits is kept for it; two runs waiting
+// for one name and key get one message each, the first to wait first.
+// Several waits go in a selector; for a timeout, select a timer beside it
+// and cancel the wait's context: the future then fails with the context's
+// error. A message already on its way when the wait was withdrawn still
+// lands in the run's history, and the run's next Receive of the same name
+// and key returns it.
+func Receive[T any](ctx Context, name, key string) Future[T] { return sdk.Receive[T](ctx, name, key) }
+
+// ReceiveMessage is Receive with the whole message: its id, payload,
+// sender and time.
+func ReceiveMessage(ctx Context, name, key string) Future[Message] {
+	return sdk.ReceiveMessage(ctx, name, key)
 }
 
 // CancelExternal asks another workflow to cancel.

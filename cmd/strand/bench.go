@@ -128,7 +128,7 @@ func newBenchCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	cmd.Flags().StringVar(&profile, "profile", "", "write a CPU profile and allocation profiles of each shape's measured phase into this directory (SHAPE.cpu.pprof; SHAPE.allocs-after.pprof with -diff_base SHAPE.allocs-before.pprof)")
-	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand(), newBenchSagaCommand())
+	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchMessagesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand(), newBenchSagaCommand())
 	return cmd
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
+	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -614,28 +615,61 @@ func TestClusterSchedules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	onClusterStores(t, clusterSchedulesTest)
+}
+
+// onClusterStores runs test on a new PostgreSQL schema and on Cassandra,
+// with the strand binary built for the test.
+func onClusterStores(t *testing.T, test func(t *testing.T, bin, storeURL string)) {
 	bin := binaries(t, "strand")
 	t.Run("postgres", func(t *testing.T) {
 		base := testdb.PostgresURL(t)
-		clusterSchedulesTest(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
+		test(t, bin, testdb.WithSearchPath(t, base, testdb.NewSchema(t, base)))
 	})
-	t.Run("cassandra", func(t *testing.T) {
-		clusterSchedulesTest(t, bin, testdb.CassandraURL(t))
-	})
+	t.Run("cassandra", func(t *testing.T) { test(t, bin, testdb.CassandraURL(t)) })
+}
+
+// threeNodes starts three nodes over storeURL and a worker with what
+// register registers, through n1 (which the tests keep up); the worker
+// stops when the test ends.
+func threeNodes(t *testing.T, ctx context.Context, bin, storeURL string, register func(*worker.Worker)) []*node {
+	t.Helper()
+	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t)), startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t))}
+	w := worker.New(nodes[0].svc, worker.Options{})
+	register(w)
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	return nodes
+}
+
+// killServing SIGKILLs a node that serves some of the shards, and says how many.
+func killServing(t *testing.T, ctx context.Context, svc *remote.Service, victim *node) (owned, total int) {
+	t.Helper()
+	shards, err := svc.ListShards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shards {
+		if s.Owner == victim.id {
+			owned++
+		}
+	}
+	if owned == 0 {
+		t.Fatalf("%s serves no shard: %+v", victim.id, shards)
+	}
+	victim.cmd.Process.Kill()
+	<-victim.done
+	return owned, len(shards)
 }
 
 func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t)), startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t))}
-	// The worker and every call go through n1, which stays up.
+	nodes := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) { worker.RegisterWorkflow(w, ClusterTick) })
+	// Every call goes through n1, which stays up.
 	svc := nodes[0].svc
-	w := worker.New(svc, worker.Options{})
-	worker.RegisterWorkflow(w, ClusterTick)
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(context.Background())
 
 	// Sixteen schedules over sixteen shards: the victim serves some.
 	const n = 16
@@ -648,23 +682,9 @@ func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 	}
 	time.Sleep(4 * time.Second)
 	victim := nodes[2]
-	shards, err := svc.ListShards(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owned := 0
-	for _, s := range shards {
-		if s.Owner == victim.id {
-			owned++
-		}
-	}
-	if owned == 0 {
-		t.Fatalf("%s serves no shard: %+v", victim.id, shards)
-	}
-	victim.cmd.Process.Kill()
-	<-victim.done
+	owned, total := killServing(t, ctx, svc, victim)
 	killed := time.Now()
-	t.Logf("SIGKILL %s, which served %d of %d shards", victim.id, owned, len(shards))
+	t.Logf("SIGKILL %s, which served %d of %d shards", victim.id, owned, total)
 	time.Sleep(3*clusterTTL + 3*time.Second)
 	end := time.Now().Truncate(time.Second)
 
@@ -714,6 +734,95 @@ func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 				t.Fatalf("%s: no run for the fire at %s (%v); want every second exactly once (fires %v)", id, at.Format(time.RFC3339), err, times)
 			}
 			t.Logf("%s: the run of %s is there, its visibility record not yet", id, wf)
+		}
+	}
+}
+
+// ClusterCollector receives n messages "item" of its own workflow id and
+// returns their payloads in the order they came.
+func ClusterCollector(ctx workflow.Context, n int) ([]int, error) {
+	key := workflow.GetInfo(ctx).WorkflowID
+	var got []int
+	for len(got) < n {
+		v, err := workflow.Receive[int](ctx, "item", key).Get(ctx)
+		if err != nil {
+			return got, err
+		}
+		got = append(got, v)
+	}
+	return got, nil
+}
+
+// TestClusterMessages sends messages to runs waiting on three nodes,
+// SIGKILLs a node while they flow, and checks that every run got every
+// message sent to its key exactly once, in the order sent: no message
+// lost, none delivered twice.
+func TestClusterMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	onClusterStores(t, clusterMessagesTest)
+}
+
+func clusterMessagesTest(t *testing.T, bin, storeURL string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	nodes := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) { worker.RegisterWorkflow(w, ClusterCollector) })
+	svc := nodes[0].svc
+
+	// Sixteen collectors, so sixteen mailboxes over the shards: the victim
+	// serves some mailboxes or some collectors.
+	const runs, each = 16, 30
+	key := func(i int) string { return fmt.Sprintf("collector-%02d", i) }
+	for i := range runs {
+		if _, err := svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: key(i), WorkflowType: "ClusterCollector", Input: api.Value(fmt.Sprint(each))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(i, j int) {
+		// The same id each time: a send retried after the kill is taken once.
+		req := api.SendMessageRequest{Name: "item", CorrelationKey: key(i), Payload: api.Value(fmt.Sprint(j)), MessageID: fmt.Sprintf("%s/%d", key(i), j)}
+		for {
+			_, err := svc.SendMessage(ctx, req)
+			if err == nil {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("send %s: %v", req.MessageID, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	victim := nodes[2]
+	for j := range each {
+		if j == each/3 {
+			owned, total := killServing(t, ctx, svc, victim)
+			t.Logf("SIGKILL %s, which served %d of %d shards, after %d messages to each run", victim.id, owned, total, j)
+		}
+		for i := range runs {
+			send(i, j)
+		}
+	}
+	for i := range runs {
+		var got []int
+		for {
+			res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: key(i)}})
+			if err != nil {
+				if ctx.Err() != nil {
+					t.Fatalf("%s: %v", key(i), err)
+				}
+				time.Sleep(100 * time.Millisecond) // its node went down: ask again
+				continue
+			}
+			if err := json.Unmarshal(res.Output, &got); err != nil || res.Status != store.StatusCompleted {
+				t.Fatalf("%s: %s %s %v", key(i), res.Status, res.Output, err)
+			}
+			break
+		}
+		for j, v := range got {
+			if v != j {
+				t.Fatalf("%s got %v; want 0 to %d, each once, in order", key(i), got, each-1)
+			}
 		}
 	}
 }

@@ -151,3 +151,19 @@ func TestSagasGuideExample(t *testing.T) {
 		t.Fatal("docs/sagas.md's example is not saga/example_test.go as written: copy the file into the guide")
 	}
 }
+
+// TestMessagesGuideExample: the example of docs/messages.md is
+// message/example_test.go as written, which go test runs and checks.
+func TestMessagesGuideExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "messages.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "message", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```go\n"+string(example)+"```") {
+		t.Fatal("docs/messages.md's example is not message/example_test.go as written: copy the file into the guide")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/certs"
+	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
@@ -181,7 +182,7 @@ func newServerCommand() *cobra.Command {
 					stopWorkers(sctx)
 				}()
 			}
-			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
+			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
 				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit}),
@@ -289,12 +290,14 @@ type served struct {
 	*engine.Engine
 	*schedules
 	*batches
+	*messages
 }
 
-// schedules and batches name the services served embeds.
+// schedules, batches and messages name the services served embeds.
 type (
 	schedules = schedule.Service
 	batches   = batch.Service
+	messages  = message.Service
 )
 
 // consoleHandler is the web console's handler, or nil (none) when the

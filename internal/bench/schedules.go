@@ -59,6 +59,33 @@ type SchedulesReport struct {
 // Tick is the workflow the benchmark's schedules start: it does nothing.
 func Tick(workflow.Context, struct{}) (struct{}, error) { return struct{}{}, nil }
 
+// withSystem opens an engine over st with a worker of what register
+// registers and the system worker (schedules, batches, mailboxes), all in
+// this process; stop stops them and closes the engine.
+func withSystem(ctx context.Context, st store.Store, log *slog.Logger, register func(*worker.Worker)) (eng *engine.Engine, stop func(), err error) {
+	eng, err = engine.Open(ctx, st, engine.Options{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := worker.New(eng, worker.Options{Logger: log})
+	register(w)
+	if err := w.Start(ctx); err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
+	if err := runner.Start(ctx); err != nil {
+		w.Stop(context.WithoutCancel(ctx))
+		eng.Close()
+		return nil, nil, err
+	}
+	return eng, func() {
+		runner.Stop(context.WithoutCancel(ctx))
+		w.Stop(context.WithoutCancel(ctx))
+		eng.Close()
+	}, nil
+}
+
 // cpuTime is the process's user and system CPU time.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -90,22 +117,11 @@ func RunSchedules(ctx context.Context, cfg SchedulesConfig) (SchedulesReport, er
 		}
 	}
 	rep := SchedulesReport{N: cfg.N, Window: cfg.Window}
-	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
+	eng, stop, err := withSystem(ctx, cfg.Store, log, func(w *worker.Worker) { worker.RegisterWorkflow(w, Tick) })
 	if err != nil {
 		return rep, err
 	}
-	defer eng.Close()
-	w := worker.New(eng, worker.Options{Logger: log})
-	worker.RegisterWorkflow(w, Tick)
-	if err := w.Start(ctx); err != nil {
-		return rep, err
-	}
-	defer w.Stop(context.WithoutCancel(ctx))
-	runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
-	if err := runner.Start(ctx); err != nil {
-		return rep, err
-	}
-	defer runner.Stop(context.WithoutCancel(ctx))
+	defer stop()
 
 	say("measuring the idle engine's CPU for %s...", cfg.Idle)
 	c0, t0 := cpuTime(), time.Now()

@@ -166,6 +166,13 @@ func ExecuteChild[O any](ctx Context, opts ChildOptions, workflowType string, in
 // SignalExternal sends a signal to another workflow; the future is ready
 // once it was delivered.
 func SignalExternal(ctx Context, target api.Target, name string, input any) Future[struct{}] {
+	return SignalExternalWithStart(ctx, target, name, input, nil)
+}
+
+// SignalExternalWithStart sends a signal to another workflow as
+// SignalExternal does and, when start is not nil and the target has no
+// open run, starts it with the signal as its first input.
+func SignalExternalWithStart(ctx Context, target api.Target, name string, input any, start *api.SignalStart) Future[struct{}] {
 	c := ctx.state()
 	inst := c.inst
 	f, s := newFuture[struct{}](inst)
@@ -175,7 +182,7 @@ func SignalExternal(ctx Context, target api.Target, name string, input any) Futu
 		return f
 	}
 	seq := inst.nextSeq()
-	inst.command(api.Command{Type: api.CommandSignalExternal, Seq: seq, Name: name, Payload: payload, Target: &target})
+	inst.command(api.Command{Type: api.CommandSignalExternal, Seq: seq, Name: name, Payload: payload, Target: &target, SignalStart: start})
 	inst.pending[seq] = &pending{kind: api.CommandSignalExternal, result: s, name: name}
 	return f
 }

@@ -69,6 +69,11 @@ type Instance struct {
 
 	started bool
 	closed  bool // the workflow function returned
+	// closing says the closing command is in: commands after it are dropped.
+	closing bool
+	// atClose are called, in order, when the workflow function returns,
+	// before the closing command: a pending wait's last word.
+	atClose []*func()
 	// LastEventID is the last history event this instance has processed.
 	LastEventID int64
 }
@@ -109,7 +114,14 @@ func (inst *Instance) logf(format string, args ...any) {
 
 func (inst *Instance) nextSeq() int64 { inst.seq++; return inst.seq }
 
-func (inst *Instance) command(c api.Command) { inst.commands = append(inst.commands, c) }
+func (inst *Instance) command(c api.Command) {
+	if inst.closing {
+		// The run closes with this task: what its other goroutines ask
+		// for after the workflow function returned is not carried out.
+		return
+	}
+	inst.commands = append(inst.commands, c)
+}
 
 // Execute delivers events (inputs), runs the workflow until it blocks at
 // time now and returns the commands it issued.
@@ -287,6 +299,12 @@ func (inst *Instance) signalChannel(name string) *channel {
 func (inst *Instance) main(input []byte) {
 	out, err := inst.fn(inst.root, input)
 	inst.closed = true
+	for _, f := range inst.atClose {
+		if *f != nil {
+			(*f)()
+		}
+	}
+	inst.atClose = nil
 	var can *ContinueAsNewError
 	switch {
 	case errors.As(err, &can):
@@ -298,6 +316,15 @@ func (inst *Instance) main(input []byte) {
 	default:
 		inst.command(api.Command{Type: api.CommandComplete, Payload: out})
 	}
+	inst.closing = true
+}
+
+// whenClosing calls f when the workflow function returns, before its
+// closing command, unless the returned function was called first.
+func (inst *Instance) whenClosing(f func()) (forget func()) {
+	p := &f
+	inst.atClose = append(inst.atClose, p)
+	return func() { *p = nil }
 }
 
 // Closed reports whether the workflow function returned.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -109,6 +110,15 @@ func record(line string) error {
 // Nightly is a scheduled job: it processes the day its fire time names.
 func Nightly(ctx workflow.Context, _ struct{}) (string, error) {
 	return "processed " + workflow.ScheduledTime(ctx).Format(time.DateOnly), nil
+}
+
+// AwaitMessage waits for the message of a name and correlation key and
+// returns its payload.
+func AwaitMessage(ctx workflow.Context, in struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}) (json.RawMessage, error) {
+	return workflow.Receive[json.RawMessage](ctx, in.Name, in.Key).Get(ctx)
 }
 
 // delivery is a state machine whose "deliver" state records its runs in
@@ -218,6 +228,7 @@ func main() {
 	worker.RegisterWorkflow(w, Chores)
 	worker.RegisterStep(w, Chore)
 	worker.RegisterWorkflow(w, Nightly)
+	worker.RegisterWorkflow(w, AwaitMessage)
 	// The Trip saga runs on a queue of its own, as the state machines do.
 	for _, ns := range strings.Split(*sagaNamespaces, ",") {
 		trips := worker.New(svc, worker.Options{Namespace: strings.TrimSpace(ns), Queue: "sagas", Identity: *identity,

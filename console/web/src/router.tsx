@@ -8,6 +8,8 @@ import { dagEditRoute, dagNewRoute } from './pages/dag-edit/route'
 import { dagInstanceRoute } from './pages/dag-instance/route'
 import { dagsRoute } from './pages/dags/route'
 import { loginRoute } from './pages/login/route'
+import { mailboxRoute } from './pages/mailbox/route'
+import { messagesRoute } from './pages/messages/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
 import { queuesRoute } from './pages/queues/route'
@@ -33,6 +35,8 @@ const routeTree = rootRoute.addChildren([
   scheduleRoute,
   batchesRoute,
   batchRoute,
+  messagesRoute,
+  mailboxRoute,
   queuesRoute,
   dagsRoute,
   dagNewRoute,

@@ -1,0 +1,244 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/message"
+	"github.com/strandhq/strand/store"
+	"github.com/strandhq/strand/worker"
+	"github.com/strandhq/strand/workflow"
+)
+
+// MessagesConfig is one run of the messages benchmark.
+type MessagesConfig struct {
+	Store store.Store
+	// N is how many runs wait, one message each (default 10,000).
+	N int
+	// Senders is how many messages are sent at once (default 64).
+	Senders  int
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// MessagesReport is what the messages benchmark measured: the same N
+// waiting runs reached by correlated messages and, as the baseline, by
+// signals addressed by workflow id.
+type MessagesReport struct {
+	N, Senders int
+	Messages   DeliveryFigures
+	Signals    DeliveryFigures
+}
+
+// DeliveryFigures are one way of reaching N waiting runs.
+type DeliveryFigures struct {
+	// Prepare is how long it took until all N waited (for messages: until
+	// every mailbox had its waiter).
+	Prepare time.Duration
+	// Elapsed is from the first send to the last run's completion.
+	Elapsed time.Duration
+	// PerSecond is N / Elapsed.
+	PerSecond float64
+	// Send is the latency of the send call (until it was acknowledged).
+	SendP50, SendP99 time.Duration
+	// Delivery is from the send to the workflow task that handed the
+	// message to its run (the run's workflow.Now).
+	DeliveryP50, DeliveryP99, DeliveryMax time.Duration
+}
+
+// MessageReceiver waits for the message "bench" of its workflow id, or,
+// with signal set, for the signal "bench", and returns how long after its
+// sending it got it.
+func MessageReceiver(ctx workflow.Context, signal bool) (time.Duration, error) {
+	var sent time.Time
+	if signal {
+		v, _ := workflow.GetSignalChannel[time.Time](ctx, "bench").Receive(ctx)
+		sent = v
+	} else {
+		m, err := workflow.ReceiveMessage(ctx, "bench", workflow.GetInfo(ctx).WorkflowID).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if err := json.Unmarshal(m.Payload, &sent); err != nil {
+			return 0, err
+		}
+	}
+	return workflow.Now(ctx).Sub(sent), nil
+}
+
+// RunMessages measures the delivery of N correlated messages to N runs
+// waiting for them, beside N signals to N runs waiting for a signal.
+func RunMessages(ctx context.Context, cfg MessagesConfig) (MessagesReport, error) {
+	if cfg.N <= 0 {
+		cfg.N = 10000
+	}
+	if cfg.Senders <= 0 {
+		cfg.Senders = 64
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	say := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", args...)
+		}
+	}
+	rep := MessagesReport{N: cfg.N, Senders: cfg.Senders}
+	eng, stop, err := withSystem(ctx, cfg.Store, log, func(w *worker.Worker) { worker.RegisterWorkflow(w, MessageReceiver) })
+	if err != nil {
+		return rep, err
+	}
+	defer stop()
+	msgs := message.NewService(eng)
+
+	say("signals: starting %d runs that wait for a signal...", cfg.N)
+	rep.Signals, err = measureDelivery(ctx, eng, cfg, "signal", func(ctx context.Context) error {
+		return nil // a run waits for its signal once it started
+	}, func(ctx context.Context, id string, sent time.Time) error {
+		raw, _ := json.Marshal(sent)
+		return eng.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{WorkflowID: id}, Name: "bench", Input: raw})
+	})
+	if err != nil {
+		return rep, err
+	}
+	say("signals: %.0f/s; messages: starting %d runs that wait for a message...", rep.Signals.PerSecond, cfg.N)
+	rep.Messages, err = measureDelivery(ctx, eng, cfg, "message", func(ctx context.Context) error {
+		for {
+			if err := eng.SyncVisibility(ctx); err != nil {
+				return err
+			}
+			n, err := eng.CountWorkflows(ctx, api.ListRequest{WorkflowType: api.MailboxWorkflowType,
+				Statuses: []store.RunStatus{store.StatusRunning}, Attributes: map[string]string{"strand.message.waiting": "1"}})
+			if err != nil {
+				return err
+			}
+			if n >= int64(cfg.N) {
+				return nil
+			}
+			if !sleepCtx(ctx, 100*time.Millisecond) {
+				return ctx.Err()
+			}
+		}
+	}, func(ctx context.Context, id string, sent time.Time) error {
+		raw, _ := json.Marshal(sent)
+		_, err := msgs.SendMessage(ctx, api.SendMessageRequest{Name: "bench", CorrelationKey: id, Payload: raw})
+		return err
+	})
+	return rep, err
+}
+
+// measureDelivery starts N receivers, waits until ready says they all
+// wait, then sends to each and waits for every result.
+func measureDelivery(ctx context.Context, eng *engine.Engine, cfg MessagesConfig, kind string,
+	ready func(context.Context) error, send func(ctx context.Context, id string, sent time.Time) error) (DeliveryFigures, error) {
+	var f DeliveryFigures
+	ids := make([]string, cfg.N)
+	for i := range ids {
+		ids[i] = kind + "-" + strconv.Itoa(i)
+	}
+	t0 := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(cfg.Senders)
+	for _, id := range ids {
+		g.Go(func() error {
+			_, err := eng.StartWorkflow(gctx, api.StartRequest{WorkflowID: id, WorkflowType: "MessageReceiver", Input: api.Value(strconv.FormatBool(kind == "signal"))})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return f, fmt.Errorf("start the receivers: %w", err)
+	}
+	if err := ready(ctx); err != nil {
+		return f, err
+	}
+	f.Prepare = time.Since(t0)
+
+	var mu sync.Mutex
+	sends := make([]time.Duration, 0, cfg.N)
+	start := time.Now()
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(cfg.Senders)
+	for _, id := range ids {
+		g.Go(func() error {
+			at := time.Now()
+			if err := send(gctx, id, at); err != nil {
+				return fmt.Errorf("send to %s: %w", id, err)
+			}
+			mu.Lock()
+			sends = append(sends, time.Since(at))
+			mu.Unlock()
+			return nil
+		})
+	}
+	delivered := make([]time.Duration, 0, cfg.N)
+	var last time.Time
+	r, rctx := errgroup.WithContext(ctx)
+	r.SetLimit(cfg.Senders)
+	for _, id := range ids {
+		r.Go(func() error {
+			res, err := eng.WaitResult(rctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
+			if err != nil {
+				return err
+			}
+			if res.Status != store.StatusCompleted {
+				return fmt.Errorf("%s %s: %s", id, res.Status, res.Failure)
+			}
+			var d time.Duration
+			if err := json.Unmarshal(res.Output, &d); err != nil {
+				return err
+			}
+			mu.Lock()
+			delivered = append(delivered, d)
+			if res.CloseTime.After(last) {
+				last = res.CloseTime
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return f, err
+	}
+	if err := r.Wait(); err != nil {
+		return f, err
+	}
+	f.Elapsed = last.Sub(start)
+	f.PerSecond = float64(cfg.N) / f.Elapsed.Seconds()
+	slices.Sort(sends)
+	slices.Sort(delivered)
+	n := len(delivered)
+	f.SendP50, f.SendP99 = sends[n/2], sends[min(n-1, n*99/100)]
+	f.DeliveryP50, f.DeliveryP99, f.DeliveryMax = delivered[n/2], delivered[min(n-1, n*99/100)], delivered[n-1]
+	return f, nil
+}
+
+// PrintMessages writes the report.
+func PrintMessages(w io.Writer, backend string, rep MessagesReport) {
+	fmt.Fprintf(w, "messages on %s: %d runs waiting, one each, %d sends at once\n", backend, rep.N, rep.Senders)
+	for _, row := range []struct {
+		name string
+		f    DeliveryFigures
+	}{{"correlated messages (name and key)", rep.Messages}, {"signals (by workflow id), the baseline", rep.Signals}} {
+		f := row.f
+		fmt.Fprintf(w, "  %s: %.0f delivered/s (all %d in %s, after %s to have them all waiting)\n", row.name, f.PerSecond, rep.N,
+			f.Elapsed.Round(time.Millisecond), f.Prepare.Round(time.Millisecond))
+		fmt.Fprintf(w, "    send acknowledged: p50 %s, p99 %s; send to delivery: p50 %s, p99 %s, max %s\n",
+			f.SendP50.Round(time.Microsecond*100), f.SendP99.Round(time.Microsecond*100),
+			f.DeliveryP50.Round(time.Millisecond), f.DeliveryP99.Round(time.Millisecond), f.DeliveryMax.Round(time.Millisecond))
+	}
+	if rep.Signals.PerSecond > 0 {
+		fmt.Fprintf(w, "  ratio of rates (messages / signals): %.2f\n", rep.Messages.PerSecond/rep.Signals.PerSecond)
+	}
+}
