@@ -93,6 +93,8 @@ type Identity struct {
 	ClusterAdmin bool `json:"cluster_admin,omitempty"`
 	// Grants are the roles held per namespace.
 	Grants map[string][]Role `json:"grants,omitempty"`
+	// Groups are the groups the caller is in.
+	Groups []string `json:"groups,omitempty"`
 	// TokenID is the token the request came with ("" for a password or
 	// the cluster secret).
 	TokenID string `json:"token_id,omitempty"`

@@ -190,3 +190,31 @@ func TestPasswords(t *testing.T) {
 		t.Fatalf("%+v %v", u, err)
 	}
 }
+
+// TestGroups: a user's groups are set, shown and carried by the identity
+// the user is authenticated as; bad names are refused and change nothing.
+func TestGroups(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newService(t)
+	if _, err := s.CreateUser(ctx, access.NewUser{Name: "bob", Kind: access.KindService, Groups: []string{"finance"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetGroups(ctx, "bob", []string{"finance", "managers"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]string{{"has space"}, {""}, {"finance", "finance"}} {
+		if _, err := s.SetGroups(ctx, "bob", bad); !errors.Is(err, api.ErrInvalidArgument) {
+			t.Errorf("groups %q: %v, want an invalid argument", bad, err)
+		}
+	}
+	if _, err := s.CreateUser(ctx, access.NewUser{Name: "carol", Kind: access.KindService, Groups: []string{"bad group"}}); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Errorf("a user created with a bad group: %v", err)
+	}
+	id, err := s.UserIdentity(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(id.Groups, ",") != "finance,managers" {
+		t.Fatalf("bob's identity has groups %v", id.Groups)
+	}
+}

@@ -37,9 +37,11 @@ type User struct {
 	// role in every namespace.
 	ClusterAdmin bool `json:"cluster_admin,omitempty"`
 	// Grants are the roles held per namespace.
-	Grants    map[string][]Role `json:"grants,omitempty"`
-	Disabled  bool              `json:"disabled,omitempty"`
-	CreatedAt time.Time         `json:"created_at,omitzero"`
+	Grants map[string][]Role `json:"grants,omitempty"`
+	// Groups are the groups the user is in: who human tasks are for.
+	Groups    []string  `json:"groups,omitempty"`
+	Disabled  bool      `json:"disabled,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
 // storedUser is a user's record: the user and its password's bcrypt hash.
@@ -50,7 +52,7 @@ type storedUser struct {
 
 // identity returns whom u's requests come from.
 func (u User) identity(tokenID string) Identity {
-	return Identity{Name: u.Name, Kind: u.Kind, ClusterAdmin: u.ClusterAdmin, Grants: u.Grants, TokenID: tokenID}
+	return Identity{Name: u.Name, Kind: u.Kind, ClusterAdmin: u.ClusterAdmin, Grants: u.Grants, Groups: u.Groups, TokenID: tokenID}
 }
 
 // Token is an API token as the API shows it: never its secret.
@@ -133,6 +135,8 @@ type NewUser struct {
 	Kind         Kind   `json:"kind,omitempty"`
 	Password     string `json:"password,omitempty" max:"72"`
 	ClusterAdmin bool   `json:"cluster_admin,omitempty"`
+	// Groups are the groups the user is in.
+	Groups []string `json:"groups,omitempty" max:"100" maxvalue:"128"`
 }
 
 // CreateUser creates a user or service account; api.ErrAlreadyExists if
@@ -147,7 +151,10 @@ func (s *Service) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 	if nu.Email != "" && (!strings.Contains(nu.Email, "@") || len(nu.Email) > 256) {
 		return User{}, api.InvalidArgument("email", "%q is not an email address", nu.Email)
 	}
-	su := storedUser{User: User{Name: nu.Name, Email: nu.Email, Kind: nu.Kind, ClusterAdmin: nu.ClusterAdmin, CreatedAt: s.now().UTC()}}
+	if err := checkGroups(nu.Groups); err != nil {
+		return User{}, err
+	}
+	su := storedUser{User: User{Name: nu.Name, Email: nu.Email, Kind: nu.Kind, ClusterAdmin: nu.ClusterAdmin, Groups: nu.Groups, CreatedAt: s.now().UTC()}}
 	switch nu.Kind {
 	case KindUser:
 		hash, err := s.hash(nu.Password)
@@ -280,6 +287,30 @@ func (s *Service) SetClusterAdmin(ctx context.Context, name string, admin bool) 
 		su.ClusterAdmin = admin
 		return nil
 	})
+}
+
+// SetGroups sets the groups a user is in (none: empty).
+func (s *Service) SetGroups(ctx context.Context, name string, groups []string) (User, error) {
+	if err := checkGroups(groups); err != nil {
+		return User{}, err
+	}
+	return s.updateUser(ctx, name, func(su *storedUser) error {
+		su.Groups = slices.Clone(groups)
+		return nil
+	})
+}
+
+// checkGroups checks group names: a name as users have, each once.
+func checkGroups(groups []string) error {
+	for i, g := range groups {
+		if !namePattern.MatchString(g) {
+			return api.InvalidArgument(fmt.Sprintf("groups[%d]", i), "%q: want 1 to 128 letters, digits, '.', '_', '-' or '@'", g)
+		}
+		if slices.Contains(groups[:i], g) {
+			return api.InvalidArgument(fmt.Sprintf("groups[%d]", i), "%q twice", g)
+		}
+	}
+	return nil
 }
 
 // SetDisabled disables a user (who is then refused, tokens and password

@@ -56,6 +56,14 @@ func (s *Service) UpdateUser(ctx context.Context, name string, req server.Update
 	return out, err
 }
 
+// SetGroups sets the groups a user is in.
+func (s *Service) SetGroups(ctx context.Context, name string, groups []string) (access.User, error) {
+	if groups == nil {
+		groups = []string{}
+	}
+	return s.UpdateUser(ctx, name, server.UpdateUserRequest{Groups: &groups})
+}
+
 // DeleteUser deletes a user and revokes their tokens.
 func (s *Service) DeleteUser(ctx context.Context, name string) error {
 	_, err := s.do(ctx, sendOnce, "DELETE", "/users/"+url.PathEscape(name), nil, nil)

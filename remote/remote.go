@@ -566,6 +566,58 @@ func (s *Service) DeleteMessageRule(ctx context.Context, ref api.MessageRuleRef)
 	return err
 }
 
+func taskPath(ref api.TaskRef) string {
+	return "/namespaces/" + ns(ref.Namespace) + "/tasks/" + url.PathEscape(ref.TaskID)
+}
+
+// callerQuery is the caller a request names, for a server without access
+// control (one with it goes by the caller's identity).
+func callerQuery(q url.Values, c api.TaskCaller) url.Values {
+	if c.User != "" {
+		q.Set("user", c.User)
+	}
+	if len(c.Groups) > 0 {
+		q.Set("groups", strings.Join(c.Groups, ","))
+	}
+	return q
+}
+
+// ListTasks implements api.HumanTasks.
+func (s *Service) ListTasks(ctx context.Context, req api.ListTasksRequest) (api.ListTasksResponse, error) {
+	q := callerQuery(url.Values{}, req.TaskCaller)
+	for k, v := range map[string]string{"status": req.Status, "parent_workflow_type": req.ParentWorkflowType} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if req.Mine {
+		q.Set("mine", "true")
+	}
+	if req.Priority != 0 {
+		q.Set("priority", strconv.Itoa(int(req.Priority)))
+	}
+	if !req.DueBefore.IsZero() {
+		q.Set("due_before", req.DueBefore.Format(time.RFC3339Nano))
+	}
+	var out api.ListTasksResponse
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(req.Namespace)+"/tasks?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// DescribeTask implements api.HumanTasks.
+func (s *Service) DescribeTask(ctx context.Context, req api.DescribeTaskRequest) (api.HumanTask, error) {
+	var out api.HumanTask
+	_, err := s.do(ctx, idempotent, "GET", taskPath(req.TaskRef)+"?"+callerQuery(url.Values{}, req.TaskCaller).Encode(), nil, &out)
+	return out, err
+}
+
+// ActOnTask implements api.HumanTasks.
+func (s *Service) ActOnTask(ctx context.Context, req api.TaskActionRequest) (api.HumanTask, error) {
+	var out api.HumanTask
+	_, err := s.do(ctx, sendOnce, "POST", taskPath(req.TaskRef)+"/actions", req, &out)
+	return out, err
+}
+
 func batchPath(ref api.BatchRef) string {
 	return "/namespaces/" + ns(ref.Namespace) + "/batches/" + url.PathEscape(ref.BatchID)
 }

@@ -49,6 +49,8 @@ type UpdateUserRequest struct {
 	Password     string `json:"password,omitempty" max:"72"`
 	ClusterAdmin *bool  `json:"cluster_admin,omitempty"`
 	Disabled     *bool  `json:"disabled,omitempty"`
+	// Groups, when set, replaces the groups the user is in.
+	Groups *[]string `json:"groups,omitempty" max:"100" maxvalue:"128"`
 }
 
 // CreateTokenResponse is a new token: shown this once.
@@ -118,7 +120,7 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 		{"GET", prefix + "/users/{user}", "Describe a user", get(h, func(ctx context.Context, r *http.Request) (access.User, error) {
 			return ac.GetUser(ctx, r.PathValue("user"))
 		})},
-		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag or disabled flag", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
+		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag, disabled flag or groups", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
 			name := r.PathValue("user")
 			if req.Password != "" {
 				if err := ac.SetPassword(ctx, name, req.Password); err != nil {
@@ -132,6 +134,11 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 			}
 			if req.Disabled != nil {
 				if _, err := ac.SetDisabled(ctx, name, *req.Disabled); err != nil {
+					return access.User{}, err
+				}
+			}
+			if req.Groups != nil {
+				if _, err := ac.SetGroups(ctx, name, *req.Groups); err != nil {
 					return access.User{}, err
 				}
 			}

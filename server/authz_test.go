@@ -16,6 +16,7 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/schedule"
@@ -27,12 +28,14 @@ type served struct {
 	*schedules
 	*batches
 	*messages
+	*humanTasks
 }
 
 type (
-	schedules = schedule.Service
-	batches   = batch.Service
-	messages  = message.Service
+	schedules  = schedule.Service
+	batches    = batch.Service
+	messages   = message.Service
+	humanTasks = humantask.Service
 )
 
 // accessFixture is a server with access control over an engine on SQLite,
@@ -76,7 +79,7 @@ func newAccessFixture(t *testing.T) *accessFixture {
 	audit.Start()
 	t.Cleanup(audit.Close)
 	opts := Options{Access: ac, Audit: audit, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond}
-	svc := served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng)}
+	svc := served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}
 	f.h = &handler{svc: svc, opts: opts}
 	f.srv = httptest.NewServer(New(svc, opts))
 	t.Cleanup(f.srv.Close)

@@ -518,6 +518,9 @@ func (h *handler) routes() []Route {
 	if m, ok := h.svc.(api.Messages); ok {
 		routes = append(routes, messageRoutes(h, m)...)
 	}
+	if ht, ok := h.svc.(api.HumanTasks); ok {
+		routes = append(routes, taskRoutes(h, ht)...)
+	}
 	if d, ok := h.svc.(dag.Service); ok {
 		routes = append(routes, dagRoutes(h, d)...)
 	}

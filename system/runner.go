@@ -1,6 +1,6 @@
 // Package system runs Strand's own workflows: the runs that carry
-// schedules (package schedule), batch operations (package batch) and
-// mailboxes (package message). They
+// schedules (package schedule), batch operations (package batch),
+// mailboxes (package message) and human tasks (package humantask). They
 // are workflows like any other, on the task queue api.SystemQueue of each
 // namespace, so they live on every store, survive restarts and move with
 // their shards; a Runner runs their worker for every namespace, and strand
@@ -18,6 +18,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/worker"
@@ -43,6 +44,7 @@ func NewWorker(svc api.Service, namespace string, opts worker.Options) *worker.W
 	schedule.Register(w, svc, namespace, opts.Identity)
 	batch.Register(w, svc, namespace, opts.Identity)
 	message.Register(w, svc)
+	humantask.Register(w)
 	return w
 }
 

@@ -14,6 +14,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -172,6 +173,28 @@ func Receive[T any](ctx Context, name, key string) Future[T] { return sdk.Receiv
 // sender and time.
 func ReceiveMessage(ctx Context, name, key string) Future[Message] {
 	return sdk.ReceiveMessage(ctx, name, key)
+}
+
+// HumanTaskOptions describe a task for people: see HumanTask.
+type HumanTaskOptions = api.HumanTaskOptions
+
+// TaskOutcome is how a human task ended.
+type TaskOutcome = api.TaskOutcome
+
+// HumanTask asks people to do a task and waits for its outcome: the title
+// and description they see, the users and groups who may do it, a form
+// (a JSON Schema) the data they complete it with must satisfy, the data
+// it shows, the outcomes it may end with, a priority, a due time and an
+// escalation (reassign, or complete with a timeout outcome, and a
+// reminder). People act on it in the console's inbox, with `strand task`
+// or the API (package humantask). The task is a child run of the system
+// workflow api.HumanTaskWorkflowType; canceling ctx withdraws it.
+func HumanTask(ctx Context, opts HumanTaskOptions) Future[TaskOutcome] {
+	info := GetInfo(ctx)
+	id := fmt.Sprintf("%s%s-%s", api.HumanTaskIDPrefix, info.RunID, UUID(ctx)[:8])
+	child := ExecuteChildByName[TaskOutcome](ctx, ChildOptions{WorkflowID: id, Queue: api.SystemQueue, Priority: opts.Priority},
+		api.HumanTaskWorkflowType, api.HumanTaskInput{Options: opts, ParentType: info.WorkflowType})
+	return child
 }
 
 // CancelExternal asks another workflow to cancel.

@@ -28,6 +28,7 @@ type accessAdmin interface {
 	ListUsers(ctx context.Context) ([]access.User, error)
 	DeleteUser(ctx context.Context, name string) error
 	Grant(ctx context.Context, name, namespace string, roles ...access.Role) (access.User, error)
+	SetGroups(ctx context.Context, name string, groups []string) (access.User, error)
 	CreateToken(ctx context.Context, nt access.NewToken) (string, access.Token, error)
 	ListTokens(ctx context.Context, user string) ([]access.Token, error)
 	RevokeToken(ctx context.Context, id string) error
@@ -197,7 +198,24 @@ func newUserCommand() *cobra.Command {
 	}
 	grant.Flags().StringSliceVar(&roles, "roles", nil, "roles, comma-separated: reader, writer, operator, admin, worker (none: no role)")
 	grant.MarkFlagRequired("roles")
-	cmd.AddCommand(create, list, del, grant)
+	groups := &cobra.Command{
+		Use: "groups NAME [GROUP...]", Short: "Set the groups a user is in (none given: none): who human tasks are for", Args: cobra.MinimumNArgs(1),
+		Example: "  strand user groups bob finance managers",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, done, err := o.admin(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			u, err := a.SetGroups(cmd.Context(), args[0], args[1:])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is in: %s\n", u.Name, strings.Join(u.Groups, ","))
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, del, grant, groups)
 	return cmd
 }
 
@@ -214,13 +232,13 @@ func rolesText(roles []access.Role) string {
 
 func (o *adminOptions) printUsers(cmd *cobra.Command, users []access.User) error {
 	return o.print(cmd.OutOrStdout(), users, func(tw *tabwriter.Writer) {
-		fmt.Fprintln(tw, "NAME\tKIND\tCLUSTER ADMIN\tGRANTS\tDISABLED")
+		fmt.Fprintln(tw, "NAME\tKIND\tCLUSTER ADMIN\tGRANTS\tGROUPS\tDISABLED")
 		for _, u := range users {
 			var grants []string
 			for ns, roles := range u.Grants {
 				grants = append(grants, ns+"="+rolesText(roles))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%v\n", u.Name, u.Kind, u.ClusterAdmin, strings.Join(grants, " "), u.Disabled)
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%v\n", u.Name, u.Kind, u.ClusterAdmin, strings.Join(grants, " "), strings.Join(u.Groups, ","), u.Disabled)
 		}
 	})
 }

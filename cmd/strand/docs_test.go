@@ -152,18 +152,21 @@ func TestSagasGuideExample(t *testing.T) {
 	}
 }
 
-// TestMessagesGuideExample: the example of docs/messages.md is
-// message/example_test.go as written, which go test runs and checks.
+// TestMessagesGuideExample: the examples of docs/messages.md are
+// message/example_test.go and humantask/example_test.go as written, which
+// go test runs and checks.
 func TestMessagesGuideExample(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "messages.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := os.ReadFile(filepath.Join("..", "..", "message", "example_test.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(doc), "```go\n"+string(example)+"```") {
-		t.Fatal("docs/messages.md's example is not message/example_test.go as written: copy the file into the guide")
+	for _, file := range []string{"message/example_test.go", "humantask/example_test.go"} {
+		example, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(doc), "```go\n"+string(example)+"```") {
+			t.Fatalf("docs/messages.md's example is not %s as written: copy the file into the guide", file)
+		}
 	}
 }

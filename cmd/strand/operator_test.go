@@ -11,6 +11,7 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/remote"
@@ -44,7 +45,7 @@ func systemServerOn(t *testing.T, st store.Store) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { runner.Stop(context.Background()) })
-	srv := httptest.NewServer(server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng)}, server.Options{PollWait: time.Second}))
+	srv := httptest.NewServer(server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}, server.Options{PollWait: time.Second}))
 	t.Cleanup(srv.Close)
 	w := worker.New(remote.New(srv.URL, nil), worker.Options{})
 	worker.RegisterWorkflow(w, Approval)

@@ -22,6 +22,7 @@ import (
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/certs"
 	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/remote"
@@ -182,7 +183,7 @@ func newServerCommand() *cobra.Command {
 					stopWorkers(sctx)
 				}()
 			}
-			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
+			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
 				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit}),
@@ -291,13 +292,15 @@ type served struct {
 	*schedules
 	*batches
 	*messages
+	*humanTasks
 }
 
 // schedules, batches and messages name the services served embeds.
 type (
-	schedules = schedule.Service
-	batches   = batch.Service
-	messages  = message.Service
+	schedules  = schedule.Service
+	batches    = batch.Service
+	messages   = message.Service
+	humanTasks = humantask.Service
 )
 
 // consoleHandler is the web console's handler, or nil (none) when the
