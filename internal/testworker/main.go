@@ -121,6 +121,24 @@ func AwaitMessage(ctx workflow.Context, in struct {
 	return workflow.Receive[json.RawMessage](ctx, in.Name, in.Key).Get(ctx)
 }
 
+// AskApproval asks the finance group to approve with a budget and returns
+// the outcome, who decided and the budget.
+func AskApproval(ctx workflow.Context, title string) (string, error) {
+	out, err := workflow.HumanTask(ctx, workflow.HumanTaskOptions{Title: title, Description: "A purchase waits for finance.",
+		Groups: []string{"finance"}, Outcomes: []string{"approve", "reject"}, Priority: 2,
+		Form: json.RawMessage(`{"type": "object", "required": ["budget"], "properties": {"budget": {"type": "string", "title": "Budget"}}}`)}).Get(ctx)
+	if err != nil {
+		return "", err
+	}
+	var form struct {
+		Budget string `json:"budget"`
+	}
+	if err := json.Unmarshal(out.Data, &form); err != nil {
+		return "", err
+	}
+	return out.Outcome + " by " + out.By + ", budget " + form.Budget, nil
+}
+
 // delivery is a state machine whose "deliver" state records its runs in
 // the effects file and takes the variable "sleep" to finish.
 func delivery() *statemachine.Definition {
@@ -229,6 +247,7 @@ func main() {
 	worker.RegisterStep(w, Chore)
 	worker.RegisterWorkflow(w, Nightly)
 	worker.RegisterWorkflow(w, AwaitMessage)
+	worker.RegisterWorkflow(w, AskApproval)
 	// The Trip saga runs on a queue of its own, as the state machines do.
 	for _, ns := range strings.Split(*sagaNamespaces, ",") {
 		trips := worker.New(svc, worker.Options{Namespace: strings.TrimSpace(ns), Queue: "sagas", Identity: *identity,

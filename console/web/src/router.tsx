@@ -9,6 +9,8 @@ import { dagInstanceRoute } from './pages/dag-instance/route'
 import { dagsRoute } from './pages/dags/route'
 import { loginRoute } from './pages/login/route'
 import { mailboxRoute } from './pages/mailbox/route'
+import { taskRoute } from './pages/task/route'
+import { tasksRoute } from './pages/tasks/route'
 import { messagesRoute } from './pages/messages/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
@@ -37,6 +39,8 @@ const routeTree = rootRoute.addChildren([
   batchRoute,
   messagesRoute,
   mailboxRoute,
+  tasksRoute,
+  taskRoute,
   queuesRoute,
   dagsRoute,
   dagNewRoute,

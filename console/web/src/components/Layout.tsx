@@ -55,6 +55,11 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               </Link>
             </li>
             <li>
+              <Link to="/namespaces/$namespace/tasks" params={{ namespace }}>
+                Tasks
+              </Link>
+            </li>
+            <li>
               <Link to="/namespaces/$namespace/messages" params={{ namespace }}>
                 Messages
               </Link>
