@@ -53,7 +53,7 @@ type SendMessageRequest struct {
 	Payload        Value  `json:"payload,omitempty" max:"16777216"`
 	// TTL is how long the message is kept while no run waits for it
 	// (DefaultMessageTTL when zero, at most MaxMessageTTL).
-	TTL time.Duration `json:"ttl,omitempty" minimum:"0"`
+	TTL time.Duration `json:"ttl,omitempty" minimum:"0" maximum:"31622400000000000"`
 	// Broadcast delivers the message to every run that waits for it within
 	// its time to live, once each, rather than to the first only.
 	Broadcast bool `json:"broadcast,omitempty"`

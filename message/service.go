@@ -2,6 +2,8 @@ package message
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,9 +77,6 @@ func (s *Service) SendMessage(ctx context.Context, req api.SendMessageRequest) (
 		return api.SendMessageResponse{}, api.InvalidArgument("ttl", "%s; want 0 (%s) up to %s", req.TTL, api.DefaultMessageTTL, api.MaxMessageTTL)
 	case req.Priority < 0 || req.Priority > api.PriorityLowest:
 		return api.SendMessageResponse{}, api.InvalidArgument("priority", "%d; want 0 (normal) or 1 (highest) to %d (lowest)", req.Priority, api.PriorityLowest)
-	}
-	if req.Payload != nil && !json.Valid(req.Payload) {
-		return api.SendMessageResponse{}, api.InvalidArgument("payload", "not JSON")
 	}
 	ns := namespaceOr(req.Namespace)
 	if req.MessageID == "" {
@@ -176,12 +175,20 @@ func (s *Service) DescribeMailbox(ctx context.Context, ref api.MailboxRef) (api.
 // ruleKeyPrefix starts the key of a rule in its namespace's data.
 const ruleKeyPrefix = "strand.message.rule:"
 
-// maxRuleName is the longest message name a rule may have: a namespace's
-// data keys are at most 128 bytes.
-const maxRuleName = 128 - len(ruleKeyPrefix)
+// ruleKey is the key of a message name's rule in its namespace's data:
+// the prefix and the name, or, for a name too long for a data key (128
+// bytes), the prefix and a hash of the name (the value holds the name).
+func ruleKey(name string) string {
+	if len(ruleKeyPrefix)+len(name) <= 128 {
+		return ruleKeyPrefix + name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return ruleKeyPrefix + "#" + hex.EncodeToString(sum[:16])
+}
 
 // storedRule is a rule's value in the namespace's data.
 type storedRule struct {
+	Name         string `json:"name"`
 	WorkflowType string `json:"workflow_type"`
 	Queue        string `json:"queue,omitempty"`
 }
@@ -202,17 +209,15 @@ func (s *Service) PutMessageRule(ctx context.Context, rule api.MessageRule) erro
 	switch {
 	case rule.Name == "":
 		return api.InvalidArgument("name", "empty: name the message")
-	case len(rule.Name) > maxRuleName:
-		return api.InvalidArgument("name", "%d bytes; a rule's message name is at most %d", len(rule.Name), maxRuleName)
 	case rule.WorkflowType == "":
 		return api.InvalidArgument("workflow_type", "empty: name the workflow a message starts")
 	}
-	v, err := json.Marshal(storedRule{WorkflowType: rule.WorkflowType, Queue: rule.Queue})
+	v, err := json.Marshal(storedRule{Name: rule.Name, WorkflowType: rule.WorkflowType, Queue: rule.Queue})
 	if err != nil {
 		return fmt.Errorf("message: encode rule: %w", err)
 	}
 	return s.updateRules(ctx, rule.Namespace, func(data map[string]string) error {
-		data[ruleKeyPrefix+rule.Name] = string(v)
+		data[ruleKey(rule.Name)] = string(v)
 		return nil
 	})
 }
@@ -223,10 +228,10 @@ func (s *Service) DeleteMessageRule(ctx context.Context, ref api.MessageRuleRef)
 		return err
 	}
 	return s.updateRules(ctx, ref.Namespace, func(data map[string]string) error {
-		if _, ok := data[ruleKeyPrefix+ref.Name]; !ok {
+		if _, ok := data[ruleKey(ref.Name)]; !ok {
 			return fmt.Errorf("%w: no message rule for %q", api.ErrNotFound, ref.Name)
 		}
-		delete(data, ruleKeyPrefix+ref.Name)
+		delete(data, ruleKey(ref.Name))
 		return nil
 	})
 }
@@ -310,15 +315,14 @@ func (s *Service) readRules(ctx context.Context, ns string) (map[string]api.Mess
 	}
 	rules := map[string]api.MessageRule{}
 	for k, v := range n.Data {
-		name, ok := strings.CutPrefix(k, ruleKeyPrefix)
-		if !ok {
+		if !strings.HasPrefix(k, ruleKeyPrefix) {
 			continue
 		}
 		var sr storedRule
-		if err := json.Unmarshal([]byte(v), &sr); err != nil {
+		if err := json.Unmarshal([]byte(v), &sr); err != nil || sr.Name == "" {
 			continue // not one of ours
 		}
-		rules[name] = api.MessageRule{MessageRuleRef: api.MessageRuleRef{Namespace: ns, Name: name}, WorkflowType: sr.WorkflowType, Queue: sr.Queue}
+		rules[sr.Name] = api.MessageRule{MessageRuleRef: api.MessageRuleRef{Namespace: ns, Name: sr.Name}, WorkflowType: sr.WorkflowType, Queue: sr.Queue}
 	}
 	return rules, nil
 }

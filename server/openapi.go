@@ -86,6 +86,9 @@ func openAPI(h *handler) map[string]any {
 			if q.desc != "" {
 				p["description"] = q.desc
 			}
+			if q.required() {
+				p["required"] = true
+			}
 			params = append(params, p)
 		}
 		if params != nil {
@@ -189,6 +192,12 @@ func pathSchema(name string) map[string]any {
 	case "user":
 		return map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "pattern": noNUL,
 			"description": "a user's or service account's name"}
+	case "message":
+		return map[string]any{"type": "string", "minLength": 1, "maxLength": 200, "pattern": noNUL, "description": "a message name"}
+	case "task_id":
+		s := idSchema()
+		s["description"] = "a human task's id (strand-task:…)"
+		return s
 	case "version":
 		return map[string]any{"type": "string", "pattern": `^(latest|[0-9]{1,9}|[0-1][0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$`,
 			"description": "a version number (0 to 2147483647; 0 is the latest) or latest"}
@@ -209,6 +218,13 @@ type param struct {
 	name   string
 	schema map[string]any
 	desc   string
+}
+
+// required reports a parameter a request must have: one whose string may
+// not be empty.
+func (p param) required() bool {
+	n, ok := p.schema["minLength"].(int)
+	return ok && n > 0
 }
 
 func stringParam(name, desc string) param {

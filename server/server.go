@@ -675,7 +675,7 @@ func batchRoutes(h *handler, b api.Batches) []Route {
 func messageRoutes(h *handler, m api.Messages) []Route {
 	nsPath := prefix + "/namespaces/{namespace}"
 	rules := nsPath + "/message-rules"
-	mailboxParams := []param{stringParam("name", "the message name"), stringParam("correlation_key", "the correlation key")}
+	mailboxParams := []param{messageNameParam("name", "the message name", true), textParam("correlation_key", "the correlation key", 200)}
 	return []Route{
 		{"POST", nsPath + "/messages", "Send a message: the mailbox of its name and correlation key delivers it to a run waiting for it, keeps it until one waits, or starts a run under the name's rule",
 			call(h, func(ctx context.Context, r *http.Request, req api.SendMessageRequest) (api.SendMessageResponse, error) {
@@ -689,7 +689,7 @@ func messageRoutes(h *handler, m api.Messages) []Route {
 				return api.ListMailboxesResponse{}, err
 			}
 			return m.ListMailboxes(ctx, api.ListMailboxesRequest{Namespace: r.PathValue("namespace"), Name: r.URL.Query().Get("name"), PageSize: size, PageToken: token})
-		}).with(stringParam("name", "only the mailboxes of this message name"), intQuery("page_size", 0, 1000, "mailboxes per page (0: 100)"),
+		}).with(messageNameParam("name", "only the mailboxes of this message name", false), intQuery("page_size", 0, 1000, "mailboxes per page (0: 100)"),
 			bytesQuery("page_token", "next_page_token of the page before"))},
 		{"GET", nsPath + "/mailbox", "Describe the mailbox of a message name and correlation key: the messages it keeps, the runs waiting, its last deliveries", get(h, func(ctx context.Context, r *http.Request) (api.MailboxDescription, error) {
 			q := r.URL.Query()
@@ -702,14 +702,29 @@ func messageRoutes(h *handler, m api.Messages) []Route {
 			}
 			return MessageRuleList{Rules: all}, err
 		})},
-		{"PUT", rules + "/{name}", "Make messages of a name that no run waits for start a workflow", call(h, func(ctx context.Context, r *http.Request, rule api.MessageRule) (struct{}, error) {
-			rule.Namespace, rule.Name = r.PathValue("namespace"), r.PathValue("name")
+		{"PUT", rules + "/{message}", "Make messages of a name that no run waits for start a workflow", call(h, func(ctx context.Context, r *http.Request, rule api.MessageRule) (struct{}, error) {
+			rule.Namespace, rule.Name = r.PathValue("namespace"), r.PathValue("message")
 			return struct{}{}, m.PutMessageRule(ctx, rule)
 		}).pathFields("namespace", "name")},
-		{"DELETE", rules + "/{name}", "Delete the rule of a message name", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
-			return struct{}{}, m.DeleteMessageRule(ctx, api.MessageRuleRef{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")})
+		{"DELETE", rules + "/{message}", "Delete the rule of a message name", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
+			return struct{}{}, m.DeleteMessageRule(ctx, api.MessageRuleRef{Namespace: r.PathValue("namespace"), Name: r.PathValue("message")})
 		})},
 	}
+}
+
+// messageNameParam is a query parameter holding a message name; a
+// required one may not be empty.
+func messageNameParam(name, desc string, required bool) param {
+	p := textParam(name, desc, 200)
+	if required {
+		p.schema["minLength"] = 1
+	}
+	return p
+}
+
+// textParam is a query parameter of at most max characters without NUL.
+func textParam(name, desc string, max int) param {
+	return param{name, map[string]any{"type": "string", "maxLength": max, "pattern": noNUL}, desc}
 }
 
 // MessageRuleList is a namespace's message rules.

@@ -17,6 +17,9 @@ func taskCaller(ctx context.Context, namespace string, claimed api.TaskCaller) a
 	id, ok := access.FromContext(ctx)
 	if !ok || id.Kind == access.KindAnonymous {
 		claimed.Admin = true
+		if claimed.User == "" {
+			claimed.User = access.Anonymous.Name
+		}
 		return claimed
 	}
 	return api.TaskCaller{User: id.Name, Groups: id.Groups, Admin: id.Can(namespace, access.Admin)}
