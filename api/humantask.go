@@ -153,8 +153,9 @@ const (
 // namespace's admin role); one without takes what the request says, and
 // everyone is an admin.
 type TaskCaller struct {
-	User   string   `json:"user,omitempty" max:"256"`
-	Groups []string `json:"groups,omitempty" max:"100" maxvalue:"256"`
+	User string `json:"user,omitempty" max:"256" text:"true"`
+	// Groups are only compared, never kept: no limit.
+	Groups []string `json:"groups,omitempty"`
 	// Admin may see and act on every task of the namespace.
 	Admin bool `json:"-"`
 }
@@ -192,7 +193,7 @@ type ListTasksRequest struct {
 	// DueBefore keeps the tasks due before it.
 	DueBefore time.Time `json:"due_before,omitzero"`
 	// ParentWorkflowType keeps the tasks asked for by runs of that type.
-	ParentWorkflowType string `json:"parent_workflow_type,omitempty" max:"250"`
+	ParentWorkflowType string `json:"parent_workflow_type,omitempty" max:"250" text:"true"`
 	// TaskCaller is who asks: one who is not the namespace's admin sees
 	// only the tasks they may claim or hold.
 	TaskCaller

@@ -2,9 +2,14 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/strandhq/strand/store"
 )
 
 // Messages is what a client needs to send messages that runs wait for by
@@ -209,16 +214,23 @@ type MailboxCommand struct {
 
 // MailboxWorkflowID is the workflow id of the mailbox of a message name
 // and correlation key: the prefix, the name's length, the name and the
-// key, so that no two pairs share one.
+// key, so that no two pairs share one; when that is longer than a
+// workflow id may be, the prefix, "#" and a hash of it.
 func MailboxWorkflowID(name, key string) string {
-	return MailboxIDPrefix + strconv.Itoa(len(name)) + ":" + name + ":" + key
+	id := MailboxIDPrefix + strconv.Itoa(len(name)) + ":" + name + ":" + key
+	if utf8.RuneCountInString(id) <= store.MaxIDChars {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return MailboxIDPrefix + "#" + hex.EncodeToString(sum[:16])
 }
 
 // ParseMailboxWorkflowID returns the message name and correlation key of
-// a mailbox's workflow id; ok is false for any other id.
+// a mailbox's workflow id; ok is false for any other id, and for a hashed
+// one (its run's attributes name them).
 func ParseMailboxWorkflowID(id string) (name, key string, ok bool) {
 	rest, ok := strings.CutPrefix(id, MailboxIDPrefix)
-	if !ok {
+	if !ok || strings.HasPrefix(rest, "#") {
 		return "", "", false
 	}
 	n, rest, ok := strings.Cut(rest, ":")

@@ -395,4 +395,17 @@ func TestBadInput(t *testing.T) {
 	if err != nil || len(page.Mailboxes) != 0 {
 		t.Fatalf("mailboxes after bad input: %+v, %v", page, err)
 	}
+	// A name and a key too long for a workflow id together: the mailbox's
+	// id is a hash, and the list names it by its attributes.
+	name, key := strings.Repeat("n", 200), strings.Repeat("k", 200)
+	e.send(name, key, "long", nil)
+	e.Eventually("the long mailbox in the list", 30*time.Second, func() bool {
+		page, err := e.msgs.ListMailboxes(e.Ctx, api.ListMailboxesRequest{Name: name})
+		return err == nil && len(page.Mailboxes) == 1 && page.Mailboxes[0].CorrelationKey == key
+	})
+	if m, err := e.wait("w-long", waitIn{Name: name, Key: key}).Get(e.Ctx); err != nil || payloadOf(t, m) != "long" {
+		t.Fatalf("the long message: %+v, %v", m, err)
+	}
+	e.closed(name, key)
+
 }

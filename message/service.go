@@ -126,8 +126,8 @@ func (s *Service) ListMailboxes(ctx context.Context, req api.ListMailboxesReques
 	out := api.ListMailboxesResponse{Mailboxes: make([]api.MailboxSummary, 0, len(page.Runs)), NextPageToken: page.NextPageToken}
 	for _, r := range page.Runs {
 		name, key, ok := api.ParseMailboxWorkflowID(r.WorkflowID)
-		if !ok {
-			continue
+		if !ok { // a hashed id: the attributes name the mailbox
+			name, key = r.Attributes[attrName], r.Attributes[attrKey]
 		}
 		kept, _ := strconv.Atoi(r.Attributes[attrKept])
 		waiting, _ := strconv.Atoi(r.Attributes[attrWaiting])

@@ -364,7 +364,7 @@ func auditRoutes(h *handler, a *AuditLog) []Route {
 					Action: e.Action, Target: e.Target, RunID: e.RunID, Status: e.Status, Detail: json.RawMessage(e.Detail)}
 			}
 			return out, nil
-		}).with(stringParam("namespace", "only this namespace's entries"), stringParam("actor", "only this caller's entries"),
+		}).with(noNULParam("namespace", "only this namespace's entries"), noNULParam("actor", "only this caller's entries"),
 			param{"since", map[string]any{"type": "string", "format": "date-time"}, "entries at or after this time (RFC 3339)"},
 			param{"until", map[string]any{"type": "string", "format": "date-time"}, "entries before this time (RFC 3339)"},
 			intQuery("page_size", 0, 1000, "entries per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},

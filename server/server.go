@@ -722,6 +722,11 @@ func messageNameParam(name, desc string, required bool) param {
 	return p
 }
 
+// noNULParam is a query parameter of any length without NUL.
+func noNULParam(name, desc string) param {
+	return param{name, map[string]any{"type": "string", "pattern": noNUL}, desc}
+}
+
 // textParam is a query parameter of at most max characters without NUL.
 func textParam(name, desc string, max int) param {
 	return param{name, map[string]any{"type": "string", "maxLength": max, "pattern": noNUL}, desc}

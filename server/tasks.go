@@ -39,7 +39,7 @@ func callerParams(q url.Values) api.TaskCaller {
 func taskRoutes(h *handler, ht api.HumanTasks) []Route {
 	list := prefix + "/namespaces/{namespace}/tasks"
 	one := list + "/{task_id}"
-	callerQuery := []param{stringParam("user", "who asks (a server with access control goes by the caller)"),
+	callerQuery := []param{textParam("user", "who asks (a server with access control goes by the caller)", 256),
 		stringParam("groups", "their groups, comma-separated (likewise)")}
 	return []Route{
 		{"GET", list, "List human tasks: the caller's (those they may claim or hold) or, for the namespace's admins, all", get(h, func(ctx context.Context, r *http.Request) (api.ListTasksResponse, error) {
@@ -65,7 +65,7 @@ func taskRoutes(h *handler, ht api.HumanTasks) []Route {
 			boolQuery("mine", "only the tasks the caller may claim or holds"),
 			intQuery("priority", 0, 5, "only this priority (0: any)"),
 			param{"due_before", map[string]any{"type": "string", "format": "date-time"}, "only the tasks due before this time (RFC 3339)"},
-			stringParam("parent_workflow_type", "only the tasks asked for by runs of this type"),
+			textParam("parent_workflow_type", "only the tasks asked for by runs of this type", 250),
 		}, callerQuery...)...)},
 		{"GET", one, "Describe a human task: its form, data, candidates, comments and actions", get(h, func(ctx context.Context, r *http.Request) (api.HumanTask, error) {
 			ns := r.PathValue("namespace")
