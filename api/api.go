@@ -24,6 +24,15 @@ import (
 // DefaultNamespace is used when a request names none.
 const DefaultNamespace = "default"
 
+// NamespaceOrDefault is ns, or DefaultNamespace when ns is empty: the
+// namespace a request that names none is about.
+func NamespaceOrDefault(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
 // DefaultQueue is used when a request names none.
 const DefaultQueue = "default"
 

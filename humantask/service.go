@@ -35,19 +35,12 @@ var _ api.HumanTasks = (*Service)(nil)
 // maxListed bounds the tasks a list reads.
 const maxListed = 10000
 
-func namespaceOr(ns string) string {
-	if ns == "" {
-		return api.DefaultNamespace
-	}
-	return ns
-}
-
 // ListTasks implements api.HumanTasks.
 func (s *Service) ListTasks(ctx context.Context, req api.ListTasksRequest) (api.ListTasksResponse, error) {
 	if err := store.CheckLimits(&req); err != nil {
 		return api.ListTasksResponse{}, err
 	}
-	lr := api.ListRequest{Namespace: namespaceOr(req.Namespace), WorkflowType: api.HumanTaskWorkflowType, PageSize: 1000,
+	lr := api.ListRequest{Namespace: api.NamespaceOrDefault(req.Namespace), WorkflowType: api.HumanTaskWorkflowType, PageSize: 1000,
 		Attributes: map[string]string{}}
 	switch req.Status {
 	case "":
@@ -177,7 +170,7 @@ func (s *Service) describe(ctx context.Context, ref api.TaskRef) (describe, erro
 	if !strings.HasPrefix(ref.TaskID, api.HumanTaskIDPrefix) {
 		return describe{}, notFound(ref)
 	}
-	raw, err := s.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: api.RunRef{Namespace: namespaceOr(ref.Namespace), WorkflowID: ref.TaskID}, Name: queryName})
+	raw, err := s.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: api.RunRef{Namespace: api.NamespaceOrDefault(ref.Namespace), WorkflowID: ref.TaskID}, Name: queryName})
 	if errors.Is(err, api.ErrNotFound) {
 		return describe{}, notFound(ref)
 	}
@@ -226,7 +219,7 @@ func (s *Service) ActOnTask(ctx context.Context, req api.TaskActionRequest) (api
 	if err != nil {
 		return api.HumanTask{}, err
 	}
-	ref := api.RunRef{Namespace: namespaceOr(req.Namespace), WorkflowID: req.TaskID}
+	ref := api.RunRef{Namespace: api.NamespaceOrDefault(req.Namespace), WorkflowID: req.TaskID}
 	if err := s.svc.SignalWorkflow(ctx, api.SignalRequest{RunRef: ref, Name: signalName, Input: raw, RequestID: c.ID, Identity: req.User}); err != nil {
 		return api.HumanTask{}, err
 	}

@@ -58,13 +58,6 @@ func NewService(svc api.Service) *Service {
 
 var _ api.Messages = (*Service)(nil)
 
-func namespaceOr(ns string) string {
-	if ns == "" {
-		return api.DefaultNamespace
-	}
-	return ns
-}
-
 // SendMessage implements api.Messages.
 func (s *Service) SendMessage(ctx context.Context, req api.SendMessageRequest) (api.SendMessageResponse, error) {
 	if err := store.CheckLimits(&req); err != nil {
@@ -78,7 +71,7 @@ func (s *Service) SendMessage(ctx context.Context, req api.SendMessageRequest) (
 	case req.Priority < 0 || req.Priority > api.PriorityLowest:
 		return api.SendMessageResponse{}, api.InvalidArgument("priority", "%d; want 0 (normal) or 1 (highest) to %d (lowest)", req.Priority, api.PriorityLowest)
 	}
-	ns := namespaceOr(req.Namespace)
+	ns := api.NamespaceOrDefault(req.Namespace)
 	if req.MessageID == "" {
 		req.MessageID = uuid.NewString()
 	}
@@ -114,7 +107,7 @@ func (s *Service) ListMailboxes(ctx context.Context, req api.ListMailboxesReques
 	if err := store.CheckLimits(&req); err != nil {
 		return api.ListMailboxesResponse{}, err
 	}
-	lr := api.ListRequest{Namespace: namespaceOr(req.Namespace), WorkflowType: api.MailboxWorkflowType,
+	lr := api.ListRequest{Namespace: api.NamespaceOrDefault(req.Namespace), WorkflowType: api.MailboxWorkflowType,
 		Statuses: []store.RunStatus{store.StatusRunning}, PageSize: req.PageSize, PageToken: req.PageToken}
 	if req.Name != "" {
 		lr.Attributes = map[string]string{attrName: req.Name}
@@ -149,7 +142,7 @@ func (s *Service) DescribeMailbox(ctx context.Context, ref api.MailboxRef) (api.
 	id := api.MailboxWorkflowID(ref.Name, ref.CorrelationKey)
 	empty := api.MailboxDescription{Name: ref.Name, CorrelationKey: ref.CorrelationKey, WorkflowID: id,
 		Kept: []api.KeptMessage{}, Waiting: []api.MessageWaiter{}}
-	rr := api.RunRef{Namespace: namespaceOr(ref.Namespace), WorkflowID: id}
+	rr := api.RunRef{Namespace: api.NamespaceOrDefault(ref.Namespace), WorkflowID: id}
 	d, err := s.svc.DescribeWorkflow(ctx, rr)
 	if errors.Is(err, api.ErrNotFound) {
 		return empty, nil
@@ -243,7 +236,7 @@ func (s *Service) updateRules(ctx context.Context, namespace string, change func
 	if err != nil {
 		return err
 	}
-	namespace = namespaceOr(namespace)
+	namespace = api.NamespaceOrDefault(namespace)
 	for attempt := 0; ; attempt++ {
 		n, err := nss.DescribeNamespace(ctx, namespace)
 		if err != nil {
@@ -269,7 +262,7 @@ func (s *Service) updateRules(ctx context.Context, namespace string, change func
 
 // ListMessageRules implements api.Messages.
 func (s *Service) ListMessageRules(ctx context.Context, namespace string) ([]api.MessageRule, error) {
-	rules, err := s.readRules(ctx, namespaceOr(namespace))
+	rules, err := s.readRules(ctx, api.NamespaceOrDefault(namespace))
 	if err != nil {
 		return nil, err
 	}

@@ -38,16 +38,9 @@ func (e *ScheduleNotFoundError) Error() string { return fmt.Sprintf("schedule %q
 // Is makes the error match api.ErrNotFound.
 func (e *ScheduleNotFoundError) Is(target error) bool { return target == api.ErrNotFound }
 
-func namespaceOr(ns string) string {
-	if ns == "" {
-		return api.DefaultNamespace
-	}
-	return ns
-}
-
 // runRef names the run that carries a schedule now.
 func runRef(ref api.ScheduleRef) api.RunRef {
-	return api.RunRef{Namespace: namespaceOr(ref.Namespace), WorkflowID: WorkflowIDPrefix + ref.ScheduleID}
+	return api.RunRef{Namespace: api.NamespaceOrDefault(ref.Namespace), WorkflowID: WorkflowIDPrefix + ref.ScheduleID}
 }
 
 // Validate checks a schedule as create and update do; the error is an
@@ -198,7 +191,7 @@ func (s *Service) DescribeSchedule(ctx context.Context, ref api.ScheduleRef) (ap
 		return api.ScheduleDescription{}, err
 	}
 	out := api.ScheduleDescription{
-		Namespace: namespaceOr(ref.Namespace), ScheduleID: st.ID, Schedule: st.Schedule,
+		Namespace: api.NamespaceOrDefault(ref.Namespace), ScheduleID: st.ID, Schedule: st.Schedule,
 		NextFires: nextFires(st, 10), Recent: st.Recent, Buffered: len(st.Buffer),
 		Actions: st.Actions, Triggers: st.Triggers, Backfilled: st.Backfilled,
 		Skipped: st.Skipped, Missed: st.Missed, PausedFires: st.PausedFires,
@@ -251,7 +244,7 @@ func (s *Service) ListSchedules(ctx context.Context, req api.ListSchedulesReques
 		return api.ListSchedulesResponse{}, api.InvalidArgument("page_size", "%d; want 0 to 1000", req.PageSize)
 	}
 	page, err := s.svc.ListWorkflows(ctx, api.ListRequest{
-		Namespace: namespaceOr(req.Namespace), WorkflowType: WorkflowType, WorkflowIDPrefix: WorkflowIDPrefix,
+		Namespace: api.NamespaceOrDefault(req.Namespace), WorkflowType: WorkflowType, WorkflowIDPrefix: WorkflowIDPrefix,
 		Statuses: []store.RunStatus{store.StatusRunning}, PageSize: req.PageSize, PageToken: req.PageToken,
 	})
 	if err != nil {

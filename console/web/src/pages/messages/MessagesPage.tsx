@@ -87,7 +87,7 @@ function MailboxTable({ namespace, mailboxes }: { namespace: string; mailboxes: 
   return (
     <div className="table-wrap">
       <table className="table">
-        <caption className="sr-only">Mailboxes</caption>
+        <caption className="visually-hidden">Mailboxes</caption>
         <thead>
           <tr>
             <th scope="col">Message name</th>
