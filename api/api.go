@@ -346,8 +346,13 @@ type HistoryRequest struct {
 	FromEventID int64  `json:"from_event_id,omitempty"`
 	PageSize    int    `json:"page_size,omitempty"` // events, roughly; 0 means 1000
 	PageToken   []byte `json:"page_token,omitempty" max:"16384" token:"true"`
-	// Resolve replaces document references by the documents' bytes.
+	// Resolve replaces the references of the events' payloads to
+	// documents by the documents' bytes: what a replay needs.
 	Resolve bool `json:"resolve,omitempty"`
+	// ResolveDetails does the same for the events' audit details, which
+	// replays never read: people ask for them (strand workflow history
+	// --details, the console's run page).
+	ResolveDetails bool `json:"resolve_details,omitempty"`
 }
 
 // DocumentRequest names a document of a run.
@@ -531,6 +536,9 @@ type CompleteWorkflowTaskRequest struct {
 	Token    []byte    `json:"token" max:"16384" token:"true" required:"true"`
 	Commands []Command `json:"commands" max:"100000"`
 	Identity string    `json:"identity,omitempty" max:"256"`
+	// Details are the audit details the workflow code attached while it
+	// ran; the task's WorkflowTaskCompleted event keeps them.
+	Details []AuditDetail `json:"details,omitempty" max:"100"`
 }
 
 // CompleteWorkflowTaskResponse says where the run's history stands after the
@@ -584,6 +592,9 @@ type CompleteStepRequest struct {
 	Token    []byte `json:"token" max:"16384" token:"true" required:"true"`
 	Result   Value  `json:"result,omitempty" max:"16777216"`
 	Identity string `json:"identity,omitempty" max:"256"`
+	// Details are the audit details the attempt attached; the
+	// StepCompleted event keeps them.
+	Details []AuditDetail `json:"details,omitempty" max:"100"`
 }
 
 // FailStepRequest reports a failed attempt; the engine retries it by policy.
@@ -591,6 +602,10 @@ type FailStepRequest struct {
 	Token    []byte   `json:"token" max:"16384" token:"true" required:"true"`
 	Failure  *Failure `json:"failure" required:"true"`
 	Identity string   `json:"identity,omitempty" max:"256"`
+	// Details are the audit details the attempt attached; the event that
+	// records the failure (StepAttemptFailed, or StepFailed when no retry
+	// follows) keeps them.
+	Details []AuditDetail `json:"details,omitempty" max:"100"`
 }
 
 // HeartbeatRequest records a running step's progress.

@@ -109,6 +109,40 @@ type Event struct {
 	// Attributes are an AttributesUpserted event's changes (an empty value
 	// removed its key).
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Details are the audit details a workflow task (WorkflowTaskCompleted)
+	// or a step attempt (StepCompleted, StepAttemptFailed, StepFailed)
+	// attached. Replay ignores them.
+	Details []EventDetail `json:"details,omitempty"`
+}
+
+// AuditDetail is a named value that workflow or step code attaches to the
+// event its work ends in, for the people who read the run's history
+// (Oracle BPEL's audit details): a JSON value, or text as a JSON string.
+type AuditDetail struct {
+	Name  string `json:"name" max:"256" text:"true" required:"true"`
+	Value Value  `json:"value" max:"16777216"`
+}
+
+// EventDetail is an audit detail as a run's history keeps it: its value
+// inline when small, and otherwise a reference to a document of the run
+// ({"$document": {"id": ..., "size": ...}}) loaded on demand
+// (HistoryRequest.ResolveDetails, Service.GetDocument).
+type EventDetail struct {
+	Name  string  `json:"name"`
+	Value Payload `json:"value"`
+}
+
+// CheckAuditDetails checks the audit details a worker reports (in the
+// request field named field) past their limits: each has a name. A name
+// given twice is not an error: the last value is kept, as the SDKs keep
+// it.
+func CheckAuditDetails(field string, details []AuditDetail) error {
+	for i, d := range details {
+		if d.Name == "" {
+			return InvalidArgument(fmt.Sprintf("%s[%d].name", field, i), "missing")
+		}
+	}
+	return nil
 }
 
 // RecoveryAttrs say what a node that took a run's shard over offered again.
@@ -225,6 +259,13 @@ func (e Event) Summary() string {
 	}
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " reason=%q", e.Reason)
+	}
+	if len(e.Details) > 0 {
+		names := make([]string, len(e.Details))
+		for i, d := range e.Details {
+			names[i] = d.Name
+		}
+		fmt.Fprintf(&b, " details=%s", strings.Join(names, ","))
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/strandhq/strand/api"
@@ -96,10 +97,11 @@ func resetPoint(events []api.Event, req api.ResetRequest) (int64, error) {
 	return 0, fmt.Errorf("%w: reset point: no workflow task completed before event %d, so there is nothing to go back to", api.ErrFailedPrecondition, before)
 }
 
-// readHistory reads a run's whole history with its documents' bytes.
+// readHistory reads a run's whole history with its documents' bytes, its
+// audit details' too.
 func (e *Engine) readHistory(ctx context.Context, k store.RunKey) ([]api.Event, error) {
 	var out []api.Event
-	req := api.HistoryRequest{RunRef: api.RunRef{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID}, Resolve: true, PageSize: 1000}
+	req := api.HistoryRequest{RunRef: api.RunRef{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID}, Resolve: true, ResolveDetails: true, PageSize: 1000}
 	for {
 		page, err := e.GetHistory(ctx, req)
 		if err != nil {
@@ -185,6 +187,16 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 				return "", err
 			}
 			ev.Payload = api.Payload(pl)
+		}
+		if len(ev.Details) > 0 {
+			ev.Details = slices.Clone(ev.Details)
+			for i, d := range ev.Details {
+				pl, err := nt.payload(next, d.Value.Data)
+				if err != nil {
+					return "", err
+				}
+				ev.Details[i].Value = api.Payload(pl)
+			}
 		}
 		x.NextEventID = ev.ID + 1
 		nt.events = append(nt.events, ev)

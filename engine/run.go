@@ -260,6 +260,30 @@ func (t *txn) payload(run store.RunKey, data []byte) (store.Payload, error) {
 	return p, err
 }
 
+// details stores the audit details a worker reported for run's event that
+// keeps them: each value inline or, when large, as a document. A name
+// given again replaces the earlier value, in its place.
+func (t *txn) details(run store.RunKey, in []api.AuditDetail) ([]api.EventDetail, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]api.EventDetail, 0, len(in))
+	at := make(map[string]int, len(in))
+	for _, d := range in {
+		p, err := t.payload(run, d.Value)
+		if err != nil {
+			return nil, fmt.Errorf("audit detail %q: %w", d.Name, err)
+		}
+		if i, ok := at[d.Name]; ok {
+			out[i].Value = api.Payload(p)
+			continue
+		}
+		at[d.Name] = len(out)
+		out = append(out, api.EventDetail{Name: d.Name, Value: api.Payload(p)})
+	}
+	return out, nil
+}
+
 func (t *txn) onCommit(f func()) { t.after = append(t.after, f) }
 
 // write builds the run's RunWrite of t.

@@ -593,8 +593,8 @@ func (e *Engine) GetHistory(ctx context.Context, req api.HistoryRequest) (api.Hi
 			}
 		}
 	}
-	if req.Resolve {
-		if out.Events, err = e.resolveEvents(ctx, id, k, out.Events); err != nil {
+	if req.Resolve || req.ResolveDetails {
+		if out.Events, err = e.resolveEvents(ctx, id, k, out.Events, req.Resolve, req.ResolveDetails); err != nil {
 			return api.HistoryPage{}, err
 		}
 	}

@@ -305,13 +305,20 @@ func (e *Engine) CompleteStep(ctx context.Context, req api.CompleteStepRequest) 
 	if err := store.CheckLimits(&req); err != nil {
 		return err
 	}
+	if err := api.CheckAuditDetails("details", req.Details); err != nil {
+		return err
+	}
 	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
 		pl, err := t.payload(r.key, req.Result)
 		if err != nil {
 			return nil, err
 		}
+		details, err := t.details(r.key, req.Details)
+		if err != nil {
+			return nil, err
+		}
 		t.event(api.Event{Type: api.EventStepCompleted, Seq: tok.Seq, Name: info.Name, Attempt: info.Attempt, Payload: api.Payload(pl), Identity: req.Identity,
-			AttemptStarted: r.attemptStarted(tok.Seq)})
+			AttemptStarted: r.attemptStarted(tok.Seq), Details: details})
 		delete(t.exec.Steps, tok.Seq)
 		t.onCommit(func() { r.forgetStep(tok.Seq) })
 		return r.deliver(ctx, t)
@@ -327,8 +334,15 @@ func (e *Engine) FailStep(ctx context.Context, req api.FailStepRequest) error {
 	if req.Failure == nil {
 		return api.InvalidArgument("failure", "missing")
 	}
+	if err := api.CheckAuditDetails("details", req.Details); err != nil {
+		return err
+	}
 	return e.withStep(ctx, req.Token, func(r *run, t *txn, tok stepToken, info store.StepInfo) (<-chan error, error) {
-		return r.failAttempt(ctx, t, tok.Seq, req.Failure, req.Identity)
+		details, err := t.details(r.key, req.Details)
+		if err != nil {
+			return nil, err
+		}
+		return r.failAttempt(ctx, t, tok.Seq, req.Failure, req.Identity, details)
 	}, func(ctx context.Context, p api.Peer) error { return p.FailStep(ctx, req) })
 }
 
@@ -393,7 +407,7 @@ func (r *run) stepTimedOut(ctx context.Context, seq, nonce int64, kind string) {
 			return
 		}
 		f := &api.Failure{Kind: api.KindTimeout, Type: kind, Message: kind + " timeout", Details: sr.details}
-		if _, err := r.failAttempt(ctx, t, seq, f, ""); err != nil && ctx.Err() == nil {
+		if _, err := r.failAttempt(ctx, t, seq, f, "", nil); err != nil && ctx.Err() == nil {
 			r.s.log.Warn("step timeout", "run", r.key.String(), "seq", seq, "err", err)
 		}
 	})
@@ -427,23 +441,24 @@ func (r *run) checkpointStep(ctx context.Context, seq, nonce int64) {
 	})
 }
 
-// failAttempt records a failed attempt: a retry after back-off when the
-// policy allows one, otherwise the step's failure.
-func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure, identity string) (<-chan error, error) {
+// failAttempt records a failed attempt, with the audit details its code
+// attached: a retry after back-off when the policy allows one, otherwise
+// the step's failure.
+func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure, identity string, details []api.EventDetail) (<-chan error, error) {
 	info := t.exec.Steps[seq]
-	var details []byte
+	var heartbeat []byte
 	if sr := r.steps[seq]; sr != nil {
-		details = sr.details
+		heartbeat = sr.details
 	}
 	delay := backoffDelay(info.Retry, info.Attempt+1)
 	if retryable(info, f, t.now, delay) {
 		t.event(api.Event{Type: api.EventStepAttemptFailed, Seq: seq, Name: info.Name, Attempt: info.Attempt, Failure: f, Identity: identity,
-			AttemptStarted: r.attemptStarted(seq)})
+			AttemptStarted: r.attemptStarted(seq), Details: details})
 		info.LastFailure = f.Message
 		info.Attempt++
 		info.RetryAt = store.Time(t.now.Add(delay))
-		if details != nil {
-			pl, err := t.payload(r.key, details)
+		if heartbeat != nil {
+			pl, err := t.payload(r.key, heartbeat)
 			if err != nil {
 				return nil, err
 			}
@@ -454,7 +469,7 @@ func (r *run) failAttempt(ctx context.Context, t *txn, seq int64, f *api.Failure
 		t.onCommit(func() { r.forgetStep(seq) })
 		return nil, r.commit(ctx, t)
 	}
-	r.finishStep(t, seq, info, f, identity)
+	r.finishStep(t, seq, info, f, identity, details)
 	return r.deliver(ctx, t)
 }
 
@@ -468,14 +483,15 @@ func (r *run) attemptStarted(seq int64) time.Time {
 	return time.Time{}
 }
 
-// finishStep records that a step failed for good.
-func (r *run) finishStep(t *txn, seq int64, info store.StepInfo, f *api.Failure, identity string) {
+// finishStep records that a step failed for good, with the audit details
+// its last attempt attached.
+func (r *run) finishStep(t *txn, seq int64, info store.StepInfo, f *api.Failure, identity string, details []api.EventDetail) {
 	typ := api.EventStepFailed
 	if f.Kind == api.KindTimeout {
 		typ = api.EventStepTimedOut
 	}
 	t.event(api.Event{Type: typ, Seq: seq, Name: info.Name, Attempt: info.Attempt, Identity: identity, AttemptStarted: r.attemptStarted(seq),
-		Failure: &api.Failure{Kind: api.KindStep, Message: f.Message, Step: info.Name, Seq: seq, Attempt: info.Attempt, Cause: f}})
+		Failure: &api.Failure{Kind: api.KindStep, Message: f.Message, Step: info.Name, Seq: seq, Attempt: info.Attempt, Cause: f}, Details: details})
 	delete(t.exec.Steps, seq)
 	t.onCommit(func() { r.forgetStep(seq) })
 }

@@ -423,7 +423,7 @@ func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 			if sr := r.steps[d.Seq]; sr != nil {
 				details = sr.details
 			}
-			r.finishStep(t, d.Seq, info, &api.Failure{Kind: api.KindTimeout, Type: d.Kind, Message: d.Kind + " timeout", Details: details}, "")
+			r.finishStep(t, d.Seq, info, &api.Failure{Kind: api.KindTimeout, Type: d.Kind, Message: d.Kind + " timeout", Details: details}, "", nil)
 			wait, err = r.deliver(ctx, t)
 			return err
 		case timerStepRetry:

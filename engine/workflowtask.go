@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,7 +134,7 @@ func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.Wo
 	}
 	f.task = &api.WorkflowTask{
 		Token: encodeToken(&wtToken{Run: r.key, Nonce: f.nonce}), Run: r.key, WorkflowType: x.Info.Type,
-		PrevEventID: x.Task.LastEventID, Events: inlineDocs(events, docs), Time: time.Now().UTC(),
+		PrevEventID: x.Task.LastEventID, Events: forWorker(events, docs), Time: time.Now().UTC(),
 	}
 	r.flight = f
 	f.timeout = r.s.afterFunc(e.opts.WorkflowTaskTimeout, func(ctx context.Context) {
@@ -157,11 +158,13 @@ func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.Wo
 	return f.task
 }
 
-// inlineDocs replaces references to documents that are not written yet by
-// their bytes; references to stored documents are resolved by the worker's
-// history reads and by resolveEvents.
-func inlineDocs(events []api.Event, docs []store.Document) []api.Event {
-	if len(docs) == 0 {
+// forWorker returns events as a workflow task hands them to a worker:
+// references to documents not written yet replaced by their bytes
+// (references to stored documents are resolved by the worker's history
+// reads and by resolveEvents), and without audit details, which replay
+// does not read. events is not changed.
+func forWorker(events []api.Event, docs []store.Document) []api.Event {
+	if len(docs) == 0 && !slices.ContainsFunc(events, func(ev api.Event) bool { return len(ev.Details) > 0 }) {
 		return events
 	}
 	out := make([]api.Event, len(events))
@@ -173,31 +176,59 @@ func inlineDocs(events []api.Event, docs []store.Document) []api.Event {
 				}
 			}
 		}
+		ev.Details = nil
 		out[i] = ev
 	}
 	return out
 }
 
-// resolveEvents replaces document references by the documents' bytes.
-func (e *Engine) resolveEvents(ctx context.Context, shardID int32, run store.RunKey, events []api.Event) ([]api.Event, error) {
+// resolveEvents replaces the document references of the events' payloads
+// (payloads) and of their audit details (details) by the documents' bytes.
+func (e *Engine) resolveEvents(ctx context.Context, shardID int32, run store.RunKey, events []api.Event, payloads, details bool) ([]api.Event, error) {
 	var out []api.Event
-	for i, ev := range events {
-		if ev.Payload.Doc == nil {
-			continue
-		}
+	load := func(i int) error {
 		if out == nil {
 			out = append([]api.Event(nil), events...)
 		}
-		data, err := e.resolve(ctx, shardID, run, store.Payload(ev.Payload))
-		if err != nil {
-			return nil, err
+		ev := &out[i]
+		if payloads && ev.Payload.Doc != nil {
+			data, err := e.resolve(ctx, shardID, run, store.Payload(ev.Payload))
+			if err != nil {
+				return err
+			}
+			ev.Payload = api.Payload{Data: data}
 		}
-		out[i].Payload = api.Payload{Data: data}
+		if details {
+			ev.Details = slices.Clone(ev.Details)
+			for j, d := range ev.Details {
+				if d.Value.Doc == nil {
+					continue
+				}
+				data, err := e.resolve(ctx, shardID, run, store.Payload(d.Value))
+				if err != nil {
+					return fmt.Errorf("audit detail %q of event %d: %w", d.Name, ev.ID, err)
+				}
+				ev.Details[j].Value = api.Payload{Data: data}
+			}
+		}
+		return nil
+	}
+	for i, ev := range events {
+		if (payloads && ev.Payload.Doc != nil) || (details && hasDetailDocs(ev)) {
+			if err := load(i); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if out == nil {
 		return events, nil
 	}
 	return out, nil
+}
+
+// hasDetailDocs reports whether an audit detail of ev is a document.
+func hasDetailDocs(ev api.Event) bool {
+	return slices.ContainsFunc(ev.Details, func(d api.EventDetail) bool { return d.Value.Doc != nil })
 }
 
 // flushFlight commits an eager flight's inputs alone: the worker is taking
@@ -312,7 +343,7 @@ func (r *run) claim(ctx context.Context) (*api.WorkflowTask, error) {
 	if err := r.loadInputs(ctx); err != nil {
 		return nil, err
 	}
-	events, err := r.s.e.resolveEvents(ctx, r.s.id, r.key, r.inputs)
+	events, err := r.s.e.resolveEvents(ctx, r.s.id, r.key, r.inputs, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +429,9 @@ func (e *Engine) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkf
 	if err := store.CheckLimits(&req); err != nil {
 		return api.CompleteWorkflowTaskResponse{}, err
 	}
+	if err := api.CheckAuditDetails("details", req.Details); err != nil {
+		return api.CompleteWorkflowTaskResponse{}, err
+	}
 	var tok wtToken
 	if err := decodeToken(req.Token, &tok); err != nil {
 		return api.CompleteWorkflowTaskResponse{}, err
@@ -427,7 +461,11 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		t.buffer = false
 		// The event carries the task's time, the workflow's "now" while it
 		// ran, so that a replay runs the code at that same time.
-		t.eventAt(api.Event{Type: api.EventWorkflowTaskCompleted, Identity: req.Identity}, f.task.Time)
+		details, err := t.details(r.key, req.Details)
+		if err != nil {
+			return err
+		}
+		t.eventAt(api.Event{Type: api.EventWorkflowTaskCompleted, Identity: req.Identity, Details: details}, f.task.Time)
 		if err := r.applyCommands(ctx, t, req.Commands); err != nil {
 			return err
 		}
@@ -458,7 +496,7 @@ func (e *Engine) completeWTOn(ctx context.Context, s *shard, tok wtToken, req ap
 		f.waiters = nil
 		r.dropFlight(nil)
 		creating := t.expected == 0
-		err := r.commit(ctx, t)
+		err = r.commit(ctx, t)
 		if err == nil {
 			r.s.ackTransfer(old)
 			if first {

@@ -287,7 +287,7 @@ func (s *Service) CountWorkflows(ctx context.Context, req api.ListRequest) (int6
 // GetHistory implements api.Service.
 func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
 	q := url.Values{"run_id": {req.RunID}, "page_token": {base64.StdEncoding.EncodeToString(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
-		"from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
+		"resolve_details": {strconv.FormatBool(req.ResolveDetails)}, "from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
 	var out api.HistoryPage
 	_, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
 	return out, err

@@ -375,6 +375,9 @@ func (h *handler) routes() []Route {
 			if req.Resolve, err = boolParam(q, "resolve"); err != nil {
 				return api.HistoryPage{}, err
 			}
+			if req.ResolveDetails, err = boolParam(q, "resolve_details"); err != nil {
+				return api.HistoryPage{}, err
+			}
 			if req.FromEventID, err = intParam(q, "from_event_id", math.MaxInt64); err != nil {
 				return api.HistoryPage{}, err
 			}
@@ -387,7 +390,8 @@ func (h *handler) routes() []Route {
 		}).with(runID, intQuery("from_event_id", 0, math.MaxInt64, "the first event wanted"),
 			intQuery("page_size", 0, store.MaxPageSize, "events per page, roughly (0: 1000)"),
 			bytesQuery("page_token", "next_page_token of the page before"),
-			boolQuery("resolve", "replace document references by the documents' bytes")).
+			boolQuery("resolve", "replace the payloads' document references by the documents' bytes"),
+			boolQuery("resolve_details", "replace the audit details' document references by the documents' bytes")).
 			linked(link{name: "next", target: "GET " + run + "/history", desc: "the next page",
 				params: map[string]any{"path.namespace": "$request.path.namespace", "path.workflow_id": "$request.path.workflow_id",
 					"query.run_id": "$request.query.run_id", "query.page_token": "$response.body#/next_page_token"}})},

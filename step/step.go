@@ -51,6 +51,7 @@ type Info struct {
 type Runtime interface {
 	Info() Info
 	Heartbeat(ctx context.Context, details any) error
+	AuditDetail(name string, value any) error
 }
 
 type key struct{}
@@ -82,6 +83,20 @@ func GetInfo(ctx context.Context) Info {
 func Heartbeat(ctx context.Context, details any) error {
 	if r := runtimeOf(ctx); r != nil {
 		return r.Heartbeat(ctx, details)
+	}
+	return nil
+}
+
+// AuditDetail attaches value, encoded as JSON (a string is text), under
+// name to the event that records how this attempt ended (StepCompleted,
+// or StepAttemptFailed or StepFailed when it fails), for the people who
+// read the run's history: a request and a response, a report, a
+// process's output. A name given again replaces its value. Small values
+// are kept with the event, large ones as documents loaded when asked for.
+// Outside a step it does nothing.
+func AuditDetail(ctx context.Context, name string, value any) error {
+	if r := runtimeOf(ctx); r != nil {
+		return r.AuditDetail(name, value)
 	}
 	return nil
 }

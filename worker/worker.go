@@ -362,10 +362,10 @@ func (w *Worker) runStep(t *api.StepTask) {
 		case ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			err = &api.TimeoutError{What: api.TimeoutStartToClose}
 		}
-		req := api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}
+		req := api.FailStepRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity, Details: rt.details.Take()}
 		send = func(ctx context.Context) error { return w.svc.FailStep(ctx, req) }
 	} else {
-		req := api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity}
+		req := api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity, Details: rt.details.Take()}
 		send = func(ctx context.Context) error { return w.svc.CompleteStep(ctx, req) }
 	}
 	if err := w.deliver(rctx, w.stepsCtx, "report step", send); err != nil && !errors.Is(err, api.ErrTaskNotFound) {
@@ -417,10 +417,13 @@ func callStep(ctx context.Context, fn stepFunc, input []byte) (out []byte, err e
 }
 
 type stepRuntime struct {
-	w      *Worker
-	t      *api.StepTask
-	cancel context.CancelFunc
+	w       *Worker
+	t       *api.StepTask
+	cancel  context.CancelFunc
+	details sdk.AuditDetails
 }
+
+func (r *stepRuntime) AuditDetail(name string, value any) error { return r.details.Set(name, value) }
 
 func (r *stepRuntime) Info() step.Info {
 	return step.Info{
@@ -496,7 +499,7 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 		fail(err)
 		return
 	}
-	req := api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity}
+	req := api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity, Details: e.inst.TakeDetails()}
 	var resp api.CompleteWorkflowTaskResponse
 	err = w.deliver(rctx, ctx, "complete workflow task", func(ctx context.Context) error {
 		var err error

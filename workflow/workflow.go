@@ -208,6 +208,16 @@ func CancelExternal(ctx Context, target Target) Future[struct{}] {
 // made it completed (and the list's visibility caught up).
 func UpsertAttributes(ctx Context, attrs map[string]string) { sdk.UpsertAttributes(ctx, attrs) }
 
+// AuditDetail attaches value, encoded as JSON (a string is text), under
+// name to the run's history: to the WorkflowTaskCompleted event of the
+// workflow task running now, for the people who read the history
+// (`strand workflow history --details`, the console's run page). A name
+// given again in the same task replaces its value. Small values are kept
+// with the event, large ones (past the store's document threshold) as
+// documents loaded when asked for. Replay reads none of it: it is not
+// part of what the workflow decides, and a replay attaches nothing.
+func AuditDetail(ctx Context, name string, value any) error { return sdk.AuditDetail(ctx, name, value) }
+
 // SideEffect runs fn once and replays its recorded result.
 func SideEffect[T any](ctx Context, fn func() T) T { return sdk.SideEffect(ctx, fn) }
 

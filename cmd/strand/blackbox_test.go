@@ -166,6 +166,24 @@ func blackBox(t *testing.T, bin, storeURL string) {
 		out, _ := cli("workflow", "list", "--status", "completed", "-o", "json")
 		return strings.Contains(out, `"po-1"`)
 	})
+	// Audit details: named under their events; with --details printed, the
+	// large one loaded from its document.
+	must("workflow", "start", "inv-1", "--type", "Invoice", "--input", `"acme"`)
+	must("workflow", "result", "inv-1")
+	if out := must("workflow", "history", "inv-1"); !strings.Contains(out, "details=request,log") || !strings.Contains(out, "details=plan") ||
+		strings.Contains(out, "rendered") {
+		t.Fatalf("history without --details: %s", out)
+	}
+	out := must("workflow", "history", "inv-1", "--details")
+	for _, want := range []string{"details=request,log", "plan: {", `"customer": "acme"`, `"total": "129.00 EUR"`,
+		"log: page 1 of the invoice for acme rendered\n", "page 7000 of the invoice for acme rendered\n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("history --details lacks %q: %.2000s", want, out)
+		}
+	}
+	if out := must("workflow", "history", "inv-1", "--details", "-o", "json"); !strings.Contains(out, "page 7000 of the invoice") || strings.Contains(out, "$document") {
+		t.Fatalf("history --details -o json: %.2000s", out)
+	}
 	must("workflow", "start", "po-2", "--type", "Approval", "--input", `"desk"`)
 	must("workflow", "cancel", "po-2", "--reason", "not needed")
 	must("workflow", "terminate", "po-2", "--reason", "really")

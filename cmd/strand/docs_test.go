@@ -153,14 +153,15 @@ func TestSagasGuideExample(t *testing.T) {
 }
 
 // TestMessagesGuideExample: the examples of docs/messages.md are
-// message/example_test.go and humantask/example_test.go as written, which
-// go test runs and checks.
+// message/example_test.go, humantask/example_test.go and
+// workflow/example_auditdetail_test.go as written, which go test runs and
+// checks.
 func TestMessagesGuideExample(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "messages.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range []string{"message/example_test.go", "humantask/example_test.go"} {
+	for _, file := range []string{"message/example_test.go", "humantask/example_test.go", "workflow/example_auditdetail_test.go"} {
 		example, err := os.ReadFile(filepath.Join("..", "..", file))
 		if err != nil {
 			t.Fatal(err)

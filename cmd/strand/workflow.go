@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -351,8 +352,11 @@ func newWorkflowCommand() *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many runs (a page)")
 	list.Flags().StringVar(&pageTokenFlag, "page-token", "", "the page after the one that printed this token")
 
+	var details bool
 	history := &cobra.Command{
 		Use: "history WORKFLOW_ID", Short: "Print a run's history, one event a line", Args: cobra.ExactArgs(1),
+		Long: "Print a run's history, one event a line. An event with audit details names them (details=NAME,...);\n" +
+			"--details loads them, large ones from their documents, and prints each under its event.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			svc, err := o.service()
 			if err != nil {
@@ -361,7 +365,7 @@ func newWorkflowCommand() *cobra.Command {
 			var all []api.Event
 			var token []byte
 			for {
-				page, err := svc.GetHistory(cmd.Context(), api.HistoryRequest{RunRef: o.ref(args[0], run), PageToken: token})
+				page, err := svc.GetHistory(cmd.Context(), api.HistoryRequest{RunRef: o.ref(args[0], run), PageToken: token, ResolveDetails: details})
 				if err != nil {
 					return err
 				}
@@ -373,11 +377,17 @@ func newWorkflowCommand() *cobra.Command {
 			return o.print(cmd.OutOrStdout(), all, func(tw *tabwriter.Writer) {
 				for _, e := range all {
 					fmt.Fprintln(tw, e.Summary())
+					if details {
+						for _, d := range e.Details {
+							printDetail(tw, d)
+						}
+					}
 				}
 			})
 		},
 	}
 	runFlag(history)
+	history.Flags().BoolVar(&details, "details", false, "print the events' audit details (loading the large ones)")
 
 	var wait time.Duration
 	result := &cobra.Command{
@@ -494,4 +504,25 @@ func newWorkflowCommand() *cobra.Command {
 	rerun.Flags().StringVar(&rerunRequestID, "request-id", "", "makes a retried rerun start one run (default: a new id)")
 	cmd.AddCommand(start, signal, cancel, terminate, query, describe, list, history, result, pauseCmd(true), pauseCmd(false), reset, rerun)
 	return cmd
+}
+
+// printDetail prints an audit detail under its event: text as it is, JSON
+// indented, each of its lines indented under the event's (tabs as spaces:
+// w is a tabwriter).
+func printDetail(w io.Writer, d api.EventDetail) {
+	const indent = "       "
+	var text string
+	var buf bytes.Buffer
+	switch v := d.Value.Data; {
+	case d.Value.Doc != nil:
+		text = fmt.Sprintf("document %s (%d bytes)", d.Value.Doc.ID, d.Value.Doc.Size)
+	case json.Unmarshal(v, &text) == nil:
+	case json.Indent(&buf, v, "", "  ") == nil:
+		text = buf.String()
+	default:
+		text = fmt.Sprintf("%q", v)
+	}
+	text = strings.ReplaceAll(strings.TrimRight(text, "\n"), "\t", "    ")
+	text = strings.ReplaceAll(text, "\n", "\n"+indent+"  ")
+	fmt.Fprintf(w, "%s%s: %s\n", indent, d.Name, text)
 }

@@ -60,6 +60,8 @@ type Instance struct {
 	queries  map[string]func([]byte) ([]byte, error)
 	// recorded holds side-effect values from history, by seq.
 	recorded map[int64][]byte
+	// details are the audit details of the task running (not replayed).
+	details AuditDetails
 
 	// journal, open, journalBytes and journalOff: see journal.go.
 	journal      []journalTask

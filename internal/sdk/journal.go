@@ -60,10 +60,10 @@ func (inst *Instance) journalDelivered(e api.Event) {
 }
 
 // journaled is e with only what deliver reads of it: who caused it, its
-// attempt, its time and the start's other attributes (memo, search
-// attributes, request id) change nothing in a replay.
+// attempt, its time, its audit details and the start's other attributes
+// (memo, search attributes, request id) change nothing in a replay.
 func journaled(e api.Event) api.Event {
-	e.Identity, e.Attempt, e.Time = "", 0, time.Time{}
+	e.Identity, e.Attempt, e.Time, e.Details = "", 0, time.Time{}, nil
 	if s := e.Start; s != nil {
 		e.Start = &api.StartAttrs{Queue: s.Queue, ContinuedFrom: s.ContinuedFrom, Parent: s.Parent}
 	}

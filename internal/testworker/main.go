@@ -200,6 +200,31 @@ func creditApplication() *statemachine.Definition {
 		Retry("grantLoan", 1, 100*time.Millisecond, time.Second)
 }
 
+// Invoice renders an invoice for a customer in a step; the workflow and
+// the step attach audit details, the step's log past the document
+// threshold.
+func Invoice(ctx workflow.Context, customer string) (string, error) {
+	if err := workflow.AuditDetail(ctx, "plan", map[string]any{"customer": customer, "format": "pdf"}); err != nil {
+		return "", err
+	}
+	return workflow.ExecuteStep(ctx, workflow.StepOptions{}, Render, customer).Get(ctx)
+}
+
+// Render attaches the request it would send and the log it would write.
+func Render(ctx context.Context, customer string) (string, error) {
+	if err := step.AuditDetail(ctx, "request", map[string]any{"customer": customer, "lines": 3, "total": "129.00 EUR"}); err != nil {
+		return "", err
+	}
+	var log strings.Builder
+	for i := 1; log.Len() < 300<<10; i++ {
+		fmt.Fprintf(&log, "page %d of the invoice for %s rendered\n", i, customer)
+	}
+	if err := step.AuditDetail(ctx, "log", log.String()); err != nil {
+		return "", err
+	}
+	return "invoice-" + customer + ".pdf", nil
+}
+
 // Shout upper-cases its input.
 func Shout(ctx context.Context, s string) (string, error) { return strings.ToUpper(s), nil }
 
@@ -248,6 +273,8 @@ func main() {
 	worker.RegisterWorkflow(w, Nightly)
 	worker.RegisterWorkflow(w, AwaitMessage)
 	worker.RegisterWorkflow(w, AskApproval)
+	worker.RegisterWorkflow(w, Invoice)
+	worker.RegisterStep(w, Render)
 	// The Trip saga runs on a queue of its own, as the state machines do.
 	for _, ns := range strings.Split(*sagaNamespaces, ",") {
 		trips := worker.New(svc, worker.Options{Namespace: strings.TrimSpace(ns), Queue: "sagas", Identity: *identity,

@@ -763,6 +763,52 @@ test('schedule page: next fires, trigger, backfill, pause, edit and delete', { t
   })
 })
 
+test('run page: audit details under their events, a large one loaded on demand', { timeout }, async () => {
+  // Invoice (the test worker) attaches a plan from its workflow code; its
+  // Render step attaches its request and a log of about 300 KiB, which the
+  // store keeps as a document.
+  const workflowId = 'invoice-acme'
+  const { run_id } = await api('POST', `/namespaces/${ns}/workflows`, {
+    workflow_id: workflowId,
+    workflow_type: 'Invoice',
+    input: 'acme',
+  })
+  const run = { workflow_id: workflowId, run_id, type: 'Invoice', input: 'acme' }
+  const events = await eventually(async () => {
+    const events = await apiHistory(run)
+    assert.equal(events.at(-1)?.type, 'WorkflowCompleted', `${workflowId} has completed`)
+    return events
+  }, 20_000)
+  const rendered = events.find((e) => e.type === 'StepCompleted')
+  const log = rendered.details.find((d) => d.name === 'log')
+  assert.ok(log.value.$document, 'the API keeps the log as a document reference')
+  await checkPage({
+    name: 'run-audit-details',
+    path: runPath(run),
+    async check(page) {
+      await checkHistory(page, run)
+      const item = page.locator('ol.timeline > li').nth(events.indexOf(rendered))
+      assert.equal(await text(item.locator('summary .tag')), '2 audit details')
+      const planned = page.locator('ol.timeline > li').nth(events.findIndex((e) => e.details))
+      assert.equal(await text(planned.locator('summary .tag')), '1 audit detail')
+      await item.locator('summary').first().click()
+      const block = item.locator('.detail-block').filter({ has: page.getByRole('heading', { name: 'Audit details' }) })
+      await block.waitFor()
+      assert.deepEqual(await block.locator('h4').allInnerTexts(), ['request', 'log'])
+      assert.ok((await text(block)).includes('"129.00 EUR"'), 'the request is shown as JSON')
+      // The log is not loaded until asked for.
+      assert.ok((await text(block)).includes('stored apart'), 'the log is a document')
+      assert.equal(await block.locator('pre.payload-text').count(), 0)
+      await block.getByRole('button', { name: 'Load the document' }).click()
+      const shown = block.locator('pre.payload-text')
+      await shown.waitFor()
+      const logText = await shown.innerText()
+      assert.ok(logText.startsWith('page 1 of the invoice for acme rendered\n'), logText.slice(0, 80))
+      assert.ok(logText.includes('page 7000 of the invoice for acme rendered'), 'the whole log')
+    },
+  })
+})
+
 test('run page: pause shows who paused the run, resume clears it', { timeout }, async () => {
   const run = await startApproval('ops-pause', 'lamp')
   const reason = 'checking the lamp'

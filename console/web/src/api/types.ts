@@ -322,6 +322,14 @@ export interface HistoryEvent {
   }
   target?: { namespace?: string; workflow_id: string; run_id?: string }
   recovery?: { from_node: string; to_node: string; reoffered: number; workflow_task?: boolean; steps?: number[] }
+  /** Audit details the workflow task or the step attempt attached (large ones as documents). */
+  details?: AuditDetail[]
+}
+
+/** A named value workflow or step code attached to an event for people to read. */
+export interface AuditDetail {
+  name: string
+  value: Payload
 }
 
 /** A page of events. */

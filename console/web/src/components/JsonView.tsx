@@ -85,6 +85,24 @@ function CopyButton({ text }: { text: string }) {
   )
 }
 
+/** Whether a string payload reads better as text than as a JSON string: it has lines, or is long. */
+function isText(s: string): boolean {
+  return s.includes('\n') || s.length > 120
+}
+
+/** A string payload shown as the text it is (a log, a report), in a box that scrolls. */
+function TextView({ text }: { text: string }) {
+  return (
+    <div className="json">
+      <CopyButton text={text} />
+      {/* Focusable: a box that scrolls must take the keyboard's arrows. */}
+      <pre className="payload-text" tabIndex={0}>
+        {text}
+      </pre>
+    </div>
+  )
+}
+
 /** The bytes of base64 shown at most. */
 const previewChars = 120
 
@@ -98,6 +116,7 @@ export function PayloadView({ payload, empty = 'none' }: { payload: Payload | un
   const p = decodePayload(payload)
   switch (p.kind) {
     case 'json':
+      if (typeof p.value === 'string' && isText(p.value)) return <TextView text={p.value} />
       return <JsonView value={p.value} />
     case 'binary': {
       const text = textOf(p.base64)

@@ -47,6 +47,11 @@ export function History({ events, namespace }: { events: HistoryEvent[]; namespa
                 </span>
                 <span className="event-type">{e.type}</span>
                 <span className="event-what">{what(e)}</span>
+                {e.details && e.details.length > 0 && (
+                  <span className="tag" title={e.details.map((d) => d.name).join(', ')}>
+                    {e.details.length === 1 ? '1 audit detail' : `${e.details.length} audit details`}
+                  </span>
+                )}
               </summary>
               <EventDetails event={e} namespace={namespace} />
             </details>
@@ -175,6 +180,17 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
         <div className="detail-block">
           <h3>Failure</h3>
           <FailureView failure={e.failure} />
+        </div>
+      )}
+      {e.details && e.details.length > 0 && (
+        <div className="detail-block">
+          <h3>Audit details</h3>
+          {e.details.map((d) => (
+            <div key={d.name}>
+              <h4 className="audit-detail-name">{d.name}</h4>
+              <PayloadView payload={d.value} />
+            </div>
+          ))}
         </div>
       )}
       {start && (
