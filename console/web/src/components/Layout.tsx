@@ -151,14 +151,11 @@ export function LoginFrame({ children }: { children: ReactNode }) {
 /** Switches between the light and the dark theme. */
 function ThemeButton() {
   const [theme, toggleTheme] = useTheme()
+  const label = `Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`
   return (
-    <button
-      type="button"
-      onClick={toggleTheme}
-      aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}
-      title="Theme"
-    >
-      {theme === 'dark' ? '☀ Light' : '☾ Dark'}
+    <button type="button" className="theme-button" onClick={toggleTheme} aria-label={label} title={label}>
+      {/* The icon alone: the navigation needs the room. */}
+      <span aria-hidden="true">{theme === 'dark' ? '☀' : '☾'}</span>
     </button>
   )
 }
