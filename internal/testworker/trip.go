@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strandhq/strand/saga"
@@ -20,6 +21,9 @@ type TripPlan struct {
 	Busy       map[string]int `json:"busy,omitempty"`
 	UndoBroken string         `json:"undo_broken,omitempty"`
 	UndoSleep  string         `json:"undo_sleep,omitempty"`
+	// Bulky is the step whose answer carries a voucher of about 300 KB,
+	// which the store keeps as a document.
+	Bulky string `json:"bulky,omitempty"`
 }
 
 // Booking is what a booking step answers, and its compensation gets.
@@ -27,6 +31,8 @@ type Booking struct {
 	Step string   `json:"step"`
 	Ref  string   `json:"ref"`
 	Plan TripPlan `json:"plan"`
+	// Voucher is what a bulky step answers besides its reference.
+	Voucher string `json:"voucher,omitempty"`
 }
 
 // Trip books a flight, then a hotel and a car together, then sends the
@@ -61,6 +67,9 @@ func book(ctx context.Context, b Booking) (Booking, error) {
 		return b, fmt.Errorf("%s: no seats left (409)", b.Step)
 	}
 	b.Ref = fmt.Sprintf("%s-%d", b.Step, info.Seq)
+	if b.Plan.Bulky == b.Step {
+		b.Voucher = strings.Repeat("voucher line for "+b.Ref+"\n", 300<<10/(len(b.Ref)+18))
+	}
 	return b, nil
 }
 

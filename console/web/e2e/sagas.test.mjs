@@ -420,3 +420,29 @@ test('a running saga is disabled, enabled and terminated from its page', { timeo
     )
   })
 })
+
+test('an answer stored as a document links to the run whose history loads it', { timeout }, async () => {
+  const id = 'trip-bulky'
+  // The tickets answer with a voucher of about 300 KB: a document.
+  const { run_id } = await api('POST', `/namespaces/${ns}/workflows`, {
+    workflow_id: id,
+    workflow_type: type,
+    queue,
+    input: { bulky: 'tickets' },
+  })
+  await eventually(async () => assert.equal((await apiSaga(id)).state, 'completed'), 30_000)
+  await withPage(sagaPath(id), async (page) => {
+    const tickets = page.locator('table.saga-tryouts tr[data-step="tickets"][data-phase="forward"]')
+    const link = tickets.locator('.saga-answer').getByRole('link')
+    await link.waitFor()
+    assert.match(await text(link), /^document, 3\d\d\.\d KiB$/)
+    assert.equal(await link.getAttribute('href'), runPath({ workflow_id: id, run_id }, ns))
+    // A small answer is still previewed in place.
+    assert.match(
+      await text(page.locator('table.saga-tryouts tr[data-step="flight"] .saga-answer code')),
+      /^\{"step":"flight"/,
+    )
+    await link.click()
+    await page.waitForURL((u) => u.pathname === runPath({ workflow_id: id, run_id }, ns))
+  })
+})

@@ -1,6 +1,8 @@
+import { Link } from '@tanstack/react-router'
 import { decodePayload } from '../../api/payload'
 import type { SagaRecord, Tryout } from '../../api/sagas'
 import type { Payload } from '../../api/types'
+import { formatBytes } from '../../components/JsonView'
 import { formatDuration, formatTime, parseTime } from '../../components/timeFormat'
 import { OutcomeBadge } from './badges'
 
@@ -20,11 +22,18 @@ export function answerPreview(answer: Payload | undefined): { short: string; ful
       full = `binary, ${p.size} bytes`
       break
     case 'document':
-      full = `document ${p.id}, ${p.size} bytes (on the run's page)`
+      full = `document ${p.id}, ${p.size} bytes: the run's history loads it`
       break
   }
   const short = full.length > previewChars ? full.slice(0, previewChars - 1) + '…' : full
   return { short, full: full.length > 2000 ? full.slice(0, 2000) + '…' : full }
+}
+
+/** The document an answer is stored as, if it is one. */
+function stored(answer: Payload | undefined): { id: string; size: number } | undefined {
+  if (answer === undefined) return undefined
+  const p = decodePayload(answer)
+  return p.kind === 'document' ? p : undefined
 }
 
 /** A tryout's idempotency key without the transaction id every key starts with. */
@@ -98,6 +107,7 @@ export function Tryouts({ saga, now }: { saga: SagaRecord; now: number }) {
             <tbody>
               {saga.tryouts.map((t, i) => {
                 const answer = answerPreview(t.answer)
+                const doc = stored(t.answer)
                 return (
                   <tr key={i} data-step={t.step} data-phase={t.phase} data-attempt={t.attempt} data-outcome={t.outcome}>
                     <td className="strong nowrap">{t.step}</td>
@@ -125,7 +135,17 @@ export function Tryouts({ saga, now }: { saga: SagaRecord; now: number }) {
                       )}
                     </td>
                     <td className="saga-answer nowrap">
-                      {answer ? (
+                      {doc ? (
+                        // Stored apart: the run's history loads it.
+                        <Link
+                          to="/namespaces/$namespace/runs/$workflowId/$runId"
+                          params={{ namespace: saga.namespace, workflowId: saga.id, runId: saga.run_id }}
+                          title={answer?.full}
+                          className="inline-link small"
+                        >
+                          document, {formatBytes(doc.size)}
+                        </Link>
+                      ) : answer ? (
                         <code className="small" title={answer.full}>
                           {answer.short}
                         </code>
