@@ -139,6 +139,10 @@ type flight struct {
 // signal to it, matches messages with waiting runs, and returns once it
 // holds nothing.
 func Run(ctx workflow.Context, st state) (struct{}, error) {
+	// A mailbox holds what senders were told was taken: a cancel request
+	// (anyone may send one through the API) does not end it, and its
+	// timers and waits go on. Terminate ends it.
+	ctx = workflow.NewDisconnectedContext(ctx)
 	m := &mailbox{st: st, commands: workflow.GetSignalChannel[api.MailboxCommand](ctx, api.MailboxSignal), shown: [2]int{-1, -1}}
 	workflow.SetQueryHandler(ctx, queryName, func(struct{}) (api.MailboxDescription, error) { return m.describe(ctx), nil })
 	for {

@@ -362,6 +362,29 @@ func TestRules(t *testing.T) {
 	})
 }
 
+// TestMailboxTakesNoCancel: a cancel request sent to a mailbox (anyone may
+// send one through the API) changes nothing: it keeps its messages and
+// delivers them. Before, its canceled context made every timer fire at
+// once and its loop spun in one workflow task, holding memory without end
+// (Schemathesis found it).
+func TestMailboxTakesNoCancel(t *testing.T) {
+	testdb.Backends(t, func(t *testing.T, st store.Store) {
+		e := newEnv(t, st)
+		e.send("invoice", "i-1", "first", func(r *api.SendMessageRequest) { r.TTL = time.Hour })
+		if err := e.Client.Cancel(e.Ctx, api.MailboxWorkflowID("invoice", "i-1"), "", "not for mailboxes"); err != nil {
+			t.Fatal(err)
+		}
+		e.send("invoice", "i-1", "second", func(r *api.SendMessageRequest) { r.TTL = time.Hour })
+		e.Eventually("the mailbox to keep both messages after a cancel request", 30*time.Second, func() bool {
+			return len(e.describe("invoice", "i-1").Kept) == 2
+		})
+		m, err := e.wait("w-after-cancel", waitIn{Name: "invoice", Key: "i-1", Timeout: time.Minute}).Get(e.Ctx)
+		if err != nil || m.MessageID == "" {
+			t.Fatalf("a wait after the cancel request got %+v, %v", m, err)
+		}
+	})
+}
+
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, testdb.SQLite(t))
 	for name, req := range map[string]api.SendMessageRequest{

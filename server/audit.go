@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
@@ -68,8 +70,16 @@ func (a *AuditLog) Close() {
 	<-a.done
 }
 
-// record queues an entry.
+// record queues an entry, made storable first: a request may name what it
+// acts on with bytes no store keeps (a NUL, bad UTF-8) or at any length,
+// and one entry the store refused would lose the batch it is written in.
 func (a *AuditLog) record(ctx context.Context, e store.AuditEntry) {
+	e.Namespace = storable(e.Namespace, 256)
+	e.Actor = storable(e.Actor, 256)
+	e.Remote = storable(e.Remote, 256)
+	e.Action = storable(e.Action, 512)
+	e.Target = storable(e.Target, 1000)
+	e.RunID = storable(e.RunID, 64)
 	select {
 	case a.in <- e:
 	case <-ctx.Done():
@@ -94,6 +104,12 @@ func (a *AuditLog) run(ctx context.Context) {
 		for attempt := 0; ; attempt++ {
 			err := a.st.AppendAudit(wctx, batch...)
 			if err == nil {
+				break
+			}
+			if errors.Is(err, store.ErrInvalidArgument) {
+				// One entry the store will never take: the others go
+				// one by one, so that only it is lost.
+				a.appendEach(wctx, batch)
 				break
 			}
 			if wctx.Err() != nil || attempt == 5 {
@@ -129,6 +145,26 @@ func (a *AuditLog) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// appendEach writes entries one at a time, logging those the store refuses.
+func (a *AuditLog) appendEach(ctx context.Context, entries []store.AuditEntry) {
+	for _, e := range entries {
+		if err := a.st.AppendAudit(ctx, e); err != nil {
+			a.log.Error("audit entry lost: the store did not take it", "action", e.Action, "actor", e.Actor, "error", err)
+		}
+	}
+}
+
+// storable is s as an audit entry can keep it: valid UTF-8 without NUL
+// (each replaced by U+FFFD), cut to max characters.
+func storable(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max])
+	}
+	return s
 }
 
 // purge deletes the entries past retention, 1,000 at a time.

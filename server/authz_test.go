@@ -468,3 +468,36 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("an inverted time range: %d %s, want 200 and no entries", code, body)
 	}
 }
+
+// TestAuditEntriesOfBadBytes: a request that names its target with bytes no
+// store keeps (a NUL, bad UTF-8, more characters than an entry holds) is
+// recorded with them replaced, and the entries written beside it are kept.
+// Before, the store refused the whole batch for that one entry.
+func TestAuditEntriesOfBadBytes(t *testing.T) {
+	f := newAccessFixture(t)
+	bad := "/namespaces/acme/workflows/order-%00%ff/terminate?run_id=" + strings.Repeat("r", 100) + "%00"
+	for i := range 3 {
+		f.do(t, "acme-writer", "POST", fmt.Sprintf("/namespaces/acme/workflows/fine-%d/terminate", i), `{"reason":"x"}`)
+		f.do(t, "acme-writer", "POST", bad, `{"reason":"x"}`)
+	}
+	var list AuditList
+	deadline := time.Now().Add(10 * time.Second)
+	for len(list.Entries) < 6 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		_, _, raw := f.do(t, "root", "GET", "/audit", "")
+		list = AuditList{}
+		json.Unmarshal([]byte(raw), &list)
+	}
+	var fine, replaced int
+	for _, e := range list.Entries {
+		switch {
+		case strings.HasPrefix(e.Target, "fine-"):
+			fine++
+		case e.Target == "order-\uFFFD\uFFFD" && len(e.RunID) == 64 && !strings.Contains(e.RunID, "\x00"):
+			replaced++
+		}
+	}
+	if fine != 3 || replaced != 3 {
+		t.Fatalf("audit log has %d entries of the fine requests and %d of the bad ones with their bytes replaced; want 3 and 3: %+v", fine, replaced, list.Entries)
+	}
+}

@@ -196,7 +196,7 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			}
 			return client(r).Instances(ctx, r.PathValue("name"), dag.State(r.URL.Query().Get("state")), size, token)
 		}).with(intQuery("page_size", 0, 1000, "instances per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"),
-			stringParam("state", "only instances in this state (success, failure, running, paused, stop, ...)"))},
+			textParam("state", "only instances in this state (success, failure, running, paused, stop, ...)", store.MaxAttributeValue))},
 		{"GET", inst, "Describe an instance: its state and its tasks'", get(h, func(ctx context.Context, r *http.Request) (DAGInstance, error) {
 			in, rec, err := client(r).Instance(ctx, r.PathValue("workflow_id"))
 			return DAGInstance{Run: rec, Instance: in}, err

@@ -641,7 +641,7 @@ func scheduleRoutes(h *handler, sc api.Schedules) []Route {
 		}).pathFields("namespace", "schedule_id").linked(describe)},
 		{"DELETE", one, "Delete a schedule (the runs it started go on)", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
 			return struct{}{}, sc.DeleteSchedule(ctx, api.DeleteScheduleRequest{ScheduleRef: sref(r), Identity: r.URL.Query().Get("identity")})
-		}).with(stringParam("identity", "who deletes it, for the record"))},
+		}).with(param{"identity", map[string]any{"type": "string", "maxLength": store.MaxIdentity}, "who deletes it, for the record"})},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/statemachine"
+	"github.com/strandhq/strand/store"
 )
 
 // SMDefinitionList is the state machine definitions, their latest
@@ -118,9 +119,11 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 			q := r.URL.Query()
 			return client(r).List(ctx, statemachine.Filter{Type: q.Get("type"), State: q.Get("state"), Status: statemachine.Status(q.Get("status")),
 				BusinessKey: q.Get("business_key"), ExternalID: q.Get("external_id"), Parent: q.Get("parent")}, size, token)
-		}).with(stringParam("type", "only this type"), stringParam("state", "only this state"), stringParam("status", "only this status"),
-			stringParam("business_key", "only this business key"), stringParam("external_id", "only this external id"),
-			stringParam("parent", "only children of this instance"),
+		}).with(textParam("type", "only this type", store.MaxAttributeValue), textParam("state", "only this state", store.MaxAttributeValue),
+			textParam("status", "only this status", store.MaxAttributeValue),
+			textParam("business_key", "only this business key", store.MaxIndexedChars),
+			textParam("external_id", "only this external id", store.MaxAttributeValue),
+			textParam("parent", "only children of this instance", store.MaxAttributeValue),
 			intQuery("page_size", 0, 1000, "instances per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"))},
 		{"GET", one, "A state machine instance with its actions and variables (its id with '/' escaped as %2F)", get(h, func(ctx context.Context, r *http.Request) (*statemachine.Instance, error) {
 			return client(r).Get(ctx, r.PathValue("id"))
