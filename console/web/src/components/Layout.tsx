@@ -27,7 +27,7 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <header className={access.accessControl ? 'header with-user' : 'header'}>
+      <header className="header">
         <Link to="/" className="brand">
           <img src="/favicon.svg" alt="" width="22" height="22" />
           Strand
