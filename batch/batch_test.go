@@ -60,26 +60,40 @@ func (e *env) startWaiters(prefix string, n int) {
 	}
 }
 
-// TestBatchTerminateSurvivesRestart terminates 1,000 runs with a batch
-// whose engine restarts halfway: every run ends terminated, once.
+// TestBatchTerminateSurvivesRestart terminates 300 runs with a batch
+// whose engine restarts a third of the way: every run ends terminated,
+// once.
+//
+// 300 runs are three of the batch's pages of 100 and fifteen chunks of 20:
+// the restart comes after the first page, so the batch goes on from the
+// page token it kept, through pages it had not listed (1,000 runs tested
+// no more than that, at three times the cost of every start, list and
+// terminate). At 100 runs a second a chunk waits 200 ms for the rate, so
+// the 200 runs after the restart point take at least 2 s: the engine
+// stops long before the batch could end.
 func TestBatchTerminateSurvivesRestart(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
-		const n = 1000
+		const n, rate, restartAt = 300, 100, 100
 		e.startWaiters("order", n)
 		running := api.ListRequest{WorkflowType: "Waiter", Statuses: []store.RunStatus{store.StatusRunning}}
 		// Cassandra lists what its visibility rows say; under the whole
-		// suite on two cores a thousand of them take a while.
+		// suite on two cores that takes a while.
 		e.Eventually("the runs listed", 2*time.Minute, func() bool { return e.count(running) == n })
 		ref, err := e.b().StartBatch(e.Ctx, api.StartBatchRequest{BatchID: "cleanup", Filter: running, Operation: api.BatchTerminate,
-			Reason: "decommissioned", Rate: 250, Identity: "ops"})
+			Reason: "decommissioned", Rate: rate, Identity: "ops"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Eventually("some runs terminated", 30*time.Second, func() bool {
+		var before api.BatchDescription
+		e.Eventually(fmt.Sprintf("%d runs terminated before the restart", restartAt), time.Minute, func() bool {
 			d, err := e.b().DescribeBatch(e.Ctx, ref)
-			return err == nil && d.Done >= 100
+			before = d
+			return err == nil && d.Done >= restartAt
 		})
+		if before.Done >= n {
+			t.Fatalf("the batch was done (%d runs) when it was seen past %d: it would not be restarted halfway", before.Done, restartAt)
+		}
 		e.Restart()
 		// Generous: under the whole suite on two cores, a Cassandra commit
 		// takes tens of milliseconds.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/store"
@@ -23,16 +24,32 @@ import (
 // processes, on every store.
 func TestCommands(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
-		e := newEnv(t, st)
-		t.Run("pause and resume", func(t *testing.T) { e.t = t; pauseResume(t, e) })
-		t.Run("stop kills the process group", func(t *testing.T) { e.t = t; stopKills(t, e) })
-		t.Run("shell timeout", func(t *testing.T) { e.t = t; shellTimeout(t, e) })
-		t.Run("sub-process and dependent", func(t *testing.T) { e.t = t; subProcessAndDependent(t, e) })
-		t.Run("start from the failed node", func(t *testing.T) { e.t = t; startFromFailed(t, e) })
-		t.Run("worker killed mid-task", func(t *testing.T) { e.t = t; workerKilled(t, e) })
-		t.Run("log while running", func(t *testing.T) { e.t = t; liveLog(t, e) })
-		t.Run("backfill", func(t *testing.T) { e.t = t; backfill(t, e) })
+		newEnv(t, st).concurrently(t,
+			subtest{"pause and resume", pauseResume},
+			subtest{"stop kills the process group", stopKills},
+			subtest{"shell timeout", shellTimeout},
+			subtest{"sub-process and dependent", subProcessAndDependent},
+			subtest{"start from the failed node", startFromFailed},
+			subtest{"worker killed mid-task", workerKilled},
+			subtest{"log while running", liveLog},
+			subtest{"backfill", backfill})
 	})
+}
+
+// awaitFile is a shell snippet that waits for the file at path, which the
+// test creates when the task may go on (an event, not a guess at how long
+// the test needs), and fails the task if it does not come within a
+// minute.
+func awaitFile(path string) string {
+	return fmt.Sprintf("for i in $(seq 600); do test -e %[1]s && break; sleep 0.1; done; test -e %[1]s", path)
+}
+
+// touch creates the file at path.
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // start starts an instance and returns its workflow id.
@@ -55,7 +72,7 @@ func (e *env) waitFor(id, what string, d time.Duration, cond func(*dag.Instance)
 			return inst
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: timed out waiting for %s: %v, %v", id, what, states0(inst), err)
+			e.t.Fatalf("%s: timed out after %s waiting for %s: %v, %v", id, d, what, states0(inst), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -71,7 +88,7 @@ func states0(inst *dag.Instance) string {
 // wait waits for an instance to end and returns it.
 func (e *env) wait(id string) *dag.Instance {
 	e.t.Helper()
-	if _, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}}); err != nil {
+	if _, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: e.ns, WorkflowID: id}}); err != nil {
 		e.t.Fatal(err)
 	}
 	inst, _, err := e.client.Instance(e.ctx, id)
@@ -94,11 +111,12 @@ func task(inst *dag.Instance, name string) dag.TaskInstance {
 // no new one until it is resumed.
 func pauseResume(t *testing.T, e *env) {
 	dir := t.TempDir()
+	// first runs until the pause was sent, however long that takes.
 	e.apply(fmt.Sprintf(`name: pausing
 tasks:
-  - {name: first, type: shell, script: 'touch %[1]s/first-started; sleep 1'}
+  - {name: first, type: shell, script: 'touch %[1]s/first-started; %[2]s'}
   - {name: second, type: shell, upstream: [first], script: 'touch %[1]s/second'}
-`, dir))
+`, dir, awaitFile(filepath.Join(dir, "paused"))))
 	id := e.start(dag.RunInput{DAG: "pausing"})
 	e.waitFor(id, "first to start", 30*time.Second, func(*dag.Instance) bool {
 		_, err := os.Stat(filepath.Join(dir, "first-started"))
@@ -107,10 +125,13 @@ tasks:
 	if err := e.client.Command(e.ctx, id, dag.ActionPause, "test"); err != nil {
 		t.Fatal(err)
 	}
+	touch(t, filepath.Join(dir, "paused"))
 	inst := e.waitFor(id, "paused", 30*time.Second, func(i *dag.Instance) bool { return i.State == dag.StatePaused })
 	if got := states(inst); got != "first=success second=submitted" {
 		t.Fatalf("paused: %s", got)
 	}
+	// Nothing may happen while paused: a while, long enough for second to
+	// have started and run had the pause not held it.
 	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "second")); err == nil {
 		t.Fatal("second ran while the instance was paused")
@@ -145,7 +166,19 @@ tasks:
 		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && child > 0
 	})
-	time.Sleep(2500 * time.Millisecond) // a heartbeat carries the log's start
+	// A heartbeat carries the log's start: the first comes after
+	// heartbeatEvery (2s).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := e.client.Log(e.ctx, id, "long")
+		if err == nil && l.Running && strings.Contains(l.Log, "long task started") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after 30s waiting for a heartbeat to carry the running task's log start: %+v, %v", l, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err := e.client.Command(e.ctx, id, dag.ActionStop, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +189,10 @@ tasks:
 	if inst.State != dag.StateStopped || task(inst, "long").State != dag.StateStopped || task(inst, "after").State != dag.StateSubmitted {
 		t.Fatalf("stopped: %s", states0(inst))
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for alive(child) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the task's child process %d outlived the stop", child)
+			t.Fatalf("the task's child process %d outlived the stop by 30s", child)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -191,22 +224,26 @@ func shellTimeout(t *testing.T, e *env) {
 	if err := e.client.Catalog.SetAlertGroup(e.ctx, "oncall", dag.AlertGroup{URL: srv.URL}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	e.apply(`name: lagging
+	// dawdle runs until the test got the alert.
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: lagging
 warning: {type: none, group: oncall}
 tasks:
-  - {name: dawdle, type: shell, script: 'sleep 2', timeout: {after: 500ms, action: warn}}
-`)
-	inst := e.wait(e.start(dag.RunInput{DAG: "lagging"}))
-	if inst.State != dag.StateSuccess || !task(inst, "dawdle").Warned {
-		t.Fatalf("warn timeout: %s, warned %v", states0(inst), task(inst, "dawdle").Warned)
-	}
+  - {name: dawdle, type: shell, script: '%s', timeout: {after: 500ms, action: warn}}
+`, awaitFile(filepath.Join(dir, "alerted"))))
+	id := e.start(dag.RunInput{DAG: "lagging"})
 	select {
 	case a := <-alerts:
 		if a.Event != "task_timeout" || a.Task != "dawdle" || a.DAG != "lagging" {
 			t.Fatalf("alert %+v", a)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no task_timeout alert")
+	case <-time.After(60 * time.Second):
+		t.Fatal("no task_timeout alert within 60s of the start")
+	}
+	touch(t, filepath.Join(dir, "alerted"))
+	inst := e.wait(id)
+	if inst.State != dag.StateSuccess || !task(inst, "dawdle").Warned {
+		t.Fatalf("warn timeout: %s, warned %v", states0(inst), task(inst, "dawdle").Warned)
 	}
 
 	e.apply(`name: slow
@@ -214,7 +251,7 @@ tasks:
   - {name: hang, type: shell, script: 'sleep 60', timeout: {after: 1s, action: fail}}
 `)
 	began := time.Now()
-	id := e.start(dag.RunInput{DAG: "slow"})
+	id = e.start(dag.RunInput{DAG: "slow"})
 	inst = e.wait(id)
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
@@ -272,11 +309,21 @@ tasks:
 	e.waitFor(down, "waiting for its dependency", 30*time.Second, func(i *dag.Instance) bool {
 		return task(i, "wait").State == dag.StateWaitingDepend
 	})
-	// An instance of another day does not count.
+	// An instance of another day does not count: once the list (which
+	// the check reads) shows it, two more checks end (the second began
+	// after it was listed) and the task still waits.
 	if inst := e.wait(e.start(dag.RunInput{DAG: "upstream-job", ScheduleTime: day.AddDate(0, 0, -1)})); inst.State != dag.StateSuccess {
 		t.Fatal(states0(inst))
 	}
-	time.Sleep(2 * time.Second)
+	e.instancesIn("upstream-job", dag.StateSuccess, 1)
+	checks := e.dependencyChecks(down)
+	deadline := time.Now().Add(60 * time.Second)
+	for e.dependencyChecks(down) < checks+2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after 60s waiting for two dependency checks after the other day's instance was listed (%d before)", checks)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if inst, _, _ := e.client.Instance(e.ctx, down); task(inst, "wait").State != dag.StateWaitingDepend {
 		t.Fatalf("an instance of the day before released the dependency: %s", states0(inst))
 	}
@@ -284,6 +331,27 @@ tasks:
 	if inst := e.wait(down); inst.State != dag.StateSuccess {
 		t.Fatalf("downstream: %s", states0(inst))
 	}
+}
+
+// dependencyChecks counts the dependency checks that ended in an
+// instance's history.
+func (e *env) dependencyChecks(id string) int {
+	e.t.Helper()
+	evs, err := client.New(e.eng, client.Options{Namespace: e.ns}).AllHistory(e.ctx, id, "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	checks := map[int64]bool{} // the seqs of the check steps
+	n := 0
+	for _, ev := range evs {
+		switch {
+		case ev.Type == api.EventStepScheduled && ev.Name == "strand.dag.dependency":
+			checks[ev.Seq] = true
+		case ev.Type == api.EventStepCompleted && checks[ev.Seq]:
+			n++
+		}
+	}
+	return n
 }
 
 // startFromFailed: after the script is fixed, the instance starts again
@@ -328,10 +396,20 @@ tasks:
 }
 
 // workerKilled: a worker SIGKILLed mid-task has the task retried by its
-// retry policy on another worker.
+// retry policy on another worker. It takes the heartbeat timeout (15s)
+// for the engine to see the task's worker gone.
+//
+// It runs in a namespace of its own with workers of its own, so that the
+// kill stops no work of the other subtests (every worker also runs the
+// DAG interpreter of its namespace).
 func workerKilled(t *testing.T, e *env) {
-	e.startWorker("w2")
+	e = e.inNamespace("crash")
+	e.startWorker("c1")
+	e.startWorker("c2")
 	dir := t.TempDir()
+	// The first attempt runs until it is killed (the test kills its
+	// process group, which outlives its worker, once the worker is
+	// dead); the retry ends at once.
 	e.apply(fmt.Sprintf(`name: crashy
 tasks:
   - name: work
@@ -340,18 +418,27 @@ tasks:
     retry_interval: 1s
     script: |
       echo attempt >> %[1]s/attempts
-      sleep 4
+      if [ "$(wc -l < %[1]s/attempts)" -eq 1 ]; then echo $$ > %[1]s/first; sleep 300; fi
 `, dir))
-	id := e.start(dag.RunInput{DAG: "crashy"})
-	e.waitFor(id, "the first attempt", 30*time.Second, func(*dag.Instance) bool {
-		_, err := os.Stat(filepath.Join(dir, "attempts"))
-		return err == nil
+	first := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "first"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid
+	}
+	t.Cleanup(func() {
+		if pid := first(); pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
 	})
-	// Which worker runs it: the one whose process has a bash child.
+	id := e.start(dag.RunInput{DAG: "crashy"})
+	e.waitFor(id, "the first attempt", 30*time.Second, func(*dag.Instance) bool { return first() > 0 })
+	pid := first()
+	// Which worker runs it: the one of this namespace whose process has a
+	// bash child.
 	var victim string
 	e.mu.Lock()
-	for name, cmd := range e.workers {
-		if hasChild(cmd.Process.Pid, "bash") {
+	for _, name := range []string{"c1", "c2"} {
+		if cmd := e.workers[name]; hasChild(cmd.Process.Pid, "bash") {
 			victim = name
 		}
 	}
@@ -364,12 +451,16 @@ tasks:
 	e.mu.Lock()
 	delete(e.workers, victim)
 	e.mu.Unlock()
+	syscall.Kill(-pid, syscall.SIGKILL)
 	inst := e.wait(id)
 	if inst.State != dag.StateSuccess {
 		t.Fatalf("after the worker was killed: %s", states0(inst))
 	}
 	if w := task(inst, "work"); w.Host == victim || w.Host == "" {
 		t.Fatalf("the task finished on %q; want another worker than %s", w.Host, victim)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "attempts")); strings.Count(string(b), "attempt") != 2 {
+		t.Fatalf("attempts: %q; want the killed one and its retry", b)
 	}
 }
 
@@ -433,7 +524,7 @@ tasks:
 			for _, r := range runs.Runs {
 				seen = append(seen, fmt.Sprintf("%s %s %s", r.Type, r.WorkflowID, r.Status))
 			}
-			t.Fatalf("after the backfill: %v; want files %v; runs: %s", entries, want, strings.Join(seen, "; "))
+			t.Fatalf("after the backfill and a minute: %v; want files %v; runs: %s", entries, want, strings.Join(seen, "; "))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -448,13 +539,18 @@ tasks:
 // liveLog: a running task's log can be read while it runs (from its
 // heartbeats), and whole once it ended.
 func liveLog(t *testing.T, e *env) {
-	e.apply(`name: chatty
+	// talk writes half its log, then runs until the test read that half
+	// while it ran, then writes the rest.
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: chatty
 tasks:
   - name: talk
     type: shell
     script: |
-      for i in $(seq 1 30); do echo "line $i"; sleep 0.2; done
-`)
+      for i in $(seq 1 15); do echo "line $i"; sleep 0.02; done
+      %s
+      for i in $(seq 16 30); do echo "line $i"; sleep 0.02; done
+`, awaitFile(filepath.Join(dir, "seen"))))
 	id := e.start(dag.RunInput{DAG: "chatty"})
 	var running dag.TaskLog
 	deadline := time.Now().Add(30 * time.Second)
@@ -465,13 +561,14 @@ tasks:
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no log while the task ran: %+v, %v", l, err)
+			t.Fatalf("timed out after 30s waiting for the log of the running task: %+v, %v", l, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if strings.Contains(running.Log, "line 30") {
 		t.Fatalf("the log read while running already has the end: %q", running.Log)
 	}
+	touch(t, filepath.Join(dir, "seen"))
 	e.wait(id)
 	l, err := e.client.Log(e.ctx, id, "talk")
 	if err != nil || l.Running || !strings.HasPrefix(l.Log, "line 1\n") || !strings.HasSuffix(l.Log, "line 30\n") {

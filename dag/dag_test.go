@@ -63,21 +63,57 @@ type (
 
 // env is an engine over a store behind a real HTTP server, its system
 // worker (schedules), and strand worker processes that run the pipelines.
+// Each subtest works on its own view of it (on), which shares all but t.
 type env struct {
 	// t is the test running now; root the test the env lives for.
 	t, root *testing.T
 	ctx     context.Context
 	eng     *engine.Engine
 	url     string
-	client  *dag.Client
-	sched   *schedule.Service
+	// ns is the namespace client starts and reads instances in.
+	ns     string
+	client *dag.Client
+	sched  *schedule.Service
 
 	// dataPath is the SQLite file every worker knows as the data source
 	// "local".
 	dataPath string
 
+	*procs
+}
+
+// procs are the strand worker processes running, by identity.
+type procs struct {
 	mu      sync.Mutex
 	workers map[string]*exec.Cmd
+}
+
+// on returns the view of e for test t.
+func (e *env) on(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// subtest is one of the subtests concurrently runs.
+type subtest struct {
+	name string
+	f    func(t *testing.T, e *env)
+}
+
+// concurrently runs the subtests side by side, each on its own view of
+// e, and returns when all have ended. They mostly wait (for worker
+// processes, heartbeats, timers), and each uses DAGs of its own names,
+// so one after another would only add up their waits. t.Parallel would
+// not run them at once: it counts them against -parallel (GOMAXPROCS by
+// default, 2 on a 2-core machine), which the stores' subtests already
+// fill.
+func (e *env) concurrently(t *testing.T, subtests ...subtest) {
+	var wg sync.WaitGroup
+	for _, s := range subtests {
+		wg.Go(func() { t.Run(s.name, func(t *testing.T) { s.f(t, e.on(t)) }) })
+	}
+	wg.Wait()
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
@@ -96,16 +132,31 @@ func newEnv(t *testing.T, st store.Store) *env {
 	sched := schedule.NewService(eng)
 	srv := httptest.NewServer(server.New(served{eng, sched, batch.NewService(eng)}, server.Options{PollWait: time.Second, Logger: testenv.Logger()}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, client: dag.NewClient(eng, ""), sched: sched, workers: map[string]*exec.Cmd{},
-		dataPath: filepath.Join(t.TempDir(), "data.db")}
+	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, ns: api.DefaultNamespace, client: dag.NewClient(eng, ""), sched: sched,
+		procs: &procs{workers: map[string]*exec.Cmd{}}, dataPath: filepath.Join(t.TempDir(), "data.db")}
 	e.startWorker("w1")
 	return e
 }
 
-// startWorker starts a strand worker process of the default group.
+// inNamespace returns a view of e whose client starts and reads instances
+// in namespace ns (created here), and whose startWorker starts workers of
+// ns: a test that kills a worker does it there, so that the workers of
+// the default namespace, which the other subtests share, run on.
+func (e *env) inNamespace(ns string) *env {
+	e.t.Helper()
+	if _, err := e.eng.CreateNamespace(e.ctx, api.Namespace{Name: ns}); err != nil && !errors.Is(err, api.ErrAlreadyExists) {
+		e.t.Fatal(err)
+	}
+	c := *e
+	c.ns, c.client = ns, dag.NewClient(e.eng, ns)
+	return &c
+}
+
+// startWorker starts a strand worker process of the default group in
+// e's namespace.
 func (e *env) startWorker(identity string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(strandBin, "worker", "--server", e.url, "--group", "default", "--identity", identity,
+	cmd := exec.Command(strandBin, "worker", "--server", e.url, "--namespace", e.ns, "--group", "default", "--identity", identity,
 		"--workdir", e.root.TempDir(), "--stop-wait", "2s", "--datasource", "local=sqlite:"+e.dataPath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -160,7 +211,7 @@ func (e *env) run(in dag.RunInput) (*dag.Instance, error) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	res, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: started.WorkflowID}})
+	res, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: e.ns, WorkflowID: started.WorkflowID}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -186,7 +237,8 @@ func (e *env) instances(name string, want int) api.ListResponse {
 func (e *env) instancesIn(name string, state dag.State, want int) api.ListResponse {
 	e.t.Helper()
 	var page api.ListResponse
-	deadline := time.Now().Add(10 * time.Second)
+	const bound = 30 * time.Second // generous: a loaded machine's lists lag
+	deadline := time.Now().Add(bound)
 	for {
 		var err error
 		page, err = e.client.Instances(e.ctx, name, state, 10, nil)
@@ -199,7 +251,7 @@ func (e *env) instancesIn(name string, state dag.State, want int) api.ListRespon
 		time.Sleep(50 * time.Millisecond)
 	}
 	if len(page.Runs) != want {
-		e.t.Fatalf("instances of %s: %d; want %d", name, len(page.Runs), want)
+		e.t.Fatalf("instances of %s in state %q: %d after waiting up to %s; want %d", name, state, len(page.Runs), bound, want)
 	}
 	return page
 }
@@ -214,12 +266,12 @@ func states(inst *dag.Instance) string {
 
 func TestPipelines(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
-		e := newEnv(t, st)
-		t.Run("fan out and in", func(t *testing.T) { e.t = t; fanOutIn(t, e) })
-		t.Run("failure strategies", func(t *testing.T) { e.t = t; failureStrategies(t, e) })
-		t.Run("branches", func(t *testing.T) { e.t = t; branches(t, e) })
-		t.Run("http and alerts", func(t *testing.T) { e.t = t; httpAndAlerts(t, e) })
-		t.Run("sql", func(t *testing.T) { e.t = t; sqlTasks(t, e) })
+		newEnv(t, st).concurrently(t,
+			subtest{"fan out and in", fanOutIn},
+			subtest{"failure strategies", failureStrategies},
+			subtest{"branches", branches},
+			subtest{"http and alerts", httpAndAlerts},
+			subtest{"sql", sqlTasks})
 	})
 }
 

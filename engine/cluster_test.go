@@ -65,7 +65,7 @@ func openNode(t *testing.T, st store.Store, id string) *clusterNode {
 		}
 		http.Error(w, "starting", http.StatusServiceUnavailable)
 	}))
-	eng, err := engine.Open(context.Background(), st, engine.Options{Identity: id, NodeTTL: 2 * time.Second, NumShards: 8,
+	eng, err := engine.Open(context.Background(), st, engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8,
 		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()})
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +126,19 @@ func waitPlaced(t *testing.T, within time.Duration, nodes ...*clusterNode) time.
 	}
 }
 
+// waitReady waits until every node owns the shards placement gives it.
+func waitReady(t *testing.T, nodes ...*clusterNode) {
+	t.Helper()
+	waitUntil(t, time.Minute, "every node ready", func() bool {
+		for _, n := range nodes {
+			if !n.eng.Ready() {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestClusterInProcess runs two engines over one store, each behind its own
 // HTTP server. The worker is connected to node a only and the client to
 // node b only, so every call for a's shards is forwarded by b, every task
@@ -143,12 +156,8 @@ func clusterInProcess(t *testing.T, st store.Store) {
 	a := openNode(t, st, "a")
 	b := openNode(t, st, "b")
 	// b joins: a hands over the shards placement now gives b.
-	for start := time.Now(); !b.eng.Ready() || !a.eng.Ready(); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("not ready after 10s: a %v, b %v", serving(t, a), serving(t, b))
-		}
-	}
-	waitPlaced(t, 10*time.Second, a, b)
+	waitReady(t, a, b)
+	waitPlaced(t, time.Minute, a, b)
 	if got := serving(t, b); len(got) == 0 || len(got) == 8 {
 		t.Fatalf("b serves %d of 8 shards; want some", len(got))
 	}
@@ -243,18 +252,16 @@ func clusterInProcess(t *testing.T, st store.Store) {
 			t.Errorf("shard %d still names b after b closed: not handed back", s.ID)
 		}
 	}
-	took := waitPlaced(t, 10*time.Second, a)
-	t.Logf("a serves every shard %s after b closed (node TTL 2s)", took.Round(time.Millisecond))
+	took := waitPlaced(t, time.Minute, a)
+	t.Logf("a serves every shard %s after b closed (node TTL 6s)", took.Round(time.Millisecond))
 	run, err := client.Start(ctx, ca, clusterParent, 1000, client.StartOptions{ID: "after"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if stage, err := client.Query[string](ctx, ca, "after", "", "stage", struct{}{}); err == nil && stage == "signal" {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitUntil(t, time.Minute, `the run "after" waiting for its signal`, func() bool {
+		stage, err := client.Query[string](ctx, ca, "after", "", "stage", struct{}{})
+		return err == nil && stage == "signal"
+	})
 	if err := ca.Signal(ctx, "after", "", "bonus", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +270,11 @@ func clusterInProcess(t *testing.T, st store.Store) {
 	}
 }
 
-// releaseWait is engine.releaseAfter and a margin.
-const releaseWait = 3 * time.Second
+// releaseWait bounds the wait for a step to go back to its owner: well
+// past engine.releaseAfter (2s) on a busy machine, and well short of the
+// step's start-to-close timeout (a minute), after which it would be
+// offered again anyway.
+const releaseWait = 30 * time.Second
 
 func releaseFlow(ctx workflow.Context, _ int) (int, error) {
 	return workflow.ExecuteStep(ctx, workflow.StepOptions{Queue: "rel", StartToClose: time.Minute}, clusterAdd, 1).Get(ctx)
@@ -276,11 +286,12 @@ func releaseFlow(ctx workflow.Context, _ int) (int, error) {
 // releaseAfter, or at once when a closes.
 func TestClusterRelease(t *testing.T) {
 	t.Run("unclaimed", func(t *testing.T) {
+		t.Parallel()
 		ctx, _, b, id := legTookStep(t)
-		time.Sleep(releaseWait) // the leg's answer and a's release after its wait
-		if got := stepState(ctx, t, b, id); got != "scheduled" {
-			t.Fatalf("step is %q after a's leg took it with no worker waiting on a; want it given back (scheduled)", got)
-		}
+		// The leg's answer, then a's release after releaseAfter.
+		waitUntil(t, releaseWait, "the step a's leg took, with no worker waiting on a, given back to b (scheduled)", func() bool {
+			return stepState(ctx, t, b, id) == "scheduled"
+		})
 		// The next worker, on b, gets it at once.
 		tctx, tcancel := context.WithTimeout(ctx, 2*time.Second)
 		defer tcancel()
@@ -290,15 +301,55 @@ func TestClusterRelease(t *testing.T) {
 		}
 	})
 	t.Run("on close", func(t *testing.T) {
+		t.Parallel()
 		ctx, a, b, id := legTookStep(t)
-		time.Sleep(200 * time.Millisecond) // the leg's answer
-		a.close()
-		for start := time.Now(); stepState(ctx, t, b, id) != "scheduled"; time.Sleep(20 * time.Millisecond) {
-			if time.Since(start) > releaseWait/2 {
-				t.Fatalf("step is %q after a closed holding it; want it given back (scheduled)", stepState(ctx, t, b, id))
-			}
+		// The leg's answer: the step waits in a's queue until a's
+		// release, releaseAfter (2s) later; a closes before that.
+		released := false
+		waitUntil(t, time.Minute, "the step a's leg took in a's queue", func() bool {
+			released = stepState(ctx, t, b, id) == "scheduled"
+			return released || backlog(ctx, t, a, "rel") == 1
+		})
+		if released {
+			t.Skip("the machine is too slow: a released the step (after releaseAfter) before the test saw it in a's queue")
 		}
+		a.close()
+		waitUntil(t, releaseWait, "the step a held when it closed given back to b (scheduled)", func() bool {
+			return stepState(ctx, t, b, id) == "scheduled"
+		})
 	})
+}
+
+// backlog returns the tasks waiting in node n's own step queue q (n's
+// alone: the call is marked forwarded, so n asks no other node).
+func backlog(ctx context.Context, t *testing.T, n *clusterNode, q string) int {
+	t.Helper()
+	l, err := n.eng.ListQueues(api.WithForwarded(ctx), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range l.Queues {
+		if info.Kind == api.QueueKindStep && info.Name == q {
+			return info.Backlog
+		}
+	}
+	return 0
+}
+
+// hasQueue reports whether node n knows step queue q: someone polled it
+// there, or a task was offered to it.
+func hasQueue(ctx context.Context, t *testing.T, n *clusterNode, q string) bool {
+	t.Helper()
+	l, err := n.eng.ListQueues(api.WithForwarded(ctx), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range l.Queues {
+		if info.Kind == api.QueueKindStep && info.Name == q {
+			return true
+		}
+	}
+	return false
 }
 
 func stepState(ctx context.Context, t *testing.T, n *clusterNode, id string) string {
@@ -317,12 +368,8 @@ func legTookStep(t *testing.T) (context.Context, *clusterNode, *clusterNode, str
 	st := testdb.Postgres(t)
 	a := openNode(t, st, "a")
 	b := openNode(t, st, "b")
-	for start := time.Now(); !b.eng.Ready() || !a.eng.Ready(); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("not ready")
-		}
-	}
-	waitPlaced(t, 10*time.Second, a, b)
+	waitReady(t, a, b)
+	waitPlaced(t, time.Minute, a, b)
 	// A workflow id of a shard b serves: b answers a forwarded call for it
 	// itself (not found) instead of refusing it.
 	id := ""
@@ -339,7 +386,10 @@ func legTookStep(t *testing.T) (context.Context, *clusterNode, *clusterNode, str
 		defer close(polled)
 		a.eng.PollStepTask(pctx, api.PollRequest{Queue: "rel"})
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// b has queue rel once a's leg polls it there (nothing else on b has
+	// named it yet); the leg waits there for legWait (10s), long past
+	// the start below.
+	waitUntil(t, time.Minute, "a's leg polling queue rel on b", func() bool { return hasQueue(ctx, t, b, "rel") })
 	pcancel()
 	<-polled
 
@@ -355,14 +405,9 @@ func legTookStep(t *testing.T) (context.Context, *clusterNode, *clusterNode, str
 	}
 	// The step is offered when its StepScheduled commits; a's leg waits on
 	// b, so it takes the step at once (a sync match on b).
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, time.Minute, "the step scheduled on b and matched to a's leg", func() bool {
 		evs, _ := client.New(b.eng, client.Options{}).AllHistory(ctx, id, "")
-		if count(evs, api.EventStepScheduled) == 1 && b.eng.Stats().SyncMatched > before {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the step was not scheduled and matched")
-		}
-	}
+		return count(evs, api.EventStepScheduled) == 1 && b.eng.Stats().SyncMatched > before
+	})
 	return ctx, a, b, id
 }

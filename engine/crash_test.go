@@ -30,9 +30,18 @@ import (
 // TestCrashChild) and kills it with SIGKILL at random moments, restarting
 // it each time; the last child runs until every workflow completed. Then
 // the parent checks what the store holds.
+//
+// A kill's moment is a random point of the work, not of the clock: each
+// child is killed once the step side effects written so far reach a random
+// count within its share of the work (and after it wrote one of its own),
+// so every kill lands while steps, timers and workflow tasks are in
+// flight, however slow the machine (a kill at a random 300 ms to 1 s after
+// the child's start could land before a loaded machine had opened the
+// engine). 200 workflows are plenty for that: 32 are started at once and
+// 16 steps run at once, so dozens of runs are mid-flight at every kill.
 
 const (
-	crashWorkflows = 400
+	crashWorkflows = 200
 	crashSteps     = 4
 	crashKills     = 4
 )
@@ -55,13 +64,15 @@ func CrashFlow(ctx workflow.Context, id string) (int, error) {
 	return n, nil
 }
 
-func openCrashStore(ctx context.Context) (store.Store, error) {
+// openCrashStore opens the store that getenv names (os.Getenv in the
+// child; the parent, whose subtests run side by side, passes its own).
+func openCrashStore(ctx context.Context, getenv func(string) string) (store.Store, error) {
 	var st store.Store
 	var err error
-	if u := os.Getenv("STRAND_CRASH_PG"); u != "" {
+	if u := getenv("STRAND_CRASH_PG"); u != "" {
 		st, err = postgres.Open(ctx, postgres.Options{URL: u})
 	} else {
-		st, err = sqlite.Open(ctx, sqlite.Options{Path: os.Getenv("STRAND_CRASH_DB")})
+		st, err = sqlite.Open(ctx, sqlite.Options{Path: getenv("STRAND_CRASH_DB")})
 	}
 	if err != nil {
 		return nil, err
@@ -79,7 +90,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrashRecovery")
 	}
 	ctx := context.Background()
-	st, err := openCrashStore(ctx)
+	st, err := openCrashStore(ctx, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +150,15 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// The backends side by side: each child spends much of its life
+	// starting up and its steps sleeping, so together they take little
+	// more time than one.
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		crashRecovery(t, []string{"STRAND_CRASH_DB=" + filepath.Join(t.TempDir(), "crash.db")})
 	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		base := testdb.PostgresURL(t)
 		crashRecovery(t, []string{"STRAND_CRASH_PG=" + testdb.WithSearchPath(t, base, testdb.NewSchema(t, base))})
 	})
@@ -161,15 +177,45 @@ func crashRecovery(t *testing.T, env []string) {
 		}
 		return cmd, out
 	}
+	// Kill i comes within the i-th of crashKills+1 equal shares of the
+	// crashWorkflows*crashSteps side effects at least written.
+	share := crashWorkflows * crashSteps / (crashKills + 1)
+kills:
 	for i := range crashKills {
-		cmd, _ := child()
-		d := time.Duration(300+rand.IntN(700)) * time.Millisecond
-		time.Sleep(d)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
+		before := lines(effects)
+		target := max(i*share+1+rand.IntN(share), before+1)
+		cmd, out := child()
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		start := time.Now()
+		for n := before; n < target; n = lines(effects) {
+			select {
+			case err := <-exited:
+				if err == nil && strings.Contains(out.String(), "ALL COMPLETED") {
+					// Only when this goroutine was kept from looking for
+					// long: the work ended before the kill's share of it.
+					t.Logf("child %d completed every workflow before its kill (at %d step side effects)", i+1, lines(effects))
+					break kills
+				}
+				t.Fatalf("child %d exited (%v) before its kill, with %d of the %d step side effects awaited written\n%s", i+1, err, n, target, out.String())
+			case <-time.After(10 * time.Millisecond):
+			}
+			if time.Since(start) > 2*time.Minute {
+				cmd.Process.Kill()
+				<-exited
+				t.Fatalf("child %d: %d step side effects written after 2 minutes; its kill awaited %d\n%s", i+1, lines(effects), target, out.String())
+			}
 		}
-		cmd.Wait()
-		t.Logf("kill %d after %s: %d step side effects so far", i+1, d, lines(effects))
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			<-exited
+			if errors.Is(err, os.ErrProcessDone) && strings.Contains(out.String(), "ALL COMPLETED") {
+				t.Logf("child %d completed every workflow before its kill (at %d step side effects)", i+1, lines(effects))
+				break
+			}
+			t.Fatalf("kill child %d: %v\n%s", i+1, err, out.String())
+		}
+		<-exited
+		t.Logf("kill %d after %s, at %d step side effects (awaited %d)", i+1, time.Since(start).Round(time.Millisecond), lines(effects), target)
 	}
 	cmd, out := child()
 	done := make(chan error, 1)
@@ -186,11 +232,12 @@ func crashRecovery(t *testing.T, env []string) {
 
 	// Check what the store holds, with a fresh engine.
 	ctx := context.Background()
+	vars := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
+		vars[k] = v
 	}
-	st, err := openCrashStore(ctx)
+	st, err := openCrashStore(ctx, func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,59 +258,70 @@ func crashRecovery(t *testing.T, env []string) {
 		seen[sc.Text()]++
 	}
 	f.Close()
+	// Each workflow is checked on its own, 16 at a time.
+	var mu sync.Mutex
 	reexecuted, recovered := 0, 0
-	for i := range crashWorkflows {
+	if err := forEach(crashWorkflows, func(i int) error {
 		id := fmt.Sprintf("crash-%d", i)
 		d, err := c.Describe(ctx, id, "")
 		if err != nil {
-			t.Fatalf("%s: %v", id, err)
+			return fmt.Errorf("%s: %v", id, err)
 		}
 		if d.Status != store.StatusCompleted {
-			t.Fatalf("%s: status %s", id, d.Status)
+			return fmt.Errorf("%s: status %s", id, d.Status)
 		}
 		// Reading the state verifies its checksum; reading history checks
 		// every block's ids.
-		x, err := st.GetExecution(ctx, shardOf(t, st, id), store.RunKey{Namespace: "default", WorkflowID: id, RunID: d.RunID})
+		shard, err := shardOfErr(st, id)
 		if err != nil {
-			t.Fatalf("%s: %v", id, err)
+			return err
+		}
+		x, err := st.GetExecution(ctx, shard, store.RunKey{Namespace: "default", WorkflowID: id, RunID: d.RunID})
+		if err != nil {
+			return fmt.Errorf("%s: %v", id, err)
 		}
 		if x.NextEventID != d.NextEventID {
-			t.Fatalf("%s: next event id %d, described %d", id, x.NextEventID, d.NextEventID)
+			return fmt.Errorf("%s: next event id %d, described %d", id, x.NextEventID, d.NextEventID)
 		}
 		evs, err := c.AllHistory(ctx, id, "")
 		if err != nil {
-			t.Fatalf("%s: %v", id, err)
+			return fmt.Errorf("%s: %v", id, err)
 		}
 		completed := map[int64]int{}
 		for j, ev := range evs {
 			if ev.ID != int64(j+1) {
-				t.Fatalf("%s: event %d has id %d", id, j+1, ev.ID)
+				return fmt.Errorf("%s: event %d has id %d", id, j+1, ev.ID)
 			}
 			if ev.Type == api.EventStepCompleted {
 				completed[ev.Seq]++
 			}
 		}
 		if int64(len(evs)) != x.NextEventID-1 {
-			t.Fatalf("%s: %d events, next event id %d", id, len(evs), x.NextEventID)
+			return fmt.Errorf("%s: %d events, next event id %d", id, len(evs), x.NextEventID)
 		}
 		if count(evs, api.EventWorkflowCompleted) != 1 || len(completed) != crashSteps {
-			t.Fatalf("%s: %d completions, %d steps completed", id, count(evs, api.EventWorkflowCompleted), len(completed))
+			return fmt.Errorf("%s: %d completions, %d steps completed", id, count(evs, api.EventWorkflowCompleted), len(completed))
 		}
 		for seq, n := range completed {
 			if n != 1 {
-				t.Fatalf("%s: step #%d completed %d times", id, seq, n)
+				return fmt.Errorf("%s: step #%d completed %d times", id, seq, n)
 			}
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if count(evs, api.EventRunRecovered) > 0 {
 			recovered++
 		}
 		for s := range crashSteps {
 			n := seen[fmt.Sprintf("%s/%d", id, s)]
 			if n == 0 {
-				t.Fatalf("%s: step %d's side effect never happened", id, s)
+				return fmt.Errorf("%s: step %d's side effect never happened", id, s)
 			}
 			reexecuted += n - 1
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("%d workflows completed across %d kills; %d step side effects ran more than once (at-least-once); %d runs carry a recovery event",
 		crashWorkflows, crashKills, reexecuted, recovered)
@@ -277,13 +335,12 @@ func lines(path string) int {
 	return strings.Count(string(b), "\n")
 }
 
-// shardOf finds the shard holding a workflow by asking each.
-func shardOf(t *testing.T, st store.Store, id string) int32 {
+// shardOfErr finds the shard holding a workflow by asking each.
+func shardOfErr(st store.Store, id string) (int32, error) {
 	for s := range int32(4) {
 		if _, err := st.GetCurrentExecution(context.Background(), s, "default", id); err == nil {
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("%s: no shard holds it", id)
-	return 0
+	return 0, fmt.Errorf("%s: no shard holds it", id)
 }

@@ -14,18 +14,24 @@ import (
 	"github.com/strandhq/strand/worker"
 )
 
-// TestCacheGivesWayNearMemoryLimit opens 1,500 runs waiting for a signal
-// on an engine whose run cache may hold 32 MiB, then lowers the process's
+// TestCacheGivesWayNearMemoryLimit opens 400 runs waiting for a signal
+// on an engine whose run cache may hold 4 MiB, then lowers the process's
 // soft memory limit to its live heap: the cache's budget must fall to its
 // floor (a sixteenth), the idle runs leave the cache down to it, and every
 // run, signaled, completes with its own result. With the limit back, the
-// budget is the whole 32 MiB again.
+// budget is the whole 4 MiB again.
+//
+// It once opened 1,500 runs under 32 MiB. What it needs is runs that fill
+// the cache well beyond its floor and that are evicted down to it: a
+// waiting run is charged some 2 KiB, so 400 runs hold about 800 KiB, three
+// times the 256 KiB floor (1,500 runs held 3.2 MB, 1.6 times the 2 MiB
+// floor of 32 MiB), and most of them still leave the cache.
 func TestCacheGivesWayNearMemoryLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	const n = 1500
-	const most = 32 << 20
+	const n = 400
+	const most = 4 << 20
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger(), CacheMemory: most})

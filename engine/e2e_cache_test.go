@@ -17,23 +17,31 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// TestSmallCachesCompleteManyWaitingRuns opens 5,000 runs that each run a
-// step and wait for a signal, on an engine whose run cache may hold 256 KiB
-// (some tens of runs) and a worker whose cache may hold 1 MiB of instances
-// and 256 KiB of journals, so that runs leave both caches and come back
-// mid-wait. A caller then waits for each
+// TestSmallCachesCompleteManyWaitingRuns opens 1,000 runs that each run a
+// step and wait for a signal, on an engine whose run cache may hold 64 KiB
+// (some thirty waiting runs) and a worker whose cache may hold 256 KiB of
+// instances (some twenty) and 64 KiB of journals (some seventy), so that
+// runs leave both caches and come back mid-wait. A caller then waits for each
 // run's result: the callers must pin nothing, so the engine's cache must
-// shrink back to its budget while all 5,000 wait. Then it signals each, and
+// shrink back to its budget while all 1,000 wait. Then it signals each, and
 // every run must complete with its own result, every caller seeing it.
 // (A run the engine evicted as it created it used to hand out its first
 // workflow task detached from the cache, where nobody could complete or
 // expire it: about three runs in four never started.)
+//
+// The sizes are a fifth of what they once were (5,000 runs over caches of
+// 256 KiB, 1 MiB and 256 KiB): what the test shows depends on how many
+// times over the runs fill each cache, not on how many runs there are, and
+// those ratios are kept (the runs fill the engine's cache some 30 times
+// over, the worker's instances 50 times, its journals 15 times), so runs
+// still come back both from journals and from history (checked at the
+// end), while 64 are started at once into an engine cache that holds 30.
 func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	const n = 5000
-	const budget = 256 << 10
+	const n = 1000
+	const budget = 64 << 10
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{Logger: logger(), CacheMemory: budget})
@@ -41,9 +49,9 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	// Journals for some hundreds of runs: runs come back both from their
+	// Journals for some hundred runs: runs come back both from their
 	// journals and from history.
-	f := startWaitingWorker(ctx, t, eng, worker.Options{Logger: logger(), CacheMemory: 1 << 20, JournalMemory: 256 << 10, WorkflowPollers: 16}, "waiting-", n)
+	f := startWaitingWorker(ctx, t, eng, worker.Options{Logger: logger(), CacheMemory: 256 << 10, JournalMemory: 64 << 10, WorkflowPollers: 16}, "waiting-", n)
 	defer f.stop()
 	c, id, each, arrived := f.c, f.id, f.each, f.arrived
 	each(func(i int) error {
@@ -99,6 +107,13 @@ func TestSmallCachesCompleteManyWaitingRuns(t *testing.T) {
 	if st := eng.Stats(); st.Waiters != 0 {
 		t.Errorf("%d callers still registered as waiting after every result was seen", st.Waiters)
 	}
+	// The caches were small enough: runs came back to the worker both
+	// from journals (a replay with no history read) and from history.
+	replays, fromHistory := f.invocations.Load()-n, f.histories.reads.Load()
+	t.Logf("%d replays in the worker, %d history reads", replays, fromHistory)
+	if fromHistory == 0 || replays <= fromHistory {
+		t.Errorf("%d replays, %d of them (at most) from history: want runs back both from journals and from history", replays, fromHistory)
+	}
 }
 
 // waitingWorker is a worker running the "waiting" workflow (its step
@@ -109,16 +124,21 @@ type waitingWorker struct {
 	id      func(i int) string // run i's workflow id
 	each    func(f func(i int) error)
 	arrived *atomic.Int64 // the steps run
-	stop    func()        // stops the worker (before the engine closes)
+	// invocations counts how often the workflow's code started, replays
+	// included; histories the worker's history reads.
+	invocations *atomic.Int64
+	histories   *historyCounter
+	stop        func() // stops the worker (before the engine closes)
 }
 
 // startWaitingWorker starts a waitingWorker over eng with opts; its each calls f for runs 0 to n-1, 64 at a time, and
 // stops the test at the first error.
 func startWaitingWorker(ctx context.Context, t *testing.T, eng *engine.Engine, opts worker.Options, prefix string, n int) *waitingWorker {
 	t.Helper()
-	f := &waitingWorker{arrived: new(atomic.Int64)}
-	w := worker.New(eng, opts)
+	f := &waitingWorker{arrived: new(atomic.Int64), invocations: new(atomic.Int64), histories: &historyCounter{Service: eng}}
+	w := worker.New(f.histories, opts)
 	worker.RegisterWorkflowNamed(w, "waiting", func(ctx workflow.Context, i int) (int, error) {
+		f.invocations.Add(1)
 		if _, err := workflow.ExecuteStepByName[int](ctx, workflow.StepOptions{}, "arrive", i).Get(ctx); err != nil {
 			return 0, err
 		}
@@ -177,7 +197,8 @@ func (s *readCounter) GetExecution(ctx context.Context, shardID int32, k store.R
 	return s.Store.GetExecution(ctx, shardID, k)
 }
 
-// historyCounter is a service that counts the history reads of one run.
+// historyCounter is a service that counts the history reads of one run
+// (of every run when workflowID is empty).
 type historyCounter struct {
 	api.Service
 	workflowID string
@@ -185,7 +206,7 @@ type historyCounter struct {
 }
 
 func (s *historyCounter) GetHistory(ctx context.Context, req api.HistoryRequest) (api.HistoryPage, error) {
-	if req.WorkflowID == s.workflowID {
+	if s.workflowID == "" || req.WorkflowID == s.workflowID {
 		s.reads.Add(1)
 	}
 	return s.Service.GetHistory(ctx, req)
@@ -274,11 +295,14 @@ func testEvictedRunComesBackOnce(t *testing.T, journalMemory int64, historyReads
 		t.Fatalf("the waiting run's code started %d times before it left the caches, want 1 (its cache entry held)", got)
 	}
 	// Other runs, which stay open waiting too, pass through both caches.
+	// (Started 16 at a time: one after another, each waited for a commit
+	// of its own.)
 	const fillers = 300
-	for i := range fillers {
-		if _, err := client.StartByName[int](ctx, c, "fill", i, client.StartOptions{ID: fmt.Sprint("fill-", i)}); err != nil {
-			t.Fatal(err)
-		}
+	if err := forEach(fillers, func(i int) error {
+		_, err := client.StartByName[int](ctx, c, "fill", i, client.StartOptions{ID: fmt.Sprint("fill-", i)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); filled.Load() < fillers; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

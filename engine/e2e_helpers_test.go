@@ -119,10 +119,18 @@ func count(evs []api.Event, typ api.EventType) int {
 // eventually polls cond until it holds or the test's time runs out.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitUntil(e.t, time.Minute, what, cond)
+}
+
+// waitUntil polls cond every 20ms until it holds; after within it fails
+// the test, naming what it waited for. Bounds are for a hung test, not a
+// slow machine: make them many times what the wait takes on a busy one.
+func waitUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out after %s waiting for %s", within, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

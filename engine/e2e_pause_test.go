@@ -103,15 +103,26 @@ func TestPauseResume(t *testing.T) {
 			t.Fatalf("describe of a paused run: %+v, %v", d.Paused, err)
 		}
 		close(p.gate) // the running step finishes
-		time.Sleep(800 * time.Millisecond)
-		evs := e.history("pausable", "")
-		paused := 0
-		for i, ev := range evs {
-			if ev.Type == api.EventWorkflowPaused {
-				paused = i
+		// The step's result and the timer are recorded while paused...
+		afterPause := func() []api.Event {
+			evs := e.history("pausable", "")
+			paused := 0
+			for i, ev := range evs {
+				if ev.Type == api.EventWorkflowPaused {
+					paused = i
+				}
 			}
+			return evs[paused:]
 		}
-		after := evs[paused:]
+		e.eventually("the step's result and the timer recorded while paused", func() bool {
+			after := afterPause()
+			return count(after, api.EventStepCompleted) == 1 && count(after, api.EventTimerFired) == 1
+		})
+		// ...and no workflow task follows them: one would be offered as
+		// soon as they were recorded, and run in a few milliseconds.
+		time.Sleep(300 * time.Millisecond)
+		evs := e.history("pausable", "")
+		after := afterPause()
 		if count(after, api.EventStepCompleted) != 1 || count(after, api.EventTimerFired) != 1 {
 			dump(t, evs)
 			t.Fatalf("the step's result and the timer should be recorded while paused")
@@ -158,9 +169,16 @@ func TestPauseResume(t *testing.T) {
 		if err := e.eng.PauseWorkflow(e.ctx, api.PauseRequest{RunRef: api.RunRef{WorkflowID: "retrying"}, Identity: "ops"}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		// The retry comes due a second after the first attempt's failure
+		// is recorded: let it come due while paused...
+		e.eventually("the first attempt's failure recorded", func() bool {
+			return count(e.history("retrying", ""), api.EventStepAttemptFailed) == 1
+		})
+		time.Sleep(time.Second + 300*time.Millisecond)
 		e.restart()
-		time.Sleep(500 * time.Millisecond)
+		// ...and after the restart, which would offer it at once if it
+		// forgot the pause.
+		time.Sleep(300 * time.Millisecond)
 		if got := p.flaky.Load(); got != 1 {
 			t.Fatalf("%d attempts while paused; want the first only", got)
 		}

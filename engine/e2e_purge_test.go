@@ -98,7 +98,11 @@ func testPurge(t *testing.T, st store.Store) {
 	var expireNow atomic.Bool
 	expireNow.Store(true)
 	gate := newPurgeGate()
-	opts := engine.Options{Logger: logger(), WorkflowTaskTimeout: 2 * time.Second, PurgeBatch: 50}
+	// Batches of 25 runs: the 300 expired runs below take 12 batches, four
+	// of which run before the restart (a third of the purge, as when the
+	// test had 600 runs in batches of 50: half the runs, half the batch,
+	// the same number of batches on either side of the restart).
+	opts := engine.Options{Logger: logger(), WorkflowTaskTimeout: 2 * time.Second, PurgeBatch: 25}
 	engine.SetPurgeKnobs(&opts, func(ns string) (time.Duration, bool) { return 0, ns == "expiring" && expireNow.Load() }, gate.wait)
 
 	var eng *engine.Engine
@@ -180,7 +184,7 @@ func testPurge(t *testing.T, st store.Store) {
 
 	// Runs past their retention, every 50th with an output large enough to
 	// be a document; some whose workflow id runs again after.
-	const nExpired = 600
+	const nExpired = 300
 	each(nExpired, func(i int) error {
 		size := 8
 		if i%50 == 0 {
@@ -265,12 +269,19 @@ func testPurge(t *testing.T, st store.Store) {
 	if loadErr != nil {
 		t.Fatal(loadErr)
 	}
-	exists := func(k store.RunKey) bool {
+	existsErr := func(k store.RunKey) (bool, error) {
 		_, err := st.GetExecution(ctx, engine.ShardOf(k.Namespace, k.WorkflowID, shards), k)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		return err == nil, nil
+	}
+	exists := func(k store.RunKey) bool {
+		ok, err := existsErr(k)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return err == nil
+		return ok
 	}
 	// The cached runs purged are gone from the cache too.
 	dropped := 0
@@ -305,7 +316,13 @@ func testPurge(t *testing.T, st store.Store) {
 	gate.allow(-1)
 	open()
 	each(40, func(i int) error { return startSeq(ctx, clients["expiring"], fmt.Sprint("live-b-", i), &mu, &kept) })
+	// The count of runs purged first, the store only then: each look at
+	// the store reads every expired run, which would only slow the purge
+	// it waits for.
 	waitFor("the rest of the purge", func() bool {
+		if eng.Stats().RunsPurged < int64(left) {
+			return false
+		}
 		for _, k := range expired {
 			if exists(k) {
 				return false
@@ -314,46 +331,58 @@ func testPurge(t *testing.T, st store.Store) {
 		return true
 	})
 
-	// Exactly the expired runs are gone, with everything of theirs.
-	for _, k := range expired {
+	// Exactly the expired runs are gone, with everything of theirs. The
+	// runs are checked 16 at a time: on Cassandra each read is a round
+	// trip, and one after another they took seconds.
+	if err := forEach(len(expired), func(i int) error {
+		k := expired[i]
 		shard := engine.ShardOf(k.Namespace, k.WorkflowID, shards)
 		if _, err := st.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: shard, Run: k}); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("history of purged run %s: %v", k, err)
+			return fmt.Errorf("history of purged run %s: %v", k, err)
 		}
 		if _, err := st.GetVisibility(ctx, k.Namespace, k.RunID); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("visibility of purged run %s: %v", k, err)
+			return fmt.Errorf("visibility of purged run %s: %v", k, err)
 		}
 		if id := docs[k]; id != "" {
 			if _, _, err := st.GetDocument(ctx, shard, k, id); !errors.Is(err, store.ErrNotFound) {
-				t.Fatalf("document of purged run %s: %v", k, err)
+				return fmt.Errorf("document of purged run %s: %v", k, err)
 			}
 		}
 		if _, err := clients["expiring"].Describe(ctx, k.WorkflowID, k.RunID); !errors.Is(err, api.ErrNotFound) {
-			t.Fatalf("describe purged run %s: %v", k, err)
+			return fmt.Errorf("describe purged run %s: %v", k, err)
 		}
 		cur, err := st.GetCurrentExecution(ctx, shard, k.Namespace, k.WorkflowID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
-			t.Fatal(err)
+			return err
 		case cur.RunID == k.RunID:
-			t.Fatalf("the current row of %s still points at purged run %s", k.WorkflowID, k.RunID)
+			return fmt.Errorf("the current row of %s still points at purged run %s", k.WorkflowID, k.RunID)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	keptRuns := map[store.RunKey]bool{}
 	for _, k := range kept {
 		keptRuns[k] = true
+	}
+	if err := forEach(len(kept), func(i int) error {
+		k := kept[i]
 		shard := engine.ShardOf(k.Namespace, k.WorkflowID, shards)
-		if !exists(k) {
-			t.Fatalf("run %s is gone, but its retention has not passed", k)
+		if ok, err := existsErr(k); err != nil || !ok {
+			return fmt.Errorf("run %s is gone (%v), but its retention has not passed", k, err)
 		}
 		if _, err := st.ReadHistory(ctx, store.ReadHistoryRequest{ShardID: shard, Run: k}); err != nil {
-			t.Fatalf("history of kept run %s: %v", k, err)
+			return fmt.Errorf("history of kept run %s: %v", k, err)
 		}
 		cur, err := st.GetCurrentExecution(ctx, shard, k.Namespace, k.WorkflowID)
 		if err != nil || cur.RunID != k.RunID {
-			t.Fatalf("current row of kept run %s: %+v, %v", k, cur, err)
+			return fmt.Errorf("current row of kept run %s: %+v, %v", k, cur, err)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	waitFor("the kept runs' visibility records", func() bool {
 		return countRuns("expiring")+countRuns("kept") == int64(len(kept))

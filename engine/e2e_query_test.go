@@ -95,8 +95,12 @@ func checkNoStaleQuery(t *testing.T, e *env, id string) {
 	if n, err := client.Query[int](ctx, e.c, id, "", "count", struct{}{}); err != nil || n != 0 {
 		t.Fatalf("fresh query with a worker: %d, %v", n, err)
 	}
-	// Let the worker's pollers take anything else still queued.
-	time.Sleep(300 * time.Millisecond)
+	// Let the worker's pollers take anything else still queued. Nothing
+	// should be (checkNothingQueued passed before the worker started, and
+	// a stale query would have come before the fresh one): this only gives
+	// a poller that took one beside the fresh one time to count it, which
+	// takes far less than this.
+	time.Sleep(100 * time.Millisecond)
 	if got := qc.queries.Load(); got != 1 {
 		t.Fatalf("the worker received %d query tasks, want 1 (the fresh one): withdrawn queries were delivered", got)
 	}
@@ -124,14 +128,14 @@ func TestQueryDeadlineWithdraws(t *testing.T) {
 		start = time.Now()
 		_, err = client.Query[int](ctx, e.c, "q-deadline", "", "count", struct{}{})
 		cancel()
-		if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took < 600*time.Millisecond || took > 3*time.Second {
+		if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took < 600*time.Millisecond || took > 5*time.Second {
 			t.Fatalf("query past the engine's QueryTimeout (700ms): %v after %s", err, took)
 		}
 		// A caller that leaves.
 		ctx, cancel = context.WithCancel(e.ctx)
 		done := make(chan error, 1)
 		go func() { _, err := client.Query[int](ctx, e.c, "q-deadline", "", "count", struct{}{}); done <- err }()
-		time.Sleep(100 * time.Millisecond)
+		e.eventually("the query waiting in the engine", func() bool { return e.eng.Stats().QueriesWaiting == 1 })
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("query whose caller left: %v", err)
@@ -187,12 +191,14 @@ func TestQueryNoWorker(t *testing.T) {
 		// The worker of the default queue stopped longer than the window
 		// ago: a query fails at once.
 		startQueriedRun(t, e, "q-gone")
-		time.Sleep(2 * window)
+		// The worker's last poll ended as it stopped: a window and a
+		// margin later no worker has polled within the window.
+		time.Sleep(window + 100*time.Millisecond)
 		start = time.Now()
 		ctx, cancel = context.WithTimeout(e.ctx, 5*time.Second)
 		_, err = client.Query[int](ctx, e.c, "q-gone", "", "count", struct{}{})
 		cancel()
-		if took := time.Since(start); !errors.Is(err, api.ErrNoWorker) || took > window {
+		if took := time.Since(start); !errors.Is(err, api.ErrNoWorker) || took > 2*time.Second {
 			t.Fatalf("query after the worker left: %v after %s, want ErrNoWorker at once", err, took)
 		}
 
@@ -209,7 +215,7 @@ func TestQueryNoWorker(t *testing.T) {
 			}
 		})
 		defer func() { pcancel(); wg.Wait() }()
-		time.Sleep(100 * time.Millisecond) // the poll has begun
+		e.eventually(`the poll of "slow" begun`, func() bool { return polling(t, e, "slow") })
 		ctx, cancel = context.WithTimeout(e.ctx, 4*window)
 		start = time.Now()
 		_, err = client.Query[int](ctx, e.c, "q-gone", "", "count", struct{}{})
@@ -232,7 +238,7 @@ func TestQueryNoWorker(t *testing.T) {
 			task, _ := e.eng.PollWorkflowTask(octx, api.PollRequest{Identity: "slow-once"})
 			got <- task // held, never answered
 		})
-		time.Sleep(100 * time.Millisecond) // the poll has begun
+		e.eventually(`the poll of "slow-once" begun`, func() bool { return polling(t, e, "slow-once") })
 		ctx, cancel = context.WithTimeout(e.ctx, 4*window)
 		start = time.Now()
 		_, err = client.Query[int](ctx, e.c, "q-gone", "", "count", struct{}{})
@@ -244,6 +250,27 @@ func TestQueryNoWorker(t *testing.T) {
 			t.Fatalf("the slow worker got %+v, want the query task", task)
 		}
 	})
+}
+
+// polling reports whether the worker identity has a poll waiting on the
+// default workflow queue.
+func polling(t *testing.T, e *env, identity string) bool {
+	t.Helper()
+	l, err := e.eng.ListQueues(e.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range l.Queues {
+		if q.Kind != api.QueueKindWorkflow || q.Name != api.DefaultQueue {
+			continue
+		}
+		for _, p := range q.Pollers {
+			if p.Identity == identity && p.Polling {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // 100 queries with 4 MB inputs, abandoned by their callers after 200ms
@@ -306,7 +333,7 @@ func queryNoWorkerCluster(t *testing.T, st store.Store) {
 	open := func(id string) *clusterNode {
 		srv := httptest.NewUnstartedServer(nil)
 		srv.Start()
-		eng, err := engine.Open(ctx, st, engine.Options{Identity: id, NodeTTL: 2 * time.Second, NumShards: 8, QueryPollerWindow: window,
+		eng, err := engine.Open(ctx, st, engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8, QueryPollerWindow: window,
 			Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()})
 		if err != nil {
 			t.Fatal(err)
@@ -317,12 +344,8 @@ func queryNoWorkerCluster(t *testing.T, st store.Store) {
 		return n
 	}
 	a, b := open("a"), open("b")
-	for start := time.Now(); !b.eng.Ready() || !a.eng.Ready(); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("not ready after 10s")
-		}
-	}
-	waitPlaced(t, 10*time.Second, a, b)
+	waitReady(t, a, b)
+	waitPlaced(t, time.Minute, a, b)
 
 	w := worker.New(a.eng, worker.Options{Logger: logger()})
 	registerCollector(w)
@@ -339,7 +362,9 @@ func queryNoWorkerCluster(t *testing.T, st store.Store) {
 		}
 	}
 	for round := range 2 {
-		time.Sleep(3 * window) // the worker idles: only its polls (and legs) are there
+		// The worker idles past the window: only its polls (and legs)
+		// are there.
+		time.Sleep(2 * window)
 		for i := range n {
 			qctx, qcancel := context.WithTimeout(ctx, 20*time.Second)
 			got, err := client.Query[int](qctx, cb, fmt.Sprintf("qc-%d", i), "", "count", struct{}{})

@@ -35,6 +35,17 @@ type restartable struct {
 	eng  *engine.Engine
 	// refuse, while it returns true for a request, has it answered 503.
 	refuse atomic.Pointer[func(*http.Request) bool]
+	// downHits counts the requests answered 503 while down, by path.
+	downHits sync.Map // string → *atomic.Int64
+}
+
+// hitsWhileDown returns how many requests for path (under /api/v1) were
+// answered 503 while the server was down.
+func (r *restartable) hitsWhileDown(path string) int64 {
+	if n, ok := r.downHits.Load("/api/v1" + path); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 func newRestartable(t *testing.T, st store.Store, opts engine.Options) *restartable {
@@ -50,6 +61,8 @@ func newRestartable(t *testing.T, st store.Store, opts engine.Options) *restarta
 			(*h).ServeHTTP(w, req)
 			return
 		}
+		n, _ := r.downHits.LoadOrStore(req.URL.Path, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte(`{"code":"unavailable","message":"down"}`))
@@ -193,10 +206,15 @@ func TestRedelivery(t *testing.T) {
 
 		// A step that heartbeats through the restart keeps its attempt:
 		// nobody else runs it, though the delay passes.
+		beats := srv.hitsWhileDown("/step-tasks/heartbeat")
 		runs := each("heartbeat", "kept", func(c *stepCase) {
-			time.Sleep(300 * time.Millisecond)
+			waitUntil(t, time.Minute, "a heartbeat sent while the server is down", func() bool {
+				return srv.hitsWhileDown("/step-tasks/heartbeat") > beats
+			})
 			srv.up()
-			time.Sleep(delay + time.Second)
+			// The held attempt would be offered again delay after the
+			// engine opened; a margin more shows nothing ran it again.
+			time.Sleep(delay + 500*time.Millisecond)
 			close(c.release)
 		})
 		if len(runs) != 1 {
@@ -212,7 +230,7 @@ func TestRedelivery(t *testing.T) {
 			srv.up()
 			select {
 			case <-started:
-			case <-time.After(delay + 10*time.Second):
+			case <-time.After(delay + 30*time.Second):
 				t.Fatalf("silent: the attempt was not offered again")
 			}
 		})
@@ -223,9 +241,12 @@ func TestRedelivery(t *testing.T) {
 
 		// A step that ends while the server is down has its report retried
 		// until the server is back, within the delay: it runs once.
+		reports := srv.hitsWhileDown("/step-tasks/complete")
 		runs = each("report", "reported", func(c *stepCase) {
 			close(c.release)
-			time.Sleep(500 * time.Millisecond)
+			waitUntil(t, time.Minute, "the step's report sent while the server is down", func() bool {
+				return srv.hitsWhileDown("/step-tasks/complete") > reports
+			})
 			srv.up()
 		})
 		if len(runs) != 1 {
@@ -261,20 +282,13 @@ func TestReplayRidesThroughUnavailableHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first task ran once the run shows a completed workflow task.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitUntil(t, time.Minute, "the first workflow task completed", func() bool {
 		evs, err := c.AllHistory(ctx, r.WorkflowID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if count(evs, api.EventWorkflowTaskCompleted) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first workflow task did not complete")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return count(evs, api.EventWorkflowTaskCompleted) == 1
+	})
 	w.Stop(context.Background()) // its cached copy of the run goes with it
 	var refused atomic.Int64
 	refuse := func(req *http.Request) bool {
@@ -290,9 +304,7 @@ func TestReplayRidesThroughUnavailableHistory(t *testing.T) {
 	if err := c.Signal(ctx, r.WorkflowID, "", "go", "on"); err != nil {
 		t.Fatal(err)
 	}
-	for refused.Load() < 3 {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, time.Minute, "three history reads refused", func() bool { return refused.Load() >= 3 })
 	srv.refuse.Store(nil)
 	out, err := r.Get(ctx)
 	if err != nil || out != "on" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,10 +153,13 @@ func TestSignalsAndQueries(t *testing.T) {
 			}
 			answered <- err
 		}()
+		// It waits in the engine for the run's first workflow task,
+		// unanswered.
+		e.eventually("the query waiting for the run's first workflow task", func() bool { return e.eng.Stats().Waiters == 1 })
 		select {
 		case err := <-answered:
 			t.Fatalf("a query with no worker running answered: %v", err)
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
 		e.startWorker(func(w *worker.Worker) { worker.RegisterWorkflow(w, Collector) })
 		if err := <-answered; err != nil {
@@ -484,14 +488,30 @@ func TestCancelAndTerminate(t *testing.T) {
 	})
 }
 
+// closerGate holds Closer's workflow task after its step, as slow workflow
+// code would: running is closed once the task runs there, and the task
+// goes on once the test closes signaled.
+type closerGate struct {
+	once     sync.Once
+	running  chan struct{}
+	signaled chan struct{}
+}
+
+var closerGates sync.Map // test name → *closerGate
+
 // Closer returns how many "late" signals it saw after its step, taking its
-// time (as slow workflow code would) before it looks.
-func Closer(ctx workflow.Context, _ struct{}) (int, error) {
+// time (its test's closerGate) before it looks.
+func Closer(ctx workflow.Context, name string) (int, error) {
 	if _, err := workflow.ExecuteStepByName[string](ctx, workflow.StepOptions{}, "gate", "x").Get(ctx); err != nil {
 		return 0, err
 	}
-	if !workflow.IsReplaying(ctx) {
-		time.Sleep(600 * time.Millisecond)
+	if g, ok := closerGates.Load(name); ok && !workflow.IsReplaying(ctx) {
+		g := g.(*closerGate)
+		g.once.Do(func() { close(g.running) })
+		select {
+		case <-g.signaled:
+		case <-time.After(time.Minute): // the test failed
+		}
 	}
 	ch := workflow.GetSignalChannel[string](ctx, "late")
 	n := 0
@@ -509,6 +529,10 @@ func Closer(ctx workflow.Context, _ struct{}) (int, error) {
 func TestSignalDuringClosingTask(t *testing.T) {
 	backends(t, func(t *testing.T, st store.Store) {
 		release := make(chan struct{})
+		g := &closerGate{running: make(chan struct{}), signaled: make(chan struct{})}
+		closerGates.Store(t.Name(), g)
+		signaled := sync.OnceFunc(func() { close(g.signaled) })
+		defer signaled()
 		e := newEnv(t, st, func(w *worker.Worker) {
 			worker.RegisterWorkflow(w, Closer)
 			worker.RegisterStepNamed(w, "gate", func(ctx context.Context, in string) (string, error) {
@@ -516,7 +540,7 @@ func TestSignalDuringClosingTask(t *testing.T) {
 				return in, nil
 			})
 		})
-		r, err := client.Start(e.ctx, e.c, Closer, struct{}{}, client.StartOptions{ID: "closer"})
+		r, err := client.Start(e.ctx, e.c, Closer, t.Name(), client.StartOptions{ID: "closer"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,10 +549,15 @@ func TestSignalDuringClosingTask(t *testing.T) {
 			return err == nil && len(d.Steps) == 1 && d.Steps[0].State == "started"
 		})
 		close(release)
-		time.Sleep(250 * time.Millisecond) // the closing task is running (600 ms)
+		select { // the closing task is running, held until the signal is in
+		case <-g.running:
+		case <-time.After(time.Minute):
+			t.Fatal("timed out after a minute waiting for the workflow task after the step")
+		}
 		if err := e.c.Signal(e.ctx, "closer", "", "late", "hello"); err != nil {
 			t.Fatal(err)
 		}
+		signaled()
 		got, err := r.Get(e.ctx)
 		if err != nil || got != 1 {
 			dump(t, e.history("closer", ""))

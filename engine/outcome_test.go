@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
@@ -60,7 +61,10 @@ func Steady(ctx workflow.Context, n int) (int, error) {
 // queue still drains.
 func TestUnknownOutcomes(t *testing.T) {
 	st := &unsure{Store: testdb.SQLite(t)}
-	e := newEnv(t, st, func(w *worker.Worker) {
+	// A step attempt in flight when its run's write came back unknown is
+	// held back for the redelivery delay before it is offered again: 200ms
+	// in place of the 5s default, which only made the test wait.
+	e := newEnvWith(t, st, engine.Options{RedeliveryDelay: 200 * time.Millisecond}, func(w *worker.Worker) {
 		worker.RegisterWorkflow(w, Steady)
 		worker.RegisterStepNamed(w, "inc", func(ctx context.Context, n int) (int, error) { return n + 1, nil })
 	})

@@ -191,6 +191,11 @@ func TestEscalation(t *testing.T) {
 		}))
 		defer hook.Close()
 
+		// The second case's run starts first, so that the two wait for
+		// their due times at the same time.
+		expired := e.start("expense-expired", workflow.HumanTaskOptions{Title: "Expires", Assignees: []string{"alice"}, Due: time.Second,
+			Escalation: &api.Escalation{}})
+
 		t.Log("due and not done: the task goes to the managers, after a reminder")
 		e.start("expense-late", workflow.HumanTaskOptions{Title: "Late", Groups: []string{"finance"}, Due: 2 * time.Second,
 			Escalation: &api.Escalation{ReassignGroups: []string{"managers"}, Reminder: time.Second, ReminderURL: hook.URL}})
@@ -207,9 +212,7 @@ func TestEscalation(t *testing.T) {
 		}
 
 		t.Log("due and not done, with no one to go to: it completes with the timeout outcome")
-		run := e.start("expense-expired", workflow.HumanTaskOptions{Title: "Expires", Assignees: []string{"alice"}, Due: time.Second,
-			Escalation: &api.Escalation{}})
-		out, err := run.Get(e.Ctx)
+		out, err := expired.Get(e.Ctx)
 		if err != nil || out.Outcome != api.TaskTimeoutOutcome || out.By != "strand" {
 			t.Fatalf("expired task: %+v, %v", out, err)
 		}

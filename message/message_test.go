@@ -247,12 +247,12 @@ func TestExpiryAndWithdrawal(t *testing.T) {
 		e := newEnv(t, st)
 
 		t.Log("a kept message expires: the mailbox closes and a later wait gets nothing")
-		e.send("quote", "q-1", "old", func(r *api.SendMessageRequest) { r.TTL = time.Second })
+		e.send("quote", "q-1", "old", func(r *api.SendMessageRequest) { r.TTL = 200 * time.Millisecond })
 		e.closed("quote", "q-1")
 		if d := e.describe("quote", "q-1"); len(d.Kept) != 0 {
 			t.Fatalf("kept after expiry: %+v", d)
 		}
-		m, err := e.wait("w-expired", waitIn{Name: "quote", Key: "q-1", Timeout: 2 * time.Second}).Get(e.Ctx)
+		m, err := e.wait("w-expired", waitIn{Name: "quote", Key: "q-1", Timeout: time.Second}).Get(e.Ctx)
 		if err != nil || m.MessageID != "" {
 			t.Fatalf("a wait after expiry got %+v, %v", m, err)
 		}

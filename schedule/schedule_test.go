@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,6 +109,13 @@ func open(runs []store.VisibilityRecord) []string {
 	return out
 }
 
+// on returns the view of e for subtest t.
+func (e *env) on(t *testing.T) *env {
+	c := *e.Env
+	c.T = t
+	return &env{&c}
+}
+
 // eventually polls cond until it holds or 30 seconds pass.
 func (e *env) eventually(what string, cond func() bool) {
 	e.T.Helper()
@@ -137,106 +145,120 @@ func hold() api.Value { return api.Value(`{"hold":true}`) }
 // under each policy, and checks what started and when.
 func TestOverlapPolicies(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
+		// The policies' subtests run side by side, each on a schedule of
+		// its own: they mostly wait for the scheduler and the runs, and
+		// t.Parallel would not run them at once (it counts them against
+		// -parallel, GOMAXPROCS by default, which the stores fill).
 		e := newEnv(t, st)
+		var wg sync.WaitGroup
 		for _, p := range api.OverlapPolicies {
-			t.Run(string(p), func(t *testing.T) {
-				e.T = t
-				id := "overlap-" + string(p)
-				e.create(id, api.Schedule{Spec: yearly, Action: api.ScheduleAction{Input: hold()}, Policies: api.SchedulePolicies{Overlap: p}})
-				e.trigger(id)
-				e.eventually("the first run", func() bool { return len(open(e.runs(id))) == 1 })
-				first := open(e.runs(id))[0]
-				e.trigger(id)
-				e.trigger(id)
-				d := e.describe(id)
-				switch p {
-				case api.OverlapSkip:
-					if d.Skipped != 2 || d.Buffered != 0 {
-						t.Fatalf("skip: skipped %d, buffered %d; want 2, 0", d.Skipped, d.Buffered)
-					}
-					e.finish(first)
-					e.eventually("the run closed", func() bool { return len(open(e.runs(id))) == 0 })
-					if n := len(e.runs(id)); n != 1 {
-						t.Fatalf("skip: %d runs; want 1", n)
-					}
-				case api.OverlapBufferOne, api.OverlapBufferAll:
-					want := 3
-					if p == api.OverlapBufferOne {
-						want = 2
-						if d.Buffered != 1 || d.Skipped != 1 {
-							t.Fatalf("buffer_one: buffered %d, skipped %d; want 1, 1", d.Buffered, d.Skipped)
-						}
-					} else if d.Buffered != 2 {
-						t.Fatalf("buffer_all: buffered %d; want 2", d.Buffered)
-					}
-					// One at a time: each buffered fire starts when the run before closes.
-					for n := 1; n <= want; n++ {
-						e.eventually(fmt.Sprintf("run %d", n), func() bool { return len(e.runs(id)) == n && len(open(e.runs(id))) == 1 })
-						e.finish(open(e.runs(id))[0])
-					}
-					e.eventually("all closed", func() bool { return len(open(e.runs(id))) == 0 })
-					time.Sleep(200 * time.Millisecond)
-					if n := len(e.runs(id)); n != want {
-						t.Fatalf("%s: %d runs; want %d", p, n, want)
-					}
-				case api.OverlapCancelOther, api.OverlapTerminateOther:
-					status := store.StatusCanceled
-					if p == api.OverlapTerminateOther {
-						status = store.StatusTerminated
-					}
-					// The open run is stopped, and the last fire replaces a
-					// fire still waiting: the third trigger's run is the one
-					// left open (the second's ran if its run started before
-					// the third came).
-					e.eventually("the last run", func() bool {
-						o := open(e.runs(id))
-						return len(o) == 1 && strings.HasSuffix(o[0], "-trigger-3")
-					})
-					// Every fire ran (and was stopped) or was skipped.
-					e.eventually("three fires accounted for", func() bool {
-						return e.describe(id).Skipped+int64(len(e.runs(id))) == 3
-					})
-					runs := e.runs(id)
-					for _, r := range runs {
-						if r.Status != store.StatusRunning && r.Status != status {
-							t.Fatalf("%s: run %s %s; want %s", p, r.WorkflowID, r.Status, status)
-						}
-					}
-					e.finish(open(runs)[0])
-				case api.OverlapAllowAll:
-					e.eventually("three open runs", func() bool { return len(open(e.runs(id))) == 3 })
-					for _, r := range open(e.runs(id)) {
-						e.finish(r)
-					}
-				}
-				e.eventually("describe shows every run closed", func() bool {
-					d := e.describe(id)
-					return len(d.Running) == 0 && d.Buffered == 0 && len(d.Recent) == len(e.runs(id))
-				})
-				for _, r := range e.describe(id).Recent {
-					if r.RunID == "" || r.Status == api.ActionStarting || r.Status == store.StatusRunning.String() {
-						t.Fatalf("%s: recent action %+v", p, r)
-					}
-				}
-			})
+			wg.Go(func() { t.Run(string(p), func(t *testing.T) { overlap(t, e.on(t), p) }) })
 		}
+		wg.Wait()
 	})
 }
 
-// TestCatchUp stops the server for three fire times of a schedule firing
-// every second: after the restart the missed fires within the catch-up
-// window are taken, each second exactly once, and those older are not.
+// overlap is TestOverlapPolicies' subtest of policy p.
+func overlap(t *testing.T, e *env, p api.OverlapPolicy) {
+	id := "overlap-" + string(p)
+	e.create(id, api.Schedule{Spec: yearly, Action: api.ScheduleAction{Input: hold()}, Policies: api.SchedulePolicies{Overlap: p}})
+	e.trigger(id)
+	e.eventually("the first run", func() bool { return len(open(e.runs(id))) == 1 })
+	first := open(e.runs(id))[0]
+	e.trigger(id)
+	e.trigger(id)
+	d := e.describe(id)
+	switch p {
+	case api.OverlapSkip:
+		if d.Skipped != 2 || d.Buffered != 0 {
+			t.Fatalf("skip: skipped %d, buffered %d; want 2, 0", d.Skipped, d.Buffered)
+		}
+		e.finish(first)
+		e.eventually("the run closed", func() bool { return len(open(e.runs(id))) == 0 })
+		if n := len(e.runs(id)); n != 1 {
+			t.Fatalf("skip: %d runs; want 1", n)
+		}
+	case api.OverlapBufferOne, api.OverlapBufferAll:
+		want := 3
+		if p == api.OverlapBufferOne {
+			want = 2
+			if d.Buffered != 1 || d.Skipped != 1 {
+				t.Fatalf("buffer_one: buffered %d, skipped %d; want 1, 1", d.Buffered, d.Skipped)
+			}
+		} else if d.Buffered != 2 {
+			t.Fatalf("buffer_all: buffered %d; want 2", d.Buffered)
+		}
+		// One at a time: each buffered fire starts when the run before closes.
+		for n := 1; n <= want; n++ {
+			e.eventually(fmt.Sprintf("run %d", n), func() bool { return len(e.runs(id)) == n && len(open(e.runs(id))) == 1 })
+			e.finish(open(e.runs(id))[0])
+		}
+		e.eventually("all closed", func() bool { return len(open(e.runs(id))) == 0 })
+		// No run starts after the last closed: a moment for one to show.
+		time.Sleep(200 * time.Millisecond)
+		if n := len(e.runs(id)); n != want {
+			t.Fatalf("%s: %d runs; want %d", p, n, want)
+		}
+	case api.OverlapCancelOther, api.OverlapTerminateOther:
+		status := store.StatusCanceled
+		if p == api.OverlapTerminateOther {
+			status = store.StatusTerminated
+		}
+		// The open run is stopped, and the last fire replaces a
+		// fire still waiting: the third trigger's run is the one
+		// left open (the second's ran if its run started before
+		// the third came).
+		e.eventually("the last run", func() bool {
+			o := open(e.runs(id))
+			return len(o) == 1 && strings.HasSuffix(o[0], "-trigger-3")
+		})
+		// Every fire ran (and was stopped) or was skipped.
+		e.eventually("three fires accounted for", func() bool {
+			return e.describe(id).Skipped+int64(len(e.runs(id))) == 3
+		})
+		runs := e.runs(id)
+		for _, r := range runs {
+			if r.Status != store.StatusRunning && r.Status != status {
+				t.Fatalf("%s: run %s %s; want %s", p, r.WorkflowID, r.Status, status)
+			}
+		}
+		e.finish(open(runs)[0])
+	case api.OverlapAllowAll:
+		e.eventually("three open runs", func() bool { return len(open(e.runs(id))) == 3 })
+		for _, r := range open(e.runs(id)) {
+			e.finish(r)
+		}
+	}
+	e.eventually("describe shows every run closed", func() bool {
+		d := e.describe(id)
+		return len(d.Running) == 0 && d.Buffered == 0 && len(d.Recent) == len(e.runs(id))
+	})
+	for _, r := range e.describe(id).Recent {
+		if r.RunID == "" || r.Status == api.ActionStarting || r.Status == store.StatusRunning.String() {
+			t.Fatalf("%s: recent action %+v", p, r)
+		}
+	}
+}
+
+// TestCatchUp stops the server for two or three fire times of a schedule
+// firing every second: after the restart the missed fires within the
+// catch-up window are taken, each second exactly once, and those older
+// are not.
 func TestCatchUp(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		e.create("every-second", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
 			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Minute}})
 		e.create("short-window", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
-			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: 1500 * time.Millisecond}})
+			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Second}})
 		e.eventually("two fires", func() bool { return len(e.runs("every-second")) >= 2 })
 		e.Stop()
 		down := time.Now()
-		time.Sleep(3500 * time.Millisecond)
+		// Down 2.5s: the scheduler last took a fire W no later than the
+		// stop, and runs again more than 2.5s later; by then W+1s is more
+		// than the short window's 1s late (by 0.5s and the restart), so
+		// it is missed however the fire times fall.
+		time.Sleep(2500 * time.Millisecond)
 		e.Start()
 		up := time.Now()
 		e.eventually("fires after the restart", func() bool {
@@ -260,7 +282,7 @@ func TestCatchUp(t *testing.T) {
 				t.Fatalf("%s saw scheduled time %s (%v)", r.WorkflowID, res.Output, err)
 			}
 		}
-		// The short window dropped the fires more than 1.5s late.
+		// The short window dropped the fires more than 1s late.
 		d := e.describe("short-window")
 		if d.Missed < 1 {
 			t.Fatalf("short window: missed %d after %s down; want at least 1", d.Missed, time.Since(down).Round(time.Second))
@@ -291,13 +313,19 @@ func TestBackfill(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
 		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		for _, par := range []int{0, 3} {
+		pars := []int{0, 3}
+		// The two backfills, of two schedules, run at the same time: each
+		// mostly waits for its runs' sleeps.
+		for _, par := range pars {
 			id := fmt.Sprintf("daily-%d", par)
 			e.create(id, api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@daily"}}, Action: api.ScheduleAction{Input: api.Value(`{"sleep":300000000}`)}})
 			if err := e.sch().BackfillSchedule(e.Ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id},
 				Start: from, End: from.AddDate(0, 0, 10), Parallelism: par, Identity: "tester"}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		for _, par := range pars {
+			id := fmt.Sprintf("daily-%d", par)
 			e.eventually(id+": ten closed runs", func() bool {
 				runs := e.runs(id)
 				return len(runs) == 10 && len(open(runs)) == 0
@@ -378,7 +406,9 @@ func TestPauseTriggerLimit(t *testing.T) {
 			return i >= 0 && list.Schedules[i].Paused && list.Schedules[i].NextFire.IsZero()
 		})
 		before := d.Actions
-		time.Sleep(2500 * time.Millisecond)
+		// Two fire times pass while it is paused (the scheduler counts
+		// them), and no action is taken.
+		e.eventually("two fires paused", func() bool { return e.describe(ref.ScheduleID).PausedFires >= 2 })
 		if d := e.describe(ref.ScheduleID); d.Actions != before || d.PausedFires < 2 {
 			t.Fatalf("paused: %d actions taken, %d fires paused; want none and at least 2", d.Actions-before, d.PausedFires)
 		}
@@ -394,7 +424,12 @@ func TestPauseTriggerLimit(t *testing.T) {
 		e.eventually("fires again", func() bool { return len(e.runs(ref.ScheduleID)) >= int(before)+3 })
 
 		e.eventually("the limit", func() bool { return e.describe("limited").Actions == 2 })
-		time.Sleep(1500 * time.Millisecond)
+		// No run follows: wait until the fire time after the second run's
+		// is 1.5s past (long past by now, as the limit came in the first
+		// seconds).
+		e.eventually("the limited runs listed", func() bool { return len(e.runs("limited")) >= 2 })
+		second := fireTime(t, e.runs("limited")[1])
+		time.Sleep(time.Until(second.Add(time.Second + 1500*time.Millisecond)))
 		if n, d := len(e.runs("limited")), e.describe("limited"); n != 2 || len(d.NextFires) != 0 {
 			t.Fatalf("limited: %d runs, next fires %v; want 2 and none", n, d.NextFires)
 		}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/cassandra.sh — a private single-node Apache Cassandra for strand's tests.
 #
+#   scripts/cassandra.sh install  fetch Cassandra with Maven if needed
 #   scripts/cassandra.sh start    fetch Cassandra with Maven if needed, configure, start
 #   scripts/cassandra.sh start --fresh
 #                                 the same, but a node that is not running starts
@@ -23,7 +24,9 @@
 # Needs java (Cassandra 5.0 runs on Java 11 or 17; STRAND_CASSANDRA_JAVA or
 # JAVA_HOME picks one other than the java on PATH) and, for the first start,
 # mvn. STRAND_CASSANDRA_VERSION picks another 5.0.x release,
-# STRAND_CASSANDRA_WAIT how long start waits for CQL (seconds, default 180).
+# STRAND_CASSANDRA_WAIT how long start waits for CQL (seconds, default 900:
+# a busy 2-core machine has taken over 3 minutes; start says every 30 s
+# what it is waiting for). `scripts/cassandra.sh install` only fetches it.
 #
 # Why --fresh: every test keyspace is dropped when its test ends, but the
 # node keeps what its lightweight transactions wrote (system.paxos, kept
@@ -37,7 +40,7 @@ PORT=${STRAND_CASSANDRA_PORT:-19042}
 STORAGE_PORT=${STRAND_CASSANDRA_STORAGE_PORT:-17000}
 JMX_PORT=${STRAND_CASSANDRA_JMX_PORT:-17199}
 HEAP=${STRAND_CASSANDRA_HEAP:-1G}
-WAIT=${STRAND_CASSANDRA_WAIT:-180}
+WAIT=${STRAND_CASSANDRA_WAIT:-900}
 DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
 if [[ $EUID -eq 0 ]]; then
 	DIR=${STRAND_CASSANDRA_DIR:-/var/lib/strand/cassandra}
@@ -123,10 +126,14 @@ cql_probe() (
 
 # ready waits until the node answers CQL, or it died, or WAIT seconds passed.
 ready() {
-	local deadline=$((SECONDS + WAIT))
-	while ((SECONDS < deadline)); do
+	local t0=$SECONDS next=$((SECONDS + 30))
+	while ((SECONDS < t0 + WAIT)); do
 		RELEASE=$(cql_probe) && return 0
 		pid_alive || return 1
+		if ((SECONDS >= next)); then
+			say "still waiting for the node to answer CQL on 127.0.0.1:$PORT ($((SECONDS - t0)) s; its log: $LOG)"
+			next=$((SECONDS + 30))
+		fi
 		sleep 0.5
 	done
 	return 1
@@ -420,10 +427,19 @@ status() {
 	fi
 }
 
+install() {
+	find_java
+	mkdir -p "$DIR"
+	exec 9>"$DIR.lock"
+	flock 9
+	fetch
+}
+
 case ${1:-} in
+install) install ;;
 start) start "${2:-}" ;;
 stop) stop ;;
 status) status ;;
 url) echo "127.0.0.1:$PORT" ;;
-*) die "usage: $0 start [--fresh]|stop|status|url" ;;
+*) die "usage: $0 install|start [--fresh]|stop|status|url" ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/postgres.sh — a private PostgreSQL server for strand's tests.
 #
+#   scripts/postgres.sh install  install PostgreSQL if needed
 #   scripts/postgres.sh start    install PostgreSQL if needed, initdb, start
 #   scripts/postgres.sh stop     stop it (fast shutdown)
 #   scripts/postgres.sh status   exit 0 if it accepts connections
@@ -152,9 +153,10 @@ status() {
 }
 
 case ${1:-} in
+install) setup_bin install ;;
 start) start ;;
 stop) stop ;;
 status) status ;;
 url) echo "postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable" ;;
-*) die "usage: $0 start|stop|status|url" ;;
+*) die "usage: $0 install|start|stop|status|url" ;;
 esac

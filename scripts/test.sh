@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # scripts/test.sh — strand's test command (`make test`, and CI via .ci/run).
 #
-# Does its own set-up: starts the private PostgreSQL test server
-# (scripts/postgres.sh, installing PostgreSQL if needed) unless
-# STRAND_TEST_POSTGRES is already set, and the private Cassandra node
-# (scripts/cassandra.sh, fetching Apache Cassandra with Maven if needed)
-# unless STRAND_TEST_CASSANDRA is already set, and what the console's
-# browser tests need (scripts/console.sh deps: Debian's Chromium, the
-# console's npm packages) and checks that the embedded console build is
-# what its sources give (scripts/console.sh check); then runs go vet and the Go
-# tests with the race detector, and, without extra arguments, a short run of
-# each fuzz target and Schemathesis against a real `strand server`
-# (scripts/schemathesis.sh, installing Schemathesis from PyPI into a venv
-# if needed). Extra arguments go to `go test`, e.g.
+# Does its own set-up: installs what the tests need when it is absent
+# (PostgreSQL and Chromium from Debian's packages, Apache Cassandra with
+# Maven, the console's npm packages, Schemathesis from PyPI into a venv),
+# starts the private PostgreSQL test server (scripts/postgres.sh) unless
+# STRAND_TEST_POSTGRES is already set and the private Cassandra node
+# (scripts/cassandra.sh) unless STRAND_TEST_CASSANDRA is already set, and
+# checks that the embedded console build is what its sources give
+# (scripts/console.sh check). Then runs go vet and the Go tests with the
+# race detector, and, without extra arguments, a short run of each fuzz
+# target and Schemathesis against a real `strand server`
+# (scripts/schemathesis.sh). It ends with a table of its phases and how
+# long each took.
+#
+# Phases run side by side where they can: Cassandra starts while the
+# console is checked and go vet runs, and the console's browser tests
+# (cmd/strand TestConsoleInBrowser, the longest test, which spends its time
+# in Chromium and a `strand server`) run beside the other Go tests. Their
+# output goes to $STRAND_TEST_OUTPUT/browser-tests.log (default: a
+# temporary folder, named at the end), printed in full if they fail.
+#
+# Extra arguments go to a single `go test` run, e.g.
 #   scripts/test.sh -run TestConformance -v
 # STRAND_TEST_POSTGRES=skip, STRAND_TEST_CASSANDRA=skip and
 # STRAND_TEST_CHROMIUM=skip skip those tests (the tests say so in their
@@ -20,52 +29,175 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+OUT=${STRAND_TEST_OUTPUT:-$(mktemp -d "${TMPDIR:-/tmp}/strand-test.XXXXXX")}
+mkdir -p "$OUT"
+export STRAND_TEST_OUTPUT=$OUT
+
+# A package's tests get 25 minutes, not go test's 10: on a loaded machine
+# waits take longer (every wait in the tests is for an event, with a bound).
+# -parallel 4 (and -p 4 packages at once), not the number of cores: most
+# tests (each store's subtest of testdb.Backends, say) spend their time
+# waiting for a server, a timer or a process, so two at a time left the
+# cores idle.
+GOTEST=(go test -race -count=1 -timeout 25m -parallel 4)
+
+say() { echo "test.sh: $*"; }
+
+# The phases' table: NAME, seconds, and how each ended.
+PHASE_NAMES=()
+PHASE_SECS=()
+PHASE_ENDS=()
+T0=$SECONDS
+record() { PHASE_NAMES+=("$1"); PHASE_SECS+=("$2"); PHASE_ENDS+=("$3"); }
+table() {
+	local i
+	echo
+	echo "test.sh: phases (seconds of wall time; phases marked | ran beside others)"
+	for i in "${!PHASE_NAMES[@]}"; do
+		printf '  %-44s %6s  %s\n' "${PHASE_NAMES[$i]}" "${PHASE_SECS[$i]}" "${PHASE_ENDS[$i]}"
+	done
+	printf '  %-44s %6s\n' "total" "$((SECONDS - T0))"
+	echo "test.sh: logs and screenshots in $OUT"
+}
+
+# run_phase NAME CMD...: runs CMD in the foreground, timed, and returns its
+# status; phase NAME CMD... is the same, but a failure ends the run.
+run_phase() {
+	local name=$1 t=$SECONDS rc=0
+	shift
+	say "$name: $*"
+	"$@" || rc=$?
+	if ((rc != 0)); then
+		record "$name" "$((SECONDS - t))" "FAILED (exit $rc)"
+		say "$name failed (exit $rc)"
+		return "$rc"
+	fi
+	record "$name" "$((SECONDS - t))" ok
+}
+phase() { run_phase "$@" || exit; }
+
+# Background phases: started with begin NAME LOG CMD..., collected with
+# finish NAME [LINES] (which prints LOG's last LINES, or all of it if NAME
+# failed, and returns its status).
+declare -A BG_PID BG_START BG_LOG
+begin() {
+	local name=$1 log=$2
+	shift 2
+	say "$name (beside the rest; output in $log): $*"
+	BG_START[$name]=$SECONDS
+	BG_LOG[$name]=$log
+	# The phase notes when it ended (in $log.end), for the table.
+	(
+		rc=0
+		"$@" || rc=$?
+		echo "$SECONDS" >"$log.end"
+		exit "$rc"
+	) >"$log" 2>&1 &
+	BG_PID[$name]=$!
+}
+# took NAME: how long background phase NAME ran.
+took() {
+	local end
+	end=$(cat "${BG_LOG[$1]}.end" 2>/dev/null) || end=$SECONDS
+	echo $((end - ${BG_START[$1]}))
+}
+finish() {
+	local name=$1 rc=0
+	say "waiting for $name (pid ${BG_PID[$name]}; output in ${BG_LOG[$name]})"
+	wait "${BG_PID[$name]}" || rc=$?
+	if ((rc != 0)); then
+		cat "${BG_LOG[$name]}"
+		record "| $name" "$(took "$name")" "FAILED (exit $rc)"
+		say "$name failed (exit $rc): its output is above and in ${BG_LOG[$name]}"
+		return "$rc"
+	fi
+	tail -n "${2:-5}" "${BG_LOG[$name]}"
+	record "| $name" "$(took "$name")" ok
+}
+
+# Every background phase ends with the script.
+cleanup() {
+	local pid
+	for pid in "${BG_PID[@]}"; do kill -- "$pid" 2>/dev/null || true; done
+	table
+}
+trap cleanup EXIT
+
 # -race needs cgo, hence a C compiler.
-if ! command -v "$(go env CC)" >/dev/null 2>&1; then
-	[[ $EUID -eq 0 ]] || { echo "test.sh: go test -race needs a C compiler: apt-get install gcc" >&2; exit 1; }
-	echo "test.sh: no C compiler (needed by go test -race); installing gcc with apt-get..." >&2
+install_gcc() {
+	command -v "$(go env CC)" >/dev/null 2>&1 && return
+	[[ $EUID -eq 0 ]] || { echo "test.sh: go test -race needs a C compiler: apt-get install gcc" >&2; return 1; }
+	say "no C compiler (needed by go test -race); installing gcc with apt-get..."
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
-fi
+}
 
+full=0
+[[ $# -eq 0 ]] && full=1
+
+# Installs (each does nothing when what it installs is there).
+phase "install: gcc" install_gcc
+[[ -n ${STRAND_TEST_POSTGRES:-} ]] || phase "install: PostgreSQL" scripts/postgres.sh install
+[[ -n ${STRAND_TEST_CASSANDRA:-} ]] || phase "install: Cassandra" scripts/cassandra.sh install
+phase "install: Chromium, console npm packages" scripts/console.sh deps
+((full)) && phase "install: Schemathesis" scripts/schemathesis.sh install
+
+# Cassandra takes longest to start: it starts first, beside the rest of the
+# set-up. --fresh: a node that is not running yet starts empty (a restart
+# over old test data is slow; see scripts/cassandra.sh).
+if [[ -z ${STRAND_TEST_CASSANDRA:-} ]]; then
+	begin "start Cassandra" "$OUT/cassandra-start.log" scripts/cassandra.sh start --fresh
+fi
 if [[ -z ${STRAND_TEST_POSTGRES:-} ]]; then
-	scripts/postgres.sh start
+	phase "start PostgreSQL" scripts/postgres.sh start
 	STRAND_TEST_POSTGRES=$(scripts/postgres.sh url)
 fi
 export STRAND_TEST_POSTGRES
-echo "test.sh: PostgreSQL for tests: STRAND_TEST_POSTGRES=$STRAND_TEST_POSTGRES"
+say "PostgreSQL for tests: STRAND_TEST_POSTGRES=$STRAND_TEST_POSTGRES"
+
+phase "console build check" scripts/console.sh check
+phase "go vet" go vet ./...
 
 if [[ -z ${STRAND_TEST_CASSANDRA:-} ]]; then
-	# --fresh: a node that is not running yet starts empty (a restart over
-	# old test data is slow; see scripts/cassandra.sh).
-	scripts/cassandra.sh start --fresh
+	finish "start Cassandra" 1 || exit
 	STRAND_TEST_CASSANDRA=$(scripts/cassandra.sh url)
 fi
 export STRAND_TEST_CASSANDRA
-echo "test.sh: Cassandra for tests: STRAND_TEST_CASSANDRA=$STRAND_TEST_CASSANDRA"
+say "Cassandra for tests: STRAND_TEST_CASSANDRA=$STRAND_TEST_CASSANDRA"
 
-# The console: its browser tests (cmd/strand TestConsoleInBrowser) need
-# Chromium and console/web/node_modules (STRAND_TEST_CHROMIUM=skip skips
-# them), and the embedded console/dist must be what console/web builds.
-echo "test.sh: scripts/console.sh deps"
-scripts/console.sh deps
-echo "test.sh: scripts/console.sh check"
-scripts/console.sh check
+if ((!full)); then
+	phase "go test $*" "${GOTEST[@]}" ./... "$@"
+	exit 0
+fi
 
-echo "test.sh: go vet ./..."
-go vet ./...
-# A package's tests get 25 minutes, not go test's 10: a loaded machine
-# (CI shares its cores) has taken the engine's past 10.
-echo "test.sh: go test -race -count=1 -timeout 25m ./... $*"
-go test -race -count=1 -timeout 25m ./... "$@"
-if [[ $# -eq 0 ]]; then
-	# A short run of each fuzz target (a failure leaves its input in testdata/fuzz).
+# Fuzzing and Schemathesis, each a chain of its own, and the browser tests
+# beside the other Go tests: most tests wait (for servers, timers, processes
+# and the browser) far more than they compute, so one after another they
+# left the cores idle.
+fuzz() {
+	local target rc=0
+	# A short run of each fuzz target (a failure leaves its input in
+	# testdata/fuzz), with one worker: it runs beside the tests, and a
+	# worker per core would take the cores from them for the whole minute.
 	for target in "FuzzDecodeEvents ./api" "FuzzValueRoundTrip ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
 		set -- $target
-		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s $2"
-		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s "$2"
+		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s -parallel=1 $2"
+		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s -parallel=1 "$2" || rc=$?
 	done
-	# The OpenAPI document against the server: every check and phase.
-	echo "test.sh: scripts/schemathesis.sh"
-	scripts/schemathesis.sh
-fi
+	return $rc
+}
+begin "browser tests" "$OUT/browser-tests.log" "${GOTEST[@]}" -v -run '^TestConsoleInBrowser$' ./cmd/strand
+begin "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
+# The OpenAPI document against the server: every check and phase.
+begin "Schemathesis" "$OUT/schemathesis.log" scripts/schemathesis.sh
+# Every test's events go to $OUT/go-test.json (per-test times); the
+# report prints what plain go test does, and the count of tests.
+gotest_all() {
+	"${GOTEST[@]}" -json -p 4 -skip '^TestConsoleInBrowser$' ./... | scripts/gotest-report.py "$OUT/go-test.json"
+}
+rc=0
+run_phase "go test (all packages but the browser tests)" gotest_all || rc=$?
+finish "browser tests" 8 || rc=$?
+finish "fuzzing (4 targets, 15 s each)" 4 || rc=$?
+finish "Schemathesis" 25 || rc=$?
+exit "$rc"

@@ -156,8 +156,11 @@ func TestParallelLargeBodies(t *testing.T) {
 
 // TestSlowBody: a body trickled one byte every 3 s is cut off by the body
 // read deadline (it stayed open for as long as the client kept sending).
+// The deadlines are short (the first 300 ms, ten times shorter than the
+// trickle's pace; the second 200 ms, five times shorter than the poll):
+// the test waits them out.
 func TestSlowBody(t *testing.T) {
-	_, srv := hardServer(t, server.Options{BodyTimeout: time.Second})
+	_, srv := hardServer(t, server.Options{BodyTimeout: 300 * time.Millisecond})
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
@@ -186,14 +189,14 @@ func TestSlowBody(t *testing.T) {
 	}
 	t.Logf("a trickled body ended after %v: %v", took.Round(time.Millisecond), err)
 	// A long poll has no body to read and outlives the deadline.
-	_, srv2 := hardServer(t, server.Options{BodyTimeout: 200 * time.Millisecond, PollWait: 1500 * time.Millisecond})
+	_, srv2 := hardServer(t, server.Options{BodyTimeout: 200 * time.Millisecond, PollWait: time.Second})
 	begin = time.Now()
 	resp, err = http.Post(srv2.URL+"/api/v1/namespaces/default/step-tasks/poll", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent || time.Since(begin) < time.Second {
+	if resp.StatusCode != http.StatusNoContent || time.Since(begin) < 800*time.Millisecond {
 		t.Fatalf("a poll past the body deadline: %s after %v", resp.Status, time.Since(begin))
 	}
 }

@@ -83,7 +83,7 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("stage %q, %v", stage, err)
+					t.Fatalf("after 20s the run's stage is %q (%v); want waiting", stage, err)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -110,7 +110,7 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("count %d", n)
+					t.Fatalf("the count of completed runs is %d; want 1 (waited until 20s after the start)", n)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ func TestBlackBox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// Its servers, ports and store are its own: it runs beside the others.
+	t.Parallel()
 	bin := binaries(t, "strand", "testworker")
 	t.Run("sqlite", func(t *testing.T) {
 		blackBox(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "strand.db"))
@@ -31,18 +34,48 @@ func TestBlackBox(t *testing.T) {
 	})
 }
 
-// binaries builds the named programs (strand, testworker) into a
-// temporary directory and returns it.
+// TestMain removes the programs binaries built when the package's tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built holds the programs binaries has built in this test process: each
+// is linked once (a link of strand takes seconds of CPU), not once per test.
+var built struct {
+	sync.Mutex
+	dir  string
+	have map[string]bool
+}
+
+// binaries builds the named programs (strand, testworker), once per test
+// process, into a temporary directory and returns it. Tests only run what
+// is there; none writes into it.
 func binaries(t *testing.T, names ...string) string {
 	t.Helper()
 	pkgs := map[string]string{"strand": ".", "testworker": "../../internal/testworker"}
-	bin := t.TempDir()
+	built.Lock()
+	defer built.Unlock()
+	if built.dir == "" {
+		dir, err := os.MkdirTemp("", "strand-cmd-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.dir, built.have = dir, map[string]bool{}
+	}
 	for _, name := range names {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkgs[name]).CombinedOutput(); err != nil {
+		if built.have[name] {
+			continue
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(built.dir, name), pkgs[name]).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", pkgs[name], err, out)
 		}
+		built.have[name] = true
 	}
-	return bin
+	return built.dir
 }
 
 func freePort(t *testing.T) string {

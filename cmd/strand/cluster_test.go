@@ -89,6 +89,8 @@ func TestCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// Its servers, ports and store are its own: it runs beside the others.
+	t.Parallel()
 	bin := binaries(t, "strand")
 	t.Run("postgres", func(t *testing.T) {
 		base := testdb.PostgresURL(t)
@@ -232,9 +234,11 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 		startWorker(n)
 	}
 
-	// Steady load: a start every 40 ms through a random usable node; a start
+	// Steady load: a start every 80 ms through a random usable node; a start
 	// that fails is tried again, with the same request id, on another node
-	// until one acknowledges it.
+	// until one acknowledges it. Twelve starts a second keep dozens of runs
+	// in flight at every kill, pause and restart (a tenth of them wait 1.5 s
+	// in a step); twice as many only cost the machine twice the CPU.
 	var acked []string
 	var ackMu sync.Mutex
 	var seq atomic.Int64
@@ -242,7 +246,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	go func() {
 		defer close(loadDone)
-		tick := time.NewTicker(40 * time.Millisecond)
+		tick := time.NewTicker(80 * time.Millisecond)
 		defer tick.Stop()
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -615,6 +619,8 @@ func TestClusterSchedules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// Its servers, ports and store are its own: it runs beside the others.
+	t.Parallel()
 	onClusterStores(t, clusterSchedulesTest)
 }
 
@@ -761,6 +767,8 @@ func TestClusterMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// Its servers, ports and store are its own: it runs beside the others.
+	t.Parallel()
 	onClusterStores(t, clusterMessagesTest)
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -89,6 +90,41 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Two shards side by side, each with a server, a worker and runs of
+	// its own: the tests mostly wait (for the browser to draw, for the
+	// server to answer, for a page to go quiet), so two at once take
+	// little more than half the time of one after the other. The first
+	// shard is console.test.mjs, as long as all the others together.
+	var shards [][]string
+	for _, test := range tests {
+		i := 1
+		if filepath.Base(test) == "console.test.mjs" {
+			i = 0
+		}
+		for len(shards) <= i {
+			shards = append(shards, nil)
+		}
+		shards[i] = append(shards[i], test)
+	}
+	for _, files := range shards {
+		if len(files) == 0 {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(files[0]), ".test.mjs")
+		if len(files) > 1 {
+			name = "others"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			consoleShard(t, node, chromium, web, shots, files)
+		})
+	}
+}
+
+// consoleShard starts a server and a worker, makes the runs and the
+// fixture file the browser tests read, and runs the browser test files
+// against them, one after another.
+func consoleShard(t *testing.T, node, chromium, web, shots string, tests []string) {
 	bin := binaries(t, "strand", "testworker")
 	addr := freePort(t)
 	url := "http://" + addr
@@ -132,8 +168,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("the runs: %s", data)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// No deadline of its own (each browser test has generous bounds on what
+	// it waits for): the tests stop only when the test binary's -timeout
+	// is near, with time left to say which one was running.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if deadline, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Minute))
+		defer cancel()
+	}
 	args := append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, tests...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = web
@@ -146,6 +189,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	// The tests' output, line by line into the test's log as it comes.
 	r, w := io.Pipe()
+	var passed atomic.Value // the last test the spec reporter said passed
+	passed.Store("")
 	cmd.Stdout, cmd.Stderr = w, w
 	done := make(chan struct{})
 	go func() {
@@ -153,7 +198,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		lines := bufio.NewScanner(r)
 		lines.Buffer(make([]byte, 64<<10), 4<<20)
 		for lines.Scan() {
-			t.Log(lines.Text())
+			line := lines.Text()
+			if done, ok := strings.CutPrefix(strings.TrimSpace(line), "✔ "); ok {
+				passed.Store(done)
+			}
+			t.Log(line)
 		}
 		io.Copy(io.Discard, r)
 	}()
@@ -163,6 +212,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	w.Close()
 	<-done
 	t.Logf("the browser tests took %s; screenshots in %s", time.Since(start).Round(time.Millisecond), shots)
+	if ctx.Err() != nil {
+		t.Fatalf("the console's browser tests did not end before go test's -timeout (%v), the last to pass being %q: see their output above", err, passed.Load())
+	}
 	if err != nil {
 		t.Fatalf("the console's browser tests failed (%v): see their output above", err)
 	}

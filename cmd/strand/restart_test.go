@@ -40,6 +40,8 @@ func TestServerRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	// Its servers, ports and store are its own: it runs beside the others.
+	t.Parallel()
 	bin := binaries(t, "strand", "testworker")
 	t.Run("sqlite", func(t *testing.T) {
 		restartTest(t, bin, "sqlite://"+filepath.Join(t.TempDir(), "strand.db"))

@@ -136,49 +136,58 @@ func CassandraHosts(t testing.TB) []string {
 	return strings.Split(h, ",")
 }
 
-// CassandraURL returns a store URL (cassandra://HOSTS/KEYSPACE) of a new
-// keyspace, dropped when the test ends, for processes that open the store
-// themselves.
+// CassandraURL returns a store URL (cassandra://HOSTS/KEYSPACE) of an empty
+// keyspace of the test's own (see Cassandra), for processes that open the
+// store themselves.
 func CassandraURL(t testing.TB) string {
 	t.Helper()
 	st := Cassandra(t).(*cassandra.Store)
 	return "cassandra://" + strings.Join(CassandraHosts(t), ",") + "/" + st.Keyspace()
 }
 
-// Cassandra opens a migrated store in a new keyspace that is dropped when
-// the test ends.
+// Cassandra opens a migrated store in an empty keyspace that is the test's
+// alone until it ends: one borrowed from a pool of keyspaces that tests
+// reuse (creating and dropping one per test is slow; see keyspaces.go).
 func Cassandra(t testing.TB) store.Store {
 	t.Helper()
 	return CassandraWith(t, cassandra.Options{})
 }
 
 // CassandraWith is Cassandra with options; their hosts and keyspace are
-// the test node's and a new one.
+// the test node's and a borrowed one.
 func CassandraWith(t testing.TB, opts cassandra.Options) store.Store {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	ks := "strand_test_" + hex.EncodeToString(b[:])
 	hosts := CassandraHosts(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ks := borrowKeyspace(t, hosts)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	opts.Hosts, opts.Keyspace = hosts, ks
+	opts.Hosts, opts.Keyspace = hosts, ks.name
 	st, err := cassandra.Open(ctx, opts)
 	if err != nil {
+		ks.giveBack()
 		t.Fatalf("Cassandra at %v is not reachable (run the tests with `make test`, which starts it, or set %s): %v", hosts, CassandraEnv, err)
 	}
-	if _, _, err := st.Migrate(ctx); err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer ks.giveBack()
+		defer st.Close()
+		if !t.Failed() {
+			return
+		}
+		// Whatever a failed test left (rows, or a schema it changed) goes
+		// with the keyspace; the next borrower builds it anew.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if err := st.DropKeyspace(ctx); err != nil {
 			t.Error(err)
 		}
-		st.Close()
 	})
+	// Migrate changes no schema in a keyspace already built.
+	if _, _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate keyspace %s: %v", ks.name, err)
+	}
+	if err := emptyKeyspace(ctx, st); err != nil {
+		t.Fatal(err)
+	}
 	return st
 }
 

@@ -15,7 +15,9 @@ package cassandra
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -312,6 +314,22 @@ func (s *Store) schemaVersion(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("cassandra: read schema version: %w", err)
 	}
 	return highest, nil
+}
+
+// SchemaDigest names the schema Migrate builds: a short hex hash of every
+// schema file, which changes whenever one does. Tools that keep migrated
+// keyspaces for reuse (the test suite's pool of keyspaces) put it in their
+// names, so that a keyspace built by older schema files is never reused.
+func SchemaDigest() string {
+	files, _ := fs.Glob(schema, "schema/*.cql")
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		body, _ := fs.ReadFile(schema, f)
+		fmt.Fprintf(h, "%s %d\n", f, len(body))
+		h.Write(body)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }
 
 // schemaVersions groups the embedded schema files by version, in order.

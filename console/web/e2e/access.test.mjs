@@ -20,13 +20,13 @@
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { audit, close, eventually, fixture, launch, text, withPage } from './helpers.mjs'
+import { audit, close, eventually, fixture, launch, text, withPage, generous } from './helpers.mjs'
 
 const secure = fixture.secure
 const base = secure.url
 const { admin, namespace_admin: nsAdmin, operator, reader } = secure.users
 const ns = 'default'
-const timeout = 90_000
+const timeout = generous(90_000)
 
 /** The terminate call of the waiting run, as the run page's button makes it. */
 const terminatePath = `/api/v1/namespaces/${ns}/workflows/${encodeURIComponent(secure.waiting)}/terminate`
@@ -245,9 +245,13 @@ test('a cluster admin comes back to the namespaces after logging in, and sees th
     await page.waitForURL((u) => u.pathname === '/namespaces')
     assert.equal(await text(page.locator('main h1')), 'Namespaces')
 
-    const header = (await page.locator('main thead th').allInnerTexts()).map((h) => h.trim())
-    const column = header.indexOf('Quotas')
-    assert.ok(column > 0, `a Quotas column: ${header}`)
+    // The table comes after the heading, once the namespaces are read.
+    let column = -1
+    await eventually(async () => {
+      const header = (await page.locator('main thead th').allInnerTexts()).map((h) => h.trim())
+      column = header.indexOf('Quotas')
+      assert.ok(column > 0, `a Quotas column: ${header}`)
+    })
     const row = page.locator('main tbody tr').filter({ has: page.getByRole('link', { name: `${ns} runs` }) })
     const quotas = row.locator('td').nth(column)
     await eventually(async () =>
@@ -363,7 +367,7 @@ test('a reader has no audit log: no link to it, the page says so, the server ref
 
 test(
   'a cluster admin reads the audit log: their login, their change, a reader’s refused ones; by actor, namespace and time, in pages',
-  { timeout: 120_000 },
+  { timeout: generous(120_000) },
   async () => {
     const stamp = Date.now().toString(36)
     const started = `audit-${stamp}`

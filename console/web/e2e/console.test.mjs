@@ -28,11 +28,12 @@ import {
   statusLabel,
   text,
   withPage,
+  generous,
 } from './helpers.mjs'
 
 const ns = fixture.namespace
 const runs = fixture.runs
-const timeout = 90_000
+const timeout = generous(90_000)
 
 before(launch)
 after(close)
@@ -645,7 +646,7 @@ test(
   },
 )
 
-test('schedule page: next fires, trigger, backfill, pause, edit and delete', { timeout: 150_000 }, async () => {
+test('schedule page: next fires, trigger, backfill, pause, edit and delete', { timeout: generous(150_000) }, async () => {
   const id = 'daily-export'
   await api('POST', `/namespaces/${ns}/schedules`, {
     schedule_id: id,
@@ -1114,7 +1115,7 @@ test('run page: a signal sent from the Signal form reaches the waiting run', { t
     const signaled = page
       .locator('ol.timeline > li')
       .filter({ has: page.locator('.event-type', { hasText: /^SignalReceived$/ }) })
-    await signaled.first().waitFor({ timeout: 20_000 })
+    await signaled.first().waitFor({ timeout: generous(20_000) })
     assert.equal(await signaled.count(), 1, 'one SignalReceived event')
     assert.ok((await text(signaled.locator('.event-what'))).includes(run.signal), 'the event names the signal')
     await signaled.locator('summary').click()

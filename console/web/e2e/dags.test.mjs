@@ -22,12 +22,13 @@ import {
   settle,
   text,
   withPage,
+  generous,
 } from './helpers.mjs'
 
 const { namespace: ns, definitions, instances } = fixture.dags
 /** The search that names the instances' namespace on the DAG pages. */
 const q = `?namespace=${encodeURIComponent(ns)}`
-const timeout = 120_000
+const timeout = generous(120_000)
 
 before(launch)
 after(close)

@@ -93,6 +93,17 @@ const failingImpacts = new Set(['serious', 'critical'])
 /** STRAND_AXE=report prints serious and critical violations instead of failing (for work on a page). */
 const axeReportOnly = process.env.STRAND_AXE === 'report'
 
+/**
+ * A bound on a wait, from what a quiet machine needs: four times it. The
+ * bounds are for events (a page drawn, a call answered), so a generous one
+ * costs nothing when the event comes, and a loaded machine (make test
+ * beside other work on two cores) must not fail a correct console.
+ * STRAND_E2E_SLOWDOWN sets another factor.
+ */
+export function generous(ms) {
+  return ms * (Number(process.env.STRAND_E2E_SLOWDOWN) || 4)
+}
+
 let browser
 
 /** Starts the browser (once, in the file's before hook). */
@@ -142,8 +153,9 @@ export async function withPage(path, fn, { expectedErrors = [], expectedFailures
     timezoneId: 'UTC',
     reducedMotion: 'reduce',
   })
-  context.setDefaultTimeout(15_000)
+  context.setDefaultTimeout(generous(15_000))
   const page = await context.newPage()
+  watchTraffic(page)
   const found = { errors: [], axe: [] }
   findings.set(page, found)
   // The declared calls that failed so: as "path status" (what a console
@@ -266,13 +278,53 @@ export async function setTheme(page, theme) {
   await page.locator(`html[data-theme="${theme}"]`).waitFor({ state: 'attached' })
 }
 
+/** The page's requests not yet answered, and how many it has made: see quiet. */
+const traffic = new WeakMap()
+
+/** Counts page's requests as they start and end, for quiet. */
+function watchTraffic(page) {
+  const t = { pending: 0, made: 0 }
+  traffic.set(page, t)
+  page.on('request', () => {
+    t.pending++
+    t.made++
+  })
+  const done = () => t.pending--
+  page.on('requestfinished', done)
+  page.on('requestfailed', done)
+}
+
+/**
+ * Waits until the page has loaded and made no request for ms, every one it
+ * made answered: Playwright's networkidle with a shorter quiet window (it
+ * waits 500 ms, four times per audit), since the page's calls to the
+ * server are what it waits for and each is seen as it starts.
+ */
+async function quiet(page, ms = 200) {
+  await page.waitForLoadState('load')
+  const t = traffic.get(page)
+  if (!t) return page.waitForLoadState('networkidle') // a page withPage did not open
+  const deadline = Date.now() + generous(15_000)
+  for (;;) {
+    const made = t.made
+    if (t.pending === 0) {
+      await new Promise((r) => setTimeout(r, ms))
+      if (t.pending === 0 && t.made === made) return
+    } else {
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    if (Date.now() > deadline)
+      throw new Error(`the page's calls did not end: ${t.pending} still waiting for an answer after ${generous(15_000)} ms`)
+  }
+}
+
 /**
  * Waits for the page to be still: its calls answered, no "Loading…"
  * placeholder left in main (a lazy chunk, such as the Gantt chart's, can
  * start loading after the network went quiet), fonts and a frame drawn.
  */
 export async function settle(page) {
-  await page.waitForLoadState('networkidle')
+  await quiet(page)
   await page
     .waitForFunction(() => {
       const leaves = [...document.querySelectorAll('main *')].filter((el) => el.children.length === 0)
@@ -281,7 +333,7 @@ export async function settle(page) {
     .catch((e) => {
       throw new Error(`the page still shows a "Loading…" placeholder: ${e.message}`)
     })
-  await page.waitForLoadState('networkidle')
+  await quiet(page)
   await page.evaluate(() => document.fonts.ready)
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))
 }
@@ -298,9 +350,9 @@ export async function api(method, path, body) {
   return text ? JSON.parse(text) : undefined
 }
 
-/** Retries an assertion until it holds or ms have passed, then throws its last failure. */
+/** Retries an assertion until it holds or generous(ms) have passed, then throws its last failure. */
 export async function eventually(fn, ms = 15_000) {
-  const deadline = Date.now() + ms
+  const deadline = Date.now() + generous(ms)
   for (;;) {
     try {
       return await fn()

@@ -5,10 +5,10 @@
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { api, audit, close, eventually, fixture, launch, runPath, text, withPage } from './helpers.mjs'
+import { api, audit, close, eventually, fixture, launch, runPath, text, withPage, generous } from './helpers.mjs'
 
 const ns = fixture.namespace
-const timeout = 90_000
+const timeout = generous(90_000)
 
 before(launch)
 after(close)

@@ -12,10 +12,10 @@
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { api, audit, checkPage, close, eventually, fixture, launch, runPath, text, withPage } from './helpers.mjs'
+import { api, audit, checkPage, close, eventually, fixture, launch, runPath, text, withPage, generous } from './helpers.mjs'
 
 const { namespace: ns, sagas, type, queue, name } = fixture.sagas
-const timeout = 120_000
+const timeout = generous(120_000)
 
 before(launch)
 after(close)

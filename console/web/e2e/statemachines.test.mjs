@@ -10,11 +10,11 @@
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { api, audit, checkPage, close, eventually, fixture, launch, text, withPage } from './helpers.mjs'
+import { api, audit, checkPage, close, eventually, fixture, launch, text, withPage, generous } from './helpers.mjs'
 
 const { namespace: ns, definitions, counts, instances } = fixture.statemachines
 const q = `?namespace=${encodeURIComponent(ns)}`
-const timeout = 120_000
+const timeout = generous(120_000)
 const credit = definitions.creditApplication
 
 before(launch)

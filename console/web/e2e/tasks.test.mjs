@@ -4,10 +4,10 @@
 
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { api, audit, close, eventually, fixture, launch, text, withPage } from './helpers.mjs'
+import { api, audit, close, eventually, fixture, launch, text, withPage, generous } from './helpers.mjs'
 
 const ns = fixture.namespace
-const timeout = 90_000
+const timeout = generous(90_000)
 
 before(launch)
 after(close)
