@@ -53,10 +53,13 @@ func Flaky(_ context.Context, name string) (string, error) {
 	return "flaky", nil
 }
 
-// Pausable runs a slow step beside a timer, then a fast step.
+// Pausable runs a slow step beside a timer, then a fast step. The timer
+// is long enough that the test pauses the run before it fires, however
+// loaded the machine (300 ms fired before the pause beside two CPU-bound
+// processes).
 func Pausable(ctx workflow.Context, name string) (string, error) {
 	slow := workflow.ExecuteStep(ctx, workflow.StepOptions{StartToClose: time.Minute}, Slow, name)
-	timer := workflow.NewTimer(ctx, 300*time.Millisecond)
+	timer := workflow.NewTimer(ctx, 5*time.Second)
 	a, err := slow.Get(ctx)
 	if err != nil {
 		return "", err

@@ -170,15 +170,15 @@ if ((!full)); then
 	exit 0
 fi
 
-# Fuzzing and Schemathesis, each a chain of its own, and the browser tests
-# beside the other Go tests: most tests wait (for servers, timers, processes
-# and the browser) far more than they compute, so one after another they
-# left the cores idle.
+# Schemathesis and the browser tests beside the other Go tests, and fuzzing
+# after them: most tests wait (for servers, timers, processes and the
+# browser) far more than they compute, so one after another they left the
+# cores idle.
 fuzz() {
 	local target rc=0
 	# A short run of each fuzz target (a failure leaves its input in
-	# testdata/fuzz), with one worker: it runs beside the tests, and a
-	# worker per core would take the cores from them for the whole minute.
+	# testdata/fuzz), with one worker: it runs beside the browser tests and
+	# Schemathesis, and a worker per core would take the cores from them.
 	for target in "FuzzDecodeEvents ./api" "FuzzValueRoundTrip ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
 		set -- $target
 		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s -parallel=1 $2"
@@ -187,7 +187,6 @@ fuzz() {
 	return $rc
 }
 begin "browser tests" "$OUT/browser-tests.log" "${GOTEST[@]}" -v -run '^TestConsoleInBrowser$' ./cmd/strand
-begin "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
 # The OpenAPI document against the server: every check and phase.
 begin "Schemathesis" "$OUT/schemathesis.log" scripts/schemathesis.sh
 # Every test's events go to $OUT/go-test.json (per-test times); the
@@ -197,6 +196,9 @@ gotest_all() {
 }
 rc=0
 run_phase "go test (all packages but the browser tests)" gotest_all || rc=$?
+# Fuzzing when the Go tests are done, beside what is left of the others:
+# beside the Go tests its workers got a tenth of the executions.
+begin "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
 finish "browser tests" 8 || rc=$?
 finish "fuzzing (4 targets, 15 s each)" 4 || rc=$?
 finish "Schemathesis" 25 || rc=$?
