@@ -320,9 +320,10 @@ func TestClusterRelease(t *testing.T) {
 	})
 }
 
-// backlog returns the tasks waiting in node n's own step queue q (n's
-// alone: the call is marked forwarded, so n asks no other node).
-func backlog(ctx context.Context, t *testing.T, n *clusterNode, q string) int {
+// stepQueue looks up step queue q in node n's own queues (n's alone: the
+// call is marked forwarded, so n asks no other node); found is false if n
+// does not know it (no one polled it there, no task was offered to it).
+func stepQueue(ctx context.Context, t *testing.T, n *clusterNode, q string) (info api.QueueInfo, found bool) {
 	t.Helper()
 	l, err := n.eng.ListQueues(api.WithForwarded(ctx), "")
 	if err != nil {
@@ -330,26 +331,24 @@ func backlog(ctx context.Context, t *testing.T, n *clusterNode, q string) int {
 	}
 	for _, info := range l.Queues {
 		if info.Kind == api.QueueKindStep && info.Name == q {
-			return info.Backlog
+			return info, true
 		}
 	}
-	return 0
+	return api.QueueInfo{}, false
 }
 
-// hasQueue reports whether node n knows step queue q: someone polled it
-// there, or a task was offered to it.
+// backlog returns the tasks waiting in node n's own step queue q.
+func backlog(ctx context.Context, t *testing.T, n *clusterNode, q string) int {
+	t.Helper()
+	info, _ := stepQueue(ctx, t, n, q)
+	return info.Backlog
+}
+
+// hasQueue reports whether node n knows step queue q.
 func hasQueue(ctx context.Context, t *testing.T, n *clusterNode, q string) bool {
 	t.Helper()
-	l, err := n.eng.ListQueues(api.WithForwarded(ctx), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, info := range l.Queues {
-		if info.Kind == api.QueueKindStep && info.Name == q {
-			return true
-		}
-	}
-	return false
+	_, found := stepQueue(ctx, t, n, q)
+	return found
 }
 
 func stepState(ctx context.Context, t *testing.T, n *clusterNode, id string) string {
