@@ -3,7 +3,8 @@
 # browser tests need.
 #
 #   scripts/console.sh deps    install what the browser tests need, when absent:
-#                              Debian's chromium (apt-get, as root) and the
+#                              Debian's chromium-headless-shell and
+#                              fonts-liberation (apt-get, as root) and the
 #                              console's node_modules (npm ci)
 #   scripts/console.sh check   rebuild the console from console/web into a
 #                              temporary folder (typecheck, then vite build) and
@@ -13,8 +14,11 @@
 # The browser tests are cmd/strand's TestConsoleInBrowser (go test -race
 # ./cmd/strand -run TestConsoleInBrowser -v): they drive the system's
 # Chromium with playwright-core, which downloads no browser. The browser is
-# /usr/bin/chromium, or $STRAND_TEST_CHROMIUM when set (a path, or "skip":
-# then deps installs none).
+# /usr/bin/chromium-headless-shell (Chromium's headless build, the one
+# Playwright itself runs headless: the same Blink, at two thirds of the full
+# browser's CPU), or $STRAND_TEST_CHROMIUM when set (a path, or "skip":
+# then deps installs none). fonts-liberation gives the console's monospace
+# text the face the full browser's packages bring.
 #
 # node_modules is installed with npm ci when it is missing or older than
 # package-lock.json (node_modules/.package-lock.json is what npm last
@@ -39,7 +43,8 @@ node_deps() {
 	fi
 }
 
-# Debian's chromium, unless STRAND_TEST_CHROMIUM names another browser or skip.
+# Debian's Chromium headless shell, unless STRAND_TEST_CHROMIUM names another
+# browser or skip.
 chromium_deps() {
 	local browser=${STRAND_TEST_CHROMIUM:-}
 	if [[ $browser == skip ]]; then
@@ -50,19 +55,20 @@ chromium_deps() {
 		[[ -x $browser ]] || die "STRAND_TEST_CHROMIUM=$browser is not an executable"
 		return
 	fi
-	[[ -x /usr/bin/chromium ]] && return
-	[[ $EUID -eq 0 ]] || die "Chromium is not installed and we are not root: sudo apt-get install chromium (or set STRAND_TEST_CHROMIUM to a Chromium binary, or to skip)"
-	say "Chromium not found; installing Debian's chromium with apt-get (takes a minute)..."
+	local shell=/usr/bin/chromium-headless-shell
+	[[ -x $shell ]] && return
+	[[ $EUID -eq 0 ]] || die "Chromium's headless shell is not installed and we are not root: sudo apt-get install chromium-headless-shell fonts-liberation (or set STRAND_TEST_CHROMIUM to a Chromium binary, or to skip)"
+	say "Chromium's headless shell not found; installing Debian's chromium-headless-shell with apt-get (takes a minute)..."
 	local out
 	out=$(mktemp)
-	if ! env DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update -q && apt-get install -y -q chromium' >"$out" 2>&1; then
+	if ! env DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update -q && apt-get install -y -q chromium-headless-shell fonts-liberation' >"$out" 2>&1; then
 		tail -n 30 "$out" >&2
 		rm -f "$out"
-		die "apt-get install chromium failed"
+		die "apt-get install chromium-headless-shell failed"
 	fi
 	rm -f "$out"
-	[[ -x /usr/bin/chromium ]] || die "apt-get installed chromium, but /usr/bin/chromium is not there"
-	say "installed $(/usr/bin/chromium --version 2>/dev/null)"
+	[[ -x $shell ]] || die "apt-get installed chromium-headless-shell, but $shell is not there"
+	say "installed $("$shell" --version 2>/dev/null)"
 }
 
 deps() {

@@ -32,7 +32,8 @@ import (
 // $STRAND_TEST_OUTPUT/console-screenshots, or else to
 // console/web/e2e/screenshots-out (ignored by git).
 //
-// STRAND_TEST_CHROMIUM names the browser (default /usr/bin/chromium);
+// STRAND_TEST_CHROMIUM names the browser (default
+// /usr/bin/chromium-headless-shell, Chromium's headless build);
 // "skip" skips the test. The browser and console/web/node_modules come
 // from `make test` (scripts/console.sh deps).
 func TestConsoleInBrowser(t *testing.T) {
@@ -44,9 +45,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	case "skip":
 		t.Skip("STRAND_TEST_CHROMIUM=skip: the console's browser tests do not run")
 	case "":
-		chromium = "/usr/bin/chromium"
+		chromium = "/usr/bin/chromium-headless-shell"
 	}
-	const install = "run `make test` or scripts/console.sh deps, which install Chromium and the console's node_modules " +
+	const install = "run `make test` or scripts/console.sh deps, which install Chromium's headless shell and the console's node_modules " +
 		"(or set STRAND_TEST_CHROMIUM to a Chromium binary, or to skip)"
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("no browser for the console's tests: %v: %s", err, install)

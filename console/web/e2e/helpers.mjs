@@ -7,7 +7,7 @@
 // environment, which cmd/strand's TestConsoleInBrowser sets:
 //
 //   STRAND_URL          the strand server whose console is tested
-//   STRAND_CHROMIUM     the browser (default /usr/bin/chromium)
+//   STRAND_CHROMIUM     the browser (default /usr/bin/chromium-headless-shell)
 //   STRAND_SCREENSHOTS  the folder screenshots go to (default e2e/screenshots-out)
 //   STRAND_FIXTURE      a JSON file naming the runs the Go test made (fixture below)
 //   STRAND_AXE          "report": print serious and critical axe violations, not fail
@@ -109,7 +109,7 @@ let browser
 /** Starts the browser (once, in the file's before hook). */
 export async function launch() {
   browser = await chromium.launch({
-    executablePath: process.env.STRAND_CHROMIUM || '/usr/bin/chromium',
+    executablePath: process.env.STRAND_CHROMIUM || '/usr/bin/chromium-headless-shell',
     headless: true,
     args: chromiumArgs,
   })
