@@ -9,9 +9,9 @@
 # (scripts/cassandra.sh) unless STRAND_TEST_CASSANDRA is already set, and
 # checks that the embedded console build is what its sources give
 # (scripts/console.sh check). Then runs go vet and the Go tests with the
-# race detector, and, without extra arguments, a short run of each fuzz
-# target and Schemathesis against a real `strand server`
-# (scripts/schemathesis.sh). It ends with a table of its phases and how
+# race detector, and, without extra arguments, Schemathesis against a real
+# `strand server` (scripts/schemathesis.sh) and then a short run of each
+# fuzz target. It ends with a table of its phases and how
 # long each took.
 #
 # Phases run side by side where they can: Cassandra starts while the
@@ -40,6 +40,15 @@ export STRAND_TEST_OUTPUT=$OUT
 # waiting for a server, a timer or a process, so two at a time left the
 # cores idle.
 GOTEST=(go test -race -count=1 -timeout 25m -parallel 4)
+
+# -trimpath for every go command here and in the tests (the binaries
+# cmd/strand's tests and Schemathesis build): compiled code then names its
+# files by module path, not by this checkout's folder, so the build cache
+# serves a new clone what any earlier clone compiled (without it a fresh
+# clone recompiled every strand package, race and plain builds alike:
+# about 90 CPU-seconds). The first run with it compiles the standard
+# library once more.
+export GOFLAGS="-trimpath${GOFLAGS:+ $GOFLAGS}"
 
 say() { echo "test.sh: $*"; }
 
@@ -78,16 +87,30 @@ phase() { run_phase "$@" || exit; }
 
 # Background phases: started with begin NAME LOG CMD..., collected with
 # finish NAME [LINES] (which prints LOG's last LINES, or all of it if NAME
-# failed, and returns its status).
+# failed, and returns its status). begin_after EARLIER NAME LOG CMD...
+# starts NAME once background phase EARLIER has ended.
 declare -A BG_PID BG_START BG_LOG
-begin() {
-	local name=$1 log=$2
-	shift 2
-	say "$name (beside the rest; output in $log): $*"
+begin() { begin_after "" "$@"; }
+begin_after() {
+	local earlier=$1 name=$2 log=$3
+	shift 3
+	if [[ -n $earlier ]]; then
+		say "$name (once $earlier has ended, beside the rest; output in $log): $*"
+	else
+		say "$name (beside the rest; output in $log): $*"
+	fi
 	BG_START[$name]=$SECONDS
 	BG_LOG[$name]=$log
-	# The phase notes when it ended (in $log.end), for the table.
+	rm -f "$log.start" "$log.end"
+	# The phase notes when it started and ended (in $log.start and
+	# $log.end), for the table.
 	(
+		if [[ -n $earlier ]]; then
+			# The end of EARLIER is its .end file (written when it ends,
+			# however it ended).
+			until [[ -e ${BG_LOG[$earlier]}.end ]]; do sleep 1; done
+		fi
+		echo "$SECONDS" >"$log.start"
 		rc=0
 		"$@" || rc=$?
 		echo "$SECONDS" >"$log.end"
@@ -97,9 +120,10 @@ begin() {
 }
 # took NAME: how long background phase NAME ran.
 took() {
-	local end
+	local start end
+	start=$(cat "${BG_LOG[$1]}.start" 2>/dev/null) || start=${BG_START[$1]}
 	end=$(cat "${BG_LOG[$1]}.end" 2>/dev/null) || end=$SECONDS
-	echo $((end - ${BG_START[$1]}))
+	echo $((end - start))
 }
 finish() {
 	local name=$1 rc=0
@@ -171,14 +195,15 @@ if ((!full)); then
 fi
 
 # Schemathesis and the browser tests beside the other Go tests, and fuzzing
-# after them: most tests wait (for servers, timers, processes and the
-# browser) far more than they compute, so one after another they left the
-# cores idle.
+# after Schemathesis: most tests wait (for servers, timers, processes and
+# the browser) far more than they compute, so one after another they left
+# the cores idle.
 fuzz() {
 	local target rc=0
 	# A short run of each fuzz target (a failure leaves its input in
-	# testdata/fuzz), with one worker: it runs beside the browser tests and
-	# Schemathesis, and a worker per core would take the cores from them.
+	# testdata/fuzz), with one worker: it runs beside the last of the Go
+	# and browser tests, and a worker per core would take the cores from
+	# them.
 	for target in "FuzzDecodeEvents ./api" "FuzzValueRoundTrip ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
 		set -- $target
 		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s -parallel=1 $2"
@@ -189,6 +214,11 @@ fuzz() {
 begin "browser tests" "$OUT/browser-tests.log" "${GOTEST[@]}" -v -run '^TestConsoleInBrowser$' ./cmd/strand
 # The OpenAPI document against the server: every check and phase.
 begin "Schemathesis" "$OUT/schemathesis.log" scripts/schemathesis.sh
+# Fuzzing once Schemathesis is done, beside what is left of the Go and
+# browser tests (which end later): beside all of them its workers got a
+# tenth of the executions, and after the Go tests it ran alone at the end,
+# a core idle.
+begin_after "Schemathesis" "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
 # Every test's events go to $OUT/go-test.json (per-test times); the
 # report prints what plain go test does, and the count of tests.
 gotest_all() {
@@ -196,10 +226,7 @@ gotest_all() {
 }
 rc=0
 run_phase "go test (all packages but the browser tests)" gotest_all || rc=$?
-# Fuzzing when the Go tests are done, beside what is left of the others:
-# beside the Go tests its workers got a tenth of the executions.
-begin "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
 finish "browser tests" 8 || rc=$?
-finish "fuzzing (4 targets, 15 s each)" 4 || rc=$?
 finish "Schemathesis" 25 || rc=$?
+finish "fuzzing (4 targets, 15 s each)" 4 || rc=$?
 exit "$rc"

@@ -33,6 +33,9 @@ type PurgeConfig struct {
 	// Baseline is how long shape (a) runs alone, after its warm-up, before
 	// the second phase's runs expire (default 20s).
 	Baseline time.Duration
+	// WarmUp is how long shape (a) runs before its baseline is measured
+	// (default 5s).
+	WarmUp time.Duration
 	// Concurrency is how many shape (a) workflows run at once (default 64,
 	// as in Run).
 	Concurrency int
@@ -88,6 +91,9 @@ func RunPurge(ctx context.Context, cfg PurgeConfig) (PurgeReport, error) {
 	}
 	if cfg.Baseline <= 0 {
 		cfg.Baseline = 20 * time.Second
+	}
+	if cfg.WarmUp <= 0 {
+		cfg.WarmUp = 5 * time.Second
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64
@@ -150,7 +156,7 @@ func RunPurge(ctx context.Context, cfg PurgeConfig) (PurgeReport, error) {
 	// Phase 2: the purge under shape (a). The runs' timers come due once
 	// shape (a) has warmed up and run alone for the baseline: the write
 	// is expected to take as long as the first (with a margin).
-	warmUp := 5 * time.Second
+	warmUp := cfg.WarmUp
 	begun = time.Now()
 	due := begun.Add(rep.Write[0]*6/5 + 2*time.Second + warmUp + cfg.Baseline)
 	fire := due.Add(-engine.PurgeSettle)
