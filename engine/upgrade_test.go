@@ -14,6 +14,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
+	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/store/sqlite"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
@@ -66,7 +67,14 @@ func TestStoreWrittenBeforeJSONPayloads(t *testing.T) {
 	if _, _, err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, st, func(w *worker.Worker) {
+	// The runs closed when testdata was written (2026-11-25), and the
+	// default namespace keeps closed runs 72 hours: their retention has
+	// passed, and the purge would delete order-done while the test reads
+	// it. The purge waits, held at its first look at the store, until
+	// the test ends: what is tested is the reading of an old store.
+	var opts engine.Options
+	engine.SetPurgeKnobs(&opts, nil, func(ctx context.Context, _ int32) { <-ctx.Done() })
+	e := newEnvWith(t, st, opts, func(w *worker.Worker) {
 		worker.RegisterWorkflow(w, V1OrderFlow)
 		worker.RegisterWorkflow(w, V1Ship)
 		worker.RegisterStep(w, V1Charge)
