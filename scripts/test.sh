@@ -107,11 +107,7 @@ begin() { begin_after "" "$@"; }
 begin_after() {
 	local earlier=$1 name=$2 log=$3
 	shift 3
-	if [[ -n $earlier ]]; then
-		say "$name (once $earlier has ended, beside the rest; output in $log): $*"
-	else
-		say "$name (beside the rest; output in $log): $*"
-	fi
+	say "$name (${earlier:+once $earlier has ended, }beside the rest; output in $log): $*"
 	BG_START[$name]=$SECONDS
 	BG_LOG[$name]=$log
 	rm -f "$log.start" "$log.end"

@@ -156,15 +156,14 @@ func RunPurge(ctx context.Context, cfg PurgeConfig) (PurgeReport, error) {
 	// Phase 2: the purge under shape (a). The runs' timers come due once
 	// shape (a) has warmed up and run alone for the baseline: the write
 	// is expected to take as long as the first (with a margin).
-	warmUp := cfg.WarmUp
 	begun = time.Now()
-	due := begun.Add(rep.Write[0]*6/5 + 2*time.Second + warmUp + cfg.Baseline)
+	due := begun.Add(rep.Write[0]*6/5 + 2*time.Second + cfg.WarmUp + cfg.Baseline)
 	fire := due.Add(-engine.PurgeSettle)
 	if err := writeClosedRuns(ctx, cfg.Store, tmpl, purgeNamespaces[1], cfg.N, shards, fire.Add(-time.Hour), fire, say); err != nil {
 		return rep, fmt.Errorf("write expiring runs: %w", err)
 	}
 	rep.Write[1] = time.Since(begun)
-	if err := purgeUnderLoad(ctx, cfg, opts, due, warmUp, &rep, say); err != nil {
+	if err := purgeUnderLoad(ctx, cfg, opts, due, &rep, say); err != nil {
 		return rep, err
 	}
 	if rep.Left[1], err = cfg.Store.CountRuns(ctx, store.RunFilter{Namespace: purgeNamespaces[1]}); err != nil {
@@ -176,7 +175,7 @@ func RunPurge(ctx context.Context, cfg PurgeConfig) (PurgeReport, error) {
 // purgeUnderLoad runs shape (a) on a new engine from its open until the
 // engine has purged cfg.N runs (the second phase's), which come due at
 // due, and measures its throughput before and during the purge.
-func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, due time.Time, warmUp time.Duration, rep *PurgeReport, say func(string, ...any)) error {
+func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, due time.Time, rep *PurgeReport, say func(string, ...any)) error {
 	eng, err := engine.Open(ctx, cfg.Store, opts)
 	if err != nil {
 		return err
@@ -225,7 +224,7 @@ func purgeUnderLoad(ctx context.Context, cfg PurgeConfig, opts engine.Options, d
 		return nil
 	}
 
-	if !sleepCtx(ctx, warmUp) {
+	if !sleepCtx(ctx, cfg.WarmUp) {
 		return ctx.Err()
 	}
 	if eng.Stats().RunsPurged > 0 {
