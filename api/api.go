@@ -483,7 +483,9 @@ type SignalStart struct {
 
 // StepOptions are a step's queue, priority, timeouts and retry policy.
 type StepOptions struct {
-	Queue           string        `json:"queue,omitempty" max:"1000"`
+	Queue string `json:"queue,omitempty" max:"1000"`
+	// Priority orders the step among the tasks waiting on its queue; 0
+	// gives it its run's priority.
 	Priority        int8          `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	ScheduleToStart time.Duration `json:"schedule_to_start,omitempty"`
 	StartToClose    time.Duration `json:"start_to_close,omitempty"`

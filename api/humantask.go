@@ -100,7 +100,10 @@ type HumanTask struct {
 	Candidates TaskCandidates `json:"candidates"`
 	Created    time.Time      `json:"created"`
 	DueAt      time.Time      `json:"due_at,omitzero"`
-	Escalated  int            `json:"escalated,omitempty"`
+	// Overdue says the task is open or claimed past its due time, as of
+	// the answer.
+	Overdue   bool `json:"overdue,omitempty"`
+	Escalated int  `json:"escalated,omitempty"`
 	// Parent is the run that asked for it.
 	Parent             RunRef        `json:"parent"`
 	ParentWorkflowType string        `json:"parent_workflow_type,omitempty"`
@@ -206,16 +209,19 @@ type ListTasksResponse struct {
 
 // TaskSummary is a task as the inbox lists it.
 type TaskSummary struct {
-	TaskID             string         `json:"task_id"`
-	Title              string         `json:"title"`
-	Status             string         `json:"status"`
-	Assignee           string         `json:"assignee,omitempty"`
-	Candidates         TaskCandidates `json:"candidates"`
-	Priority           int8           `json:"priority,omitempty"`
-	Created            time.Time      `json:"created"`
-	DueAt              time.Time      `json:"due_at,omitzero"`
-	ParentWorkflowType string         `json:"parent_workflow_type,omitempty"`
-	Parent             RunRef         `json:"parent"`
+	TaskID     string         `json:"task_id"`
+	Title      string         `json:"title"`
+	Status     string         `json:"status"`
+	Assignee   string         `json:"assignee,omitempty"`
+	Candidates TaskCandidates `json:"candidates"`
+	Priority   int8           `json:"priority,omitempty"`
+	Created    time.Time      `json:"created"`
+	DueAt      time.Time      `json:"due_at,omitzero"`
+	// Overdue says the task is open or claimed past its due time, as of
+	// the answer.
+	Overdue            bool   `json:"overdue,omitempty"`
+	ParentWorkflowType string `json:"parent_workflow_type,omitempty"`
+	Parent             RunRef `json:"parent"`
 }
 
 // HumanTaskInput is the input of a task's run: what the run that asked

@@ -132,6 +132,10 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			if o.Queue == "" {
 				o.Queue = queueOrDefault(x.Info.Queue)
 			}
+			if o.Priority == 0 {
+				// A step is as urgent as its run unless it says otherwise.
+				o.Priority = x.Info.Priority
+			}
 			if o.StartToClose == 0 && o.ScheduleToClose == 0 {
 				o.StartToClose = e.opts.DefaultStartToClose
 			}

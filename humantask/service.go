@@ -60,6 +60,7 @@ func (s *Service) ListTasks(ctx context.Context, req api.ListTasksRequest) (api.
 		lr.Attributes[attrParentType] = req.ParentWorkflowType
 	}
 	out := api.ListTasksResponse{Tasks: []api.TaskSummary{}}
+	now := time.Now()
 	for n := 0; n < maxListed; {
 		page, err := s.svc.ListWorkflows(ctx, lr)
 		if err != nil {
@@ -68,6 +69,7 @@ func (s *Service) ListTasks(ctx context.Context, req api.ListTasksRequest) (api.
 		for _, r := range page.Runs {
 			n++
 			t := summaryOf(r)
+			t.Overdue = overdue(t.Status, t.DueAt, now)
 			mine := mayClaim(req.TaskCaller, r.Attributes[attrCandidates]) || t.Assignee != "" && t.Assignee == req.User
 			if !req.Admin && !mine || req.Mine && !mine {
 				continue
@@ -97,6 +99,18 @@ func (s *Service) ListTasks(ctx context.Context, req api.ListTasksRequest) (api.
 		return a.Created.Compare(b.Created)
 	})
 	return out, nil
+}
+
+// overdue reports whether a task of status, due at due, is overdue at
+// now: still open or claimed, and past its due time.
+func overdue(status string, due, now time.Time) bool {
+	return (status == api.TaskOpen || status == api.TaskClaimed) && !due.IsZero() && !now.Before(due)
+}
+
+// answer is the task as an answer gives it: with whether it is overdue now.
+func answer(t api.HumanTask) api.HumanTask {
+	t.Overdue = t.Outcome == nil && overdue(t.Status, t.DueAt, time.Now())
+	return t
 }
 
 // summaryOf is a task's run as lists show it.
@@ -158,7 +172,7 @@ func (s *Service) DescribeTask(ctx context.Context, req api.DescribeTaskRequest)
 	if !visibleTo(req.TaskCaller, d.HumanTask) {
 		return api.HumanTask{}, notFound(req.TaskRef)
 	}
-	return d.HumanTask, nil
+	return answer(d.HumanTask), nil
 }
 
 func notFound(ref api.TaskRef) error {
@@ -233,10 +247,10 @@ func (s *Service) ActOnTask(ctx context.Context, req api.TaskActionRequest) (api
 			if why != "" {
 				return api.HumanTask{}, refused(c, why)
 			}
-			return d.HumanTask, nil
+			return answer(d.HumanTask), nil
 		}
 		if time.Now().After(deadline) {
-			return d.HumanTask, nil // sent, and durable: it is taken later
+			return answer(d.HumanTask), nil // sent, and durable: it is taken later
 		}
 		select {
 		case <-ctx.Done():

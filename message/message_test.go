@@ -1,6 +1,7 @@
 package message_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,11 +72,45 @@ type recorder struct {
 // PriorityJob records its priority when its code first runs.
 func PriorityJob(ctx workflow.Context, in order) (struct{}, error) {
 	if !workflow.IsReplaying(ctx) {
-		r, _ := started.LoadOrStore(in.Recorder, &recorder{})
-		rec := r.(*recorder)
-		rec.mu.Lock()
-		rec.order = append(rec.order, in.Priority)
-		rec.mu.Unlock()
+		record(&started, in.Recorder, in.Priority)
+	}
+	return struct{}{}, nil
+}
+
+// done records, per recorder, the priorities of the StepJob runs in the
+// order they completed.
+var done sync.Map // string → *recorder
+
+func record(m *sync.Map, name string, p int8) {
+	r, _ := m.LoadOrStore(name, &recorder{})
+	rec := r.(*recorder)
+	rec.mu.Lock()
+	rec.order = append(rec.order, p)
+	rec.mu.Unlock()
+}
+
+func recorded(m *sync.Map, name string) []int8 {
+	r, ok := m.Load(name)
+	if !ok {
+		return nil
+	}
+	rec := r.(*recorder)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.order)
+}
+
+// Work is StepJob's step: a partner's service, on a queue of its own.
+func Work(_ context.Context, in order) (string, error) { return in.Item, nil }
+
+// StepJob hands its order to Work and records its priority when it
+// completes.
+func StepJob(ctx workflow.Context, in order) (struct{}, error) {
+	if _, err := workflow.ExecuteStep(ctx, workflow.StepOptions{Queue: "prio-work"}, Work, in).Get(ctx); err != nil {
+		return struct{}{}, err
+	}
+	if !workflow.IsReplaying(ctx) {
+		record(&done, in.Recorder, in.Priority)
 	}
 	return struct{}{}, nil
 }
@@ -326,7 +361,7 @@ func TestRules(t *testing.T) {
 		}
 
 		t.Log("a burst of invocation messages starts runs highest priority first")
-		rec := "prio-" + t.Name()
+		rec := fmt.Sprintf("prio-%s-%d", t.Name(), time.Now().UnixNano()) // apart from other runs of the test (-count)
 		prios := []int8{5, 3, 1, 4, 2}
 		if err := e.msgs.PutMessageRule(e.Ctx, api.MessageRule{MessageRuleRef: api.MessageRuleRef{Name: "job"}, WorkflowType: "PriorityJob", Queue: "prio"}); err != nil {
 			t.Fatal(err)
@@ -346,18 +381,51 @@ func TestRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Stop(e.Ctx)
-		e.Eventually("every job to run", time.Minute, func() bool {
-			r, ok := started.Load(rec)
-			if !ok {
-				return false
-			}
-			r.(*recorder).mu.Lock()
-			defer r.(*recorder).mu.Unlock()
-			return len(r.(*recorder).order) == n
-		})
-		r, _ := started.Load(rec)
-		if o := r.(*recorder).order; !slices.IsSorted(o) {
+		e.Eventually("every job to run", time.Minute, func() bool { return len(recorded(&started, rec)) >= n })
+		if o := recorded(&started, rec); !slices.IsSorted(o) {
 			t.Fatalf("jobs ran in the priority order %v; want highest (1) first", o)
+		}
+
+		t.Log("with the partner's worker down, 6 messages at priority 5 then 6 at priority 1: once it starts, one step at a time, every priority-1 run completes before any priority-5 one")
+		// The runs' steps carry their run's priority: before, they all
+		// waited at normal priority, first come first served, and the
+		// priority-5 runs, which came first, completed first.
+		rec = fmt.Sprintf("done-%s-%d", t.Name(), time.Now().UnixNano())
+		if err := e.msgs.PutMessageRule(e.Ctx, api.MessageRule{MessageRuleRef: api.MessageRuleRef{Name: "step-job"}, WorkflowType: "StepJob", Queue: "prio-wf"}); err != nil {
+			t.Fatal(err)
+		}
+		wf := worker.New(e.Engine, worker.Options{Queue: "prio-wf", Logger: testenv.Logger(), WorkflowPollers: 1, MaxConcurrentWorkflowTasks: 1})
+		worker.RegisterWorkflow(wf, StepJob)
+		if err := wf.Start(e.Ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer wf.Stop(e.Ctx)
+		for _, p := range []int8{5, 1} {
+			for i := range 6 {
+				e.send("step-job", fmt.Sprintf("step-job-%d-%d", p, i), order{Recorder: rec, Priority: p}, func(r *api.SendMessageRequest) { r.Priority = p })
+			}
+		}
+		e.Eventually("every step waiting for the partner's worker", time.Minute, func() bool {
+			qs, err := e.Engine.ListQueues(e.Ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range qs.Queues {
+				if q.Name == "prio-work" && q.Kind == api.QueueKindStep {
+					return q.Backlog == 12
+				}
+			}
+			return false
+		})
+		partner := worker.New(e.Engine, worker.Options{Queue: "prio-work", Logger: testenv.Logger(), StepPollers: 1, MaxConcurrentSteps: 1})
+		worker.RegisterStep(partner, Work)
+		if err := partner.Start(e.Ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer partner.Stop(e.Ctx)
+		e.Eventually("every step job to complete", time.Minute, func() bool { return len(recorded(&done, rec)) >= 12 })
+		if o := recorded(&done, rec); !slices.IsSorted(o) {
+			t.Fatalf("step jobs completed in the priority order %v; want every 1 before any 5", o)
 		}
 	})
 }

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -23,13 +28,14 @@ func newMessageCommand() *cobra.Command {
 	send := &cobra.Command{
 		Use: "send NAME CORRELATION_KEY", Short: "Send a message: a run waiting for its name and key gets it, or it is kept until one waits", Args: cobra.ExactArgs(2),
 		Example: `  strand message send payment-confirmed order-1042 --payload '{"amount": 120}'
-  strand message send price-changed sku-7 --payload '9.99' --broadcast --ttl 1h`,
+  strand message send price-changed sku-7 --payload '9.99' --broadcast --ttl 1h
+  strand message send order-placed o-7 --payload @order.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			svc, err := o.service()
 			if err != nil {
 				return err
 			}
-			raw, err := jsonArg("payload", payload)
+			raw, err := jsonOrFileArg("payload", payload)
 			if err != nil {
 				return err
 			}
@@ -43,7 +49,7 @@ func newMessageCommand() *cobra.Command {
 			})
 		},
 	}
-	send.Flags().StringVar(&payload, "payload", "", "the message's payload, JSON")
+	send.Flags().StringVar(&payload, "payload", "", "the message's payload: JSON, or @FILE")
 	send.Flags().DurationVar(&ttl, "ttl", 0, "how long it is kept while no run waits for it (default 24h)")
 	send.Flags().BoolVar(&broadcast, "broadcast", false, "deliver it to every run that waits within its TTL, not to the first only")
 	send.Flags().Int8Var(&priority, "priority", 0, "its priority, 1 (highest) to 5; a run it starts under a rule has it")
@@ -182,4 +188,25 @@ func describeMailbox(tw *tabwriter.Writer, d api.MailboxDescription) {
 			fmt.Fprintf(tw, "  %s\t%s %s %s\t%s\n", e.MessageID, how, e.Run.WorkflowID, e.Run.RunID, e.At.Format(time.RFC3339))
 		}
 	}
+}
+
+// jsonOrFileArg is a flag's JSON: the flag's value, or with @FILE the
+// file's content. A file that cannot be read, or that is not JSON, is a
+// usage error naming the flag and the file.
+func jsonOrFileArg(flag, v string) ([]byte, error) {
+	name, ok := strings.CutPrefix(v, "@")
+	if !ok {
+		return jsonArg(flag, v)
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &usageError{fmt.Errorf("--%s: no file %s", flag, name)}
+		}
+		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	if !json.Valid(raw) {
+		return nil, &usageError{fmt.Errorf("--%s: %s is not valid JSON", flag, name)}
+	}
+	return raw, nil
 }

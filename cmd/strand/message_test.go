@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strandhq/strand/api"
 )
 
 // TestMessageVerbs drives strand message against a server: bad input
@@ -40,6 +45,36 @@ func TestMessageVerbs(t *testing.T) {
 
 	if out := cli("message", "send", "paid", "o-1", "--payload", `{"amount": 5}`, "--id", "m-1"); !strings.Contains(out, "sent message m-1") {
 		t.Fatalf("send: %s", out)
+	}
+
+	t.Log("--payload @FILE sends the file's JSON; a missing file or one that is not JSON is refused, and nothing is sent")
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "order.json"), filepath.Join(dir, "order.txt")
+	if err := os.WriteFile(good, []byte(`{"amount": 7}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("amount: 7"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{filepath.Join(dir, "none.json"), "--payload: no file " + filepath.Join(dir, "none.json")},
+		{bad, "--payload: " + bad + " is not valid JSON"},
+	} {
+		out, code := run(t, "message", "send", "paid", "o-2", "--payload", "@"+c.file, "--server", url)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Fatalf("send --payload @%s: exit %d: %s; want exit 2 and %q", c.file, code, out, c.want)
+		}
+	}
+	if out := cli("message", "send", "paid", "o-2", "--payload", "@"+good, "--id", "m-2"); !strings.Contains(out, "sent message m-2") {
+		t.Fatalf("send --payload @file: %s", out)
+	}
+	var kept api.MailboxDescription
+	if err := json.Unmarshal([]byte(cli("message", "show", "paid", "o-2", "-o", "json")), &kept); err != nil {
+		t.Fatal(err)
+	}
+	var amount struct{ Amount int }
+	if len(kept.Kept) != 1 || kept.Kept[0].MessageID != "m-2" || json.Unmarshal(kept.Kept[0].Payload, &amount) != nil || amount.Amount != 7 {
+		t.Fatalf("the mailbox of paid/o-2 keeps %+v; want m-2 alone, with the file's payload", kept.Kept)
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		out := cli("message", "list")

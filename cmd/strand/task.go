@@ -45,11 +45,7 @@ func newTaskCommand() *cobra.Command {
 			return o.print(cmd.OutOrStdout(), l, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "TASK\tTITLE\tSTATUS\tASSIGNEE\tCANDIDATES\tPRIORITY\tDUE")
 				for _, t := range l.Tasks {
-					due := ""
-					if !t.DueAt.IsZero() {
-						due = t.DueAt.Format(time.RFC3339)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskID, t.Title, t.Status, t.Assignee, candidates(t.Candidates), t.Priority, due)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskID, t.Title, t.Status, t.Assignee, candidates(t.Candidates), t.Priority, dueText(t.DueAt, t.Overdue))
 				}
 			})
 		},
@@ -91,11 +87,18 @@ func newTaskCommand() *cobra.Command {
 					return err
 				}
 				return o.print(cmd.OutOrStdout(), t, func(tw *tabwriter.Writer) {
-					fmt.Fprintf(tw, "task %s: %s", t.TaskID, t.Status)
-					if t.Assignee != "" {
-						fmt.Fprintf(tw, " by %s", t.Assignee)
+					switch {
+					case req.Action == api.TaskActionComplete && t.Outcome != nil:
+						// Who completed it, not who held it: an admin may
+						// complete a task another user claimed.
+						fmt.Fprintf(tw, "task %s: %s by %s, outcome %s\n", t.TaskID, t.Status, t.Outcome.By, t.Outcome.Outcome)
+					case req.Action == api.TaskActionComplete:
+						fmt.Fprintf(tw, "task %s: the completion is sent; the task has not taken it yet\n", t.TaskID)
+					case t.Assignee != "":
+						fmt.Fprintf(tw, "task %s: %s by %s\n", t.TaskID, t.Status, t.Assignee)
+					default:
+						fmt.Fprintf(tw, "task %s: %s\n", t.TaskID, t.Status)
 					}
-					fmt.Fprintln(tw)
 				})
 			},
 		}
@@ -118,7 +121,7 @@ func newTaskCommand() *cobra.Command {
 	})
 	var outcome, data string
 	complete := act("complete TASK_ID", "Complete a task you hold, with an outcome and the data its form asks for", cobra.ExactArgs(1), func(req *api.TaskActionRequest, _ []string) error {
-		raw, err := jsonArg("data", data)
+		raw, err := jsonOrFileArg("data", data)
 		if err != nil {
 			return err
 		}
@@ -126,10 +129,21 @@ func newTaskCommand() *cobra.Command {
 		return nil
 	})
 	complete.Flags().StringVar(&outcome, "outcome", "", "the outcome (default: the task's only one)")
-	complete.Flags().StringVar(&data, "data", "", "the form's data, JSON")
+	complete.Flags().StringVar(&data, "data", "", "the form's data: JSON, or @FILE")
 	complete.Example = `  strand task complete strand-task:… --outcome approve --data '{"amount": 120}' --user alice`
 	cmd.AddCommand(list, show, claim, release, delegate, comment, complete)
 	return cmd
+}
+
+// dueText is a due time as lists and show print it, marked when overdue.
+func dueText(due time.Time, overdue bool) string {
+	if due.IsZero() {
+		return ""
+	}
+	if overdue {
+		return due.Format(time.RFC3339) + " (overdue)"
+	}
+	return due.Format(time.RFC3339)
 }
 
 // candidates is a task's candidates on one line.
@@ -158,7 +172,7 @@ func describeTask(tw *tabwriter.Writer, t api.HumanTask) {
 	fmt.Fprintf(tw, "Asked by:\t%s %s (%s)\n", t.Parent.WorkflowID, t.Parent.RunID, t.ParentWorkflowType)
 	fmt.Fprintf(tw, "Created:\t%s\n", t.Created.Format(time.RFC3339))
 	if !t.DueAt.IsZero() {
-		fmt.Fprintf(tw, "Due:\t%s\n", t.DueAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "Due:\t%s\n", dueText(t.DueAt, t.Overdue))
 	}
 	fmt.Fprintf(tw, "Outcomes:\t%s\n", strings.Join(o.Outcomes, ", "))
 	if len(o.Data) > 0 {

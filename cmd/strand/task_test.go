@@ -21,6 +21,12 @@ func AskFinance(ctx workflow.Context, title string) (string, error) {
 	return out.Outcome + " by " + out.By, err
 }
 
+// AskLegal asks legal, due at once, and returns the outcome and who gave it.
+func AskLegal(ctx workflow.Context, title string) (string, error) {
+	out, err := workflow.HumanTask(ctx, workflow.HumanTaskOptions{Title: title, Groups: []string{"legal"}, Due: time.Millisecond}).Get(ctx)
+	return out.Outcome + " by " + out.By, err
+}
+
 // TestTaskVerbs drives strand task against a server without access
 // control (the caller names themselves with --user and --groups).
 func TestTaskVerbs(t *testing.T) {
@@ -30,6 +36,7 @@ func TestTaskVerbs(t *testing.T) {
 	svc := remote.New(url, nil)
 	w := worker.New(svc, worker.Options{Queue: "asks"})
 	worker.RegisterWorkflow(w, AskFinance)
+	worker.RegisterWorkflow(w, AskLegal)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -86,5 +93,61 @@ func TestTaskVerbs(t *testing.T) {
 	}
 	if out := cli("task", "show", id); !strings.Contains(out, "the budget is IT's") || !strings.Contains(out, "Outcome:") {
 		t.Fatalf("show: %s", out)
+	}
+	if strings.Contains(cli("task", "show", id), "overdue") {
+		t.Fatal("a task with no due time is shown overdue")
+	}
+
+	t.Log("a task past its due time is overdue in the API, the list and show")
+	legal, err := client.Start(ctx, client.New(svc, client.Options{}), AskLegal, "Check the contract", client.StartOptions{ID: "ask-2", Queue: "asks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The API's answers, as a client reads them.
+	type overdueTask struct {
+		TaskID  string `json:"task_id"`
+		Title   string `json:"title"`
+		Overdue bool   `json:"overdue"`
+	}
+	var late overdueTask
+	for deadline := time.Now().Add(20 * time.Second); late.TaskID == "" || !late.Overdue; time.Sleep(100 * time.Millisecond) {
+		var all struct{ Tasks []overdueTask }
+		if err := json.Unmarshal([]byte(cli("task", "list", "-o", "json")), &all); err != nil {
+			t.Fatal(err)
+		}
+		for _, lt := range all.Tasks {
+			if lt.Title == "Check the contract" {
+				late = lt
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task due at once is not listed overdue: %+v", all.Tasks)
+		}
+	}
+	if out := cli("task", "list"); !strings.Contains(out, "(overdue)") {
+		t.Fatalf("list does not mark the overdue task: %s", out)
+	}
+	var shown overdueTask
+	if err := json.Unmarshal([]byte(cli("task", "show", late.TaskID, "-o", "json")), &shown); err != nil || !shown.Overdue {
+		t.Fatalf("show -o json: overdue %v, %v", shown.Overdue, err)
+	}
+	if out := cli("task", "show", late.TaskID); !strings.Contains(out, "(overdue)") {
+		t.Fatalf("show does not mark the overdue task: %s", out)
+	}
+
+	t.Log("a task completed by an admin while another holds it says who completed it")
+	carol := []string{"--user", "carol", "--groups", "legal", "--server", url}
+	if out, code := run(t, append([]string{"task", "claim", late.TaskID}, carol...)...); code != 0 || !strings.Contains(out, "claimed by carol") {
+		t.Fatalf("carol's claim: exit %d: %s", code, out)
+	}
+	dave := []string{"--user", "dave", "--server", url}
+	if out, code := run(t, append([]string{"task", "complete", late.TaskID}, dave...)...); code != 0 || !strings.Contains(out, "completed by dave") {
+		t.Fatalf("dave's completion: exit %d: %s", code, out)
+	}
+	if got, err := legal.Get(ctx); err != nil || got != "done by dave" {
+		t.Fatalf("the run got %q, %v", got, err)
+	}
+	if strings.Contains(cli("task", "show", late.TaskID), "overdue") {
+		t.Fatal("a completed task is shown overdue")
 	}
 }
