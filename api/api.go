@@ -413,11 +413,11 @@ const (
 	// answers, not searchable): each given key to its value, a key given
 	// an empty value removed. A front end keeps there what its reads
 	// show of a running run, so that they need no worker.
-	CommandUpsertMemo CommandType = "UpsertMemo"
-	CommandComplete         CommandType = "CompleteWorkflow"
-	CommandFail             CommandType = "FailWorkflow"
-	CommandCancel           CommandType = "CancelWorkflow"
-	CommandContinueAsNew    CommandType = "ContinueAsNew"
+	CommandUpsertMemo    CommandType = "UpsertMemo"
+	CommandComplete      CommandType = "CompleteWorkflow"
+	CommandFail          CommandType = "FailWorkflow"
+	CommandCancel        CommandType = "CancelWorkflow"
+	CommandContinueAsNew CommandType = "ContinueAsNew"
 )
 
 // EventType is the event a command is recorded as.
