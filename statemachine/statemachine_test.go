@@ -1,6 +1,7 @@
 package statemachine_test
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -233,6 +234,19 @@ func creditFlow(t *testing.T, e *env) {
 	inst := e.waitFor(id, "the manual state", func(i *sm.Instance) bool { return i.Status == sm.StatusManual })
 	if inst.State != "acceptCreditApplication" || inst.Vars["applicationId"] != "app-c-1" || inst.Version != 1 {
 		t.Fatalf("in the manual state: %+v", inst)
+	}
+	// Read from the run's memo and history, it is what its interpreter
+	// answers.
+	q, err := e.eng.QueryWorkflow(e.ctx, api.QueryRequest{RunRef: api.RunRef{WorkflowID: id}, Name: sm.QueryInstance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queried sm.Instance
+	if err := json.Unmarshal(q, &queried); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprintf("%+v", *inst), fmt.Sprintf("%+v", queried); got != want {
+		t.Fatalf("read %s\nwant what the interpreter answers: %s", got, want)
 	}
 	// Listed by state once the lists caught up.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
