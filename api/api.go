@@ -474,9 +474,9 @@ type Command struct {
 	ContinueAsNew *ChildOptions `json:"continue_as_new,omitempty"`
 	// Attributes are UpsertAttributes's changes.
 	Attributes map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
-	// Memo are UpsertMemo's changes; each value is kept inline in the
-	// run's state and its MemoUpserted event, so it is at most 1 MiB.
-	Memo map[string]Value `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"1048576" keys:"nonempty"`
+	// Memo are UpsertMemo's changes (the limits of a start's memo); each
+	// value is kept inline in the run's state and its MemoUpserted event.
+	Memo map[string]Value `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216" keys:"nonempty"`
 	// SignalStart, on a SignalExternal to a workflow id (no run id),
 	// starts the target when it has no open run, with the signal as its
 	// first input (signal-with-start); the run started has no input.

@@ -1,8 +1,8 @@
 package statemachine_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"

@@ -211,9 +211,10 @@ func UpsertAttributes(ctx Context, attrs map[string]string) { sdk.UpsertAttribut
 // UpsertMemo sets keys of the run's memo, which DescribeWorkflow answers
 // without a worker: each key to its value as JSON, a key given nil
 // removed. It takes effect when the workflow task completes. History
-// keeps every change, so set what changed, once a task. A run has at most
-// 64 memo keys, each value at most 1 MiB; GetInfo(ctx).Memo is the memo
-// the run started with.
+// keeps every change, so set what changed, once a task. A run has at
+// most 64 memo keys, each value at most 16 MiB (keep them small: the
+// run's state holds them, and each change is an event).
+// GetInfo(ctx).Memo is the memo the run started with.
 func UpsertMemo(ctx Context, memo map[string]any) error { return sdk.UpsertMemo(ctx, memo) }
 
 // AuditDetail attaches value, encoded as JSON (a string is text), under
