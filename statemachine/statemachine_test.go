@@ -169,6 +169,7 @@ func TestStateMachines(t *testing.T) {
 		t.Run("bad input", func(t *testing.T) { e.t = t; badInput(t, e) })
 		t.Run("versions", func(t *testing.T) { e.t = t; versions(t, e) })
 		t.Run("statistics", func(t *testing.T) { e.t = t; statistics(t, e) })
+		t.Run("started without a memo", func(t *testing.T) { e.t = t; withoutMemo(t, e) })
 	})
 }
 
@@ -437,5 +438,24 @@ func badInput(t *testing.T, e *env) {
 	}
 	if inst, _ := e.client.Get(e.ctx, id); len(inst.Actions) != 1 || inst.State != "acceptCreditApplication" {
 		t.Fatalf("the refused update changed the instance: %s in %s", actions(inst), inst.State)
+	}
+}
+
+// withoutMemo: an instance whose run started without the memo (as a
+// release before the memo created them) keeps none, so that its history
+// replays as it was recorded, and is read from its interpreter.
+func withoutMemo(t *testing.T, e *env) {
+	in, _ := json.Marshal(sm.Input{Type: "creditApplication", BusinessKey: "old-1", Vars: map[string]string{"amount": "7"}})
+	id := "creditApplication/old-1"
+	if _, err := e.eng.StartWorkflow(e.ctx, api.StartRequest{WorkflowID: id, WorkflowType: sm.WorkflowType, Input: in}); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.waitFor(id, "the manual state", func(i *sm.Instance) bool { return i.Status == sm.StatusManual })
+	if inst.Vars["applicationId"] != "app-old-1" || actions(inst) != "stateExecution:createCreditApplication" {
+		t.Fatalf("read from its interpreter: %+v", inst)
+	}
+	d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: id})
+	if err != nil || len(d.Memo) != 0 {
+		t.Fatalf("memo of a run started without one: %v, %v", d.Memo, err)
 	}
 }
