@@ -409,10 +409,15 @@ const (
 	// key-value pairs in lists): each given key to its value, a key given
 	// an empty value removed.
 	CommandUpsertAttributes CommandType = "UpsertAttributes"
-	CommandComplete         CommandType = "CompleteWorkflow"
-	CommandFail             CommandType = "FailWorkflow"
-	CommandCancel           CommandType = "CancelWorkflow"
-	CommandContinueAsNew    CommandType = "ContinueAsNew"
+	// CommandUpsertMemo sets keys of the run's memo (what DescribeWorkflow
+	// answers, not searchable): each given key to its value, a key given
+	// an empty value removed. A front end keeps there what its reads
+	// show of a running run, so that they need no worker.
+	CommandUpsertMemo    CommandType = "UpsertMemo"
+	CommandComplete      CommandType = "CompleteWorkflow"
+	CommandFail          CommandType = "FailWorkflow"
+	CommandCancel        CommandType = "CancelWorkflow"
+	CommandContinueAsNew CommandType = "ContinueAsNew"
 )
 
 // EventType is the event a command is recorded as.
@@ -436,6 +441,8 @@ func (c CommandType) EventType() EventType {
 		return EventSideEffect
 	case CommandUpsertAttributes:
 		return EventAttributesUpserted
+	case CommandUpsertMemo:
+		return EventMemoUpserted
 	case CommandComplete:
 		return EventWorkflowCompleted
 	case CommandFail:
@@ -467,6 +474,9 @@ type Command struct {
 	ContinueAsNew *ChildOptions `json:"continue_as_new,omitempty"`
 	// Attributes are UpsertAttributes's changes.
 	Attributes map[string]string `json:"attributes,omitempty" max:"64" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
+	// Memo are UpsertMemo's changes (the limits of a start's memo); each
+	// value is kept inline in the run's state and its MemoUpserted event.
+	Memo map[string]Value `json:"memo,omitempty" max:"64" maxkey:"128" maxvalue:"16777216" keys:"nonempty"`
 	// SignalStart, on a SignalExternal to a workflow id (no run id),
 	// starts the target when it has no open run, with the signal as its
 	// first input (signal-with-start); the run started has no input.

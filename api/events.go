@@ -45,6 +45,7 @@ const (
 	EventCancelExternal         EventType = "CancelExternalInitiated"
 	EventSideEffect             EventType = "SideEffectRecorded"
 	EventAttributesUpserted     EventType = "AttributesUpserted"
+	EventMemoUpserted           EventType = "MemoUpserted"
 	EventWorkflowCompleted      EventType = "WorkflowCompleted"
 	EventWorkflowFailed         EventType = "WorkflowFailed"
 	EventWorkflowCanceled       EventType = "WorkflowCanceled"
@@ -109,6 +110,9 @@ type Event struct {
 	// Attributes are an AttributesUpserted event's changes (an empty value
 	// removed its key).
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Memo are a MemoUpserted event's changes (an empty value removed its
+	// key).
+	Memo map[string]Value `json:"memo,omitempty"`
 	// Details are the audit details a workflow task (WorkflowTaskCompleted)
 	// or a step attempt (StepCompleted, StepAttemptFailed, StepFailed)
 	// attached. Replay ignores them.
@@ -208,7 +212,7 @@ func (t EventType) IsInput() bool {
 func (t EventType) IsCommand() bool {
 	switch t {
 	case EventStepScheduled, EventStepCancelScheduled, EventTimerStarted, EventTimerCanceled, EventChildInitiated,
-		EventSignalExternal, EventCancelExternal, EventSideEffect, EventAttributesUpserted, EventWorkflowCompleted, EventWorkflowFailed,
+		EventSignalExternal, EventCancelExternal, EventSideEffect, EventAttributesUpserted, EventMemoUpserted, EventWorkflowCompleted, EventWorkflowFailed,
 		EventWorkflowCanceled, EventWorkflowContinuedAsNew:
 		return true
 	}
@@ -256,6 +260,9 @@ func (e Event) Summary() string {
 		for _, k := range keys {
 			fmt.Fprintf(&b, " %s=%q", k, e.Attributes[k])
 		}
+	}
+	if len(e.Memo) > 0 {
+		fmt.Fprintf(&b, " memo=%s", strings.Join(slices.Sorted(maps.Keys(e.Memo)), ","))
 	}
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " reason=%q", e.Reason)

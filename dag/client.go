@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,8 +54,8 @@ func StartRequest(namespace string, in RunInput, opts StartOptions) (api.StartRe
 		id = fmt.Sprintf("%s-%s-%s", in.DAG, time.Now().UTC().Format("20060102150405"), uuid.NewString()[:8])
 	}
 	return api.StartRequest{Namespace: namespace, WorkflowID: id, WorkflowType: WorkflowType, Queue: Queue,
-		Input: api.Value(input), BusinessKey: in.DAG, Attributes: map[string]string{AttrDAG: in.DAG},
-		RequestID: uuid.NewString(), Identity: opts.Identity}, nil
+		Input: api.Value(input), BusinessKey: in.DAG, Attributes: map[string]string{AttrDAG: in.DAG, AttrState: string(StateSubmitted)},
+		Memo: startMemo(in, in.Version), RequestID: uuid.NewString(), Identity: opts.Identity}, nil
 }
 
 // Started names a started instance.
@@ -71,7 +72,7 @@ func ScheduleAction(in RunInput) (api.ScheduleAction, error) {
 		return api.ScheduleAction{}, err
 	}
 	return api.ScheduleAction{WorkflowType: req.WorkflowType, Queue: req.Queue, Input: req.Input,
-		Attributes: req.Attributes, BusinessKey: req.BusinessKey}, nil
+		Attributes: req.Attributes, BusinessKey: req.BusinessKey, Memo: req.Memo}, nil
 }
 
 // Start starts an instance; an offline or unknown DAG is refused here,
@@ -80,20 +81,24 @@ func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Sta
 	if err := in.Check(); err != nil {
 		return Started{}, err
 	}
-	if _, err := c.Catalog.resolve(ctx, in); err != nil {
+	res, err := c.Catalog.resolve(ctx, in)
+	if err != nil {
 		if errors.Is(err, ErrOffline) {
 			return Started{}, fmt.Errorf("%w: %w", api.ErrFailedPrecondition, err)
 		}
 		return Started{}, err
 	}
-	return c.start(ctx, in, opts)
+	return c.start(ctx, in, opts, res.Version)
 }
 
-func (c *Client) start(ctx context.Context, in RunInput, opts StartOptions) (Started, error) {
+// start starts an instance of in, shown as submitted at version (the one
+// it will run, as far as its start knows) until a worker runs it.
+func (c *Client) start(ctx context.Context, in RunInput, opts StartOptions, version int32) (Started, error) {
 	req, err := StartRequest(c.namespace, in, opts)
 	if err != nil {
 		return Started{}, err
 	}
+	req.Memo = startMemo(in, cmp.Or(in.Version, version))
 	res, err := c.svc.StartWorkflow(ctx, req)
 	return Started{WorkflowID: req.WorkflowID, RunID: res.RunID}, err
 }
@@ -122,7 +127,12 @@ func (c *Client) Instance(ctx context.Context, id string) (*Instance, store.Visi
 	}
 	rec := store.VisibilityRecord{Namespace: d.Namespace, WorkflowID: d.WorkflowID, RunID: d.RunID, Type: d.WorkflowType,
 		Status: d.Status, StartTime: d.StartTime, CloseTime: d.CloseTime, BusinessKey: d.BusinessKey}
-	inst, err := InstanceOf(ctx, c.svc, rec)
+	var inst *Instance
+	if d.Status == store.StatusRunning {
+		inst, err = runningInstance(ctx, c.svc, d)
+	} else {
+		inst, err = InstanceOf(ctx, c.svc, rec)
+	}
 	if err != nil {
 		return nil, rec, err
 	}
@@ -181,7 +191,7 @@ func (c *Client) Restart(ctx context.Context, id string, failedOnly bool, from [
 	if failedOnly {
 		in.Previous = inst.Tasks
 	}
-	return c.start(ctx, in, StartOptions{ID: id, Identity: identity})
+	return c.start(ctx, in, StartOptions{ID: id, Identity: identity}, in.Version)
 }
 
 // startInput reads the RunInput a run started with.

@@ -130,6 +130,18 @@ tasks:
 	if got := states(inst); got != "first=success second=submitted" {
 		t.Fatalf("paused: %s", got)
 	}
+	// Read from the run's memo, it is what its interpreter answers.
+	q, err := e.eng.QueryWorkflow(e.ctx, api.QueryRequest{RunRef: api.RunRef{Namespace: e.ns, WorkflowID: id}, Name: dag.QueryInstance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queried dag.Instance
+	if err := json.Unmarshal(q, &queried); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprintf("%+v", *inst), fmt.Sprintf("%+v", queried); got != want {
+		t.Fatalf("read %s\nwant what the interpreter answers: %s", got, want)
+	}
 	// Nothing may happen while paused: a while, long enough for second to
 	// have started and run had the pause not held it.
 	time.Sleep(500 * time.Millisecond)

@@ -75,6 +75,7 @@ type interpreter struct {
 	stopping  bool
 	killed    bool
 	published State // the state attribute last set
+	memo      memoState
 	failed    bool
 	changed   bool
 }
@@ -96,6 +97,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	ip := &interpreter{base: base, index: map[string]int{}, cancels: map[string]workflow.CancelFunc{}}
 	ip.inst = Instance{DAG: in.DAG, Version: in.Version, State: StateSubmitted, ScheduleTime: base, StartTime: workflow.Now(ctx), Tasks: []TaskInstance{}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &ip.inst, nil })
+	_, ip.memo.on = info.Memo[MemoInstance]
 	res, err := workflow.ExecuteStepByName[Resolved](ctx, shortStep, stepResolve, in).Get(ctx)
 	if err != nil {
 		return nil, err
@@ -211,12 +213,14 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 }
 
 // publish sets the run's state attribute when the instance's state
-// changed, so that lists filter instances by state.
+// changed, so that lists filter instances by state, and keeps the
+// instance in the run's memo, so that reads need no worker.
 func (ip *interpreter) publish(ctx workflow.Context) {
 	if ip.inst.State != ip.published {
 		ip.published = ip.inst.State
 		workflow.UpsertAttributes(ctx, map[string]string{AttrState: string(ip.inst.State)})
 	}
+	ip.publishMemo(ctx)
 }
 
 // carryOver applies StartFrom and Previous: tasks that need not run again

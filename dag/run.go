@@ -91,9 +91,13 @@ func (ip *interpreter) run(ctx workflow.Context, i int, t Task, vars map[string]
 			local[k] = vars[k]
 		}
 		ti.Child = ip.instanceID + "." + t.Name
-		f := workflow.ExecuteChildByName[*Instance](ctx, workflow.ChildOptions{WorkflowID: ti.Child, Queue: Queue,
-			BusinessKey: t.DAG, Attributes: map[string]string{AttrDAG: t.DAG}},
-			WorkflowType, RunInput{DAG: t.DAG, Version: t.Version, Params: local, ScheduleTime: ip.base, WorkerGroup: ip.group})
+		in := RunInput{DAG: t.DAG, Version: t.Version, Params: local, ScheduleTime: ip.base, WorkerGroup: ip.group}
+		opts := workflow.ChildOptions{WorkflowID: ti.Child, Queue: Queue, BusinessKey: t.DAG, Attributes: map[string]string{AttrDAG: t.DAG}}
+		if ip.memo.on {
+			// Listed and read as submitted until a worker runs it.
+			opts.Attributes[AttrState], opts.Memo = string(StateSubmitted), startMemo(in, in.Version)
+		}
+		f := workflow.ExecuteChildByName[*Instance](ctx, opts, WorkflowType, in)
 		child, err := f.Get(ctx)
 		if err != nil {
 			return nil, err

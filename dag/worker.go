@@ -120,18 +120,20 @@ func (s *interpreterSteps) instanceFor(ctx context.Context, d Dependency, date s
 	return false, false, nil
 }
 
-// InstanceOf returns what a run of WorkflowType is and did: its query's
-// answer while it runs, its output or its failure's details once closed.
-// A run that was terminated, or never resolved its definition, has none:
-// nil.
+// InstanceOf returns what a run of WorkflowType is and did: while it runs,
+// as its run's memo keeps it (no worker needed); its output or its
+// failure's details once closed. A run that was terminated, or never
+// resolved its definition, has none: nil.
 func InstanceOf(ctx context.Context, svc api.Service, r store.VisibilityRecord) (*Instance, error) {
 	if r.Status == store.StatusRunning {
-		b, err := svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: api.RunRef{Namespace: r.Namespace, WorkflowID: r.WorkflowID, RunID: r.RunID}, Name: QueryInstance})
+		d, err := svc.DescribeWorkflow(ctx, api.RunRef{Namespace: r.Namespace, WorkflowID: r.WorkflowID, RunID: r.RunID})
 		if err != nil {
 			return nil, err
 		}
-		var inst Instance
-		return &inst, json.Unmarshal(b, &inst)
+		if d.Status == store.StatusRunning {
+			return runningInstance(ctx, svc, d)
+		}
+		r.Status = d.Status // it closed since the list was read
 	}
 	res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: r.Namespace, WorkflowID: r.WorkflowID, RunID: r.RunID}})
 	if err != nil {

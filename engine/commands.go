@@ -225,6 +225,13 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 			x.Info.SearchAttributes = attrs
 			t.event(api.Event{Type: api.EventAttributesUpserted, Seq: c.Seq, Attributes: c.Attributes})
 			t.transfer(transferVisibility, r.key, &taskData{})
+		case api.CommandUpsertMemo:
+			memo, err := upsertMemo(x.Info.Memo, c.Memo)
+			if err != nil {
+				return err
+			}
+			x.Info.Memo = memo
+			t.event(api.Event{Type: api.EventMemoUpserted, Seq: c.Seq, Memo: c.Memo})
 		case api.CommandComplete:
 			pl, err := t.payload(r.key, c.Payload)
 			if err != nil {
@@ -387,6 +394,33 @@ func upsertAttributes(attrs, changes map[string]string) (map[string]string, erro
 	}
 	if len(out) > maxAttributes {
 		return nil, api.InvalidArgument("attributes", "a run has at most %d attributes; these changes make %d", maxAttributes, len(out))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// upsertMemo returns a run's memo with changes applied: each key set to
+// its value, a key given an empty value removed. A run has at most
+// store.MaxMemo keys.
+func upsertMemo(memo map[string][]byte, changes map[string]api.Value) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(memo)+len(changes))
+	for k, v := range memo {
+		out[k] = v
+	}
+	for k, v := range changes {
+		switch {
+		case k == "":
+			return nil, api.InvalidArgument("memo", "a memo key is not empty")
+		case len(v) == 0:
+			delete(out, k)
+		default:
+			out[k] = []byte(v)
+		}
+	}
+	if len(out) > store.MaxMemo {
+		return nil, api.InvalidArgument("memo", "a run's memo has at most %d keys; these changes make %d", store.MaxMemo, len(out))
 	}
 	if len(out) == 0 {
 		return nil, nil

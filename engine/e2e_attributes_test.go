@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -11,12 +12,18 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// Staged moves its "stage" attribute along as it gets signals "next",
-// and drops its "draft" attribute on the way.
+// Staged moves its "stage" attribute and memo key along as it gets
+// signals "next", and drops its "draft" attribute and memo key on the way.
 func Staged(ctx workflow.Context, _ struct{}) (string, error) {
 	next := workflow.GetSignalChannel[string](ctx, "next")
 	workflow.UpsertAttributes(ctx, map[string]string{"stage": "received", "draft": "yes"})
+	if err := workflow.UpsertMemo(ctx, map[string]any{"stage": "received", "draft": map[string]int{"lines": 3}}); err != nil {
+		return "", err
+	}
 	stage, _ := next.Receive(ctx)
+	if err := workflow.UpsertMemo(ctx, map[string]any{"stage": stage, "draft": nil}); err != nil {
+		return "", err
+	}
 	workflow.UpsertAttributes(ctx, map[string]string{"stage": stage, "draft": ""})
 	last, _ := next.Receive(ctx)
 	return last, nil
@@ -24,11 +31,13 @@ func Staged(ctx workflow.Context, _ struct{}) (string, error) {
 
 // TestUpsertAttributes: a workflow's attribute changes reach the lists,
 // survive a restart and a replay, and a reset takes the run back to the
-// attributes it had at the reset point.
+// attributes it had at the reset point. Its memo changes (UpsertMemo) do
+// the same in DescribeWorkflow's answer, over the memo it started with.
 func TestUpsertAttributes(t *testing.T) {
 	backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st, func(w *worker.Worker) { worker.RegisterWorkflow(w, Staged) })
-		if _, err := client.Start(e.ctx, e.c, Staged, struct{}{}, client.StartOptions{ID: "staged", Attributes: map[string]string{"owner": "ops"}}); err != nil {
+		if _, err := client.Start(e.ctx, e.c, Staged, struct{}{}, client.StartOptions{ID: "staged", Attributes: map[string]string{"owner": "ops"},
+			Memo: map[string]any{"owner": "ops"}}); err != nil {
 			t.Fatal(err)
 		}
 		listed := func(attrs map[string]string) bool {
@@ -36,6 +45,20 @@ func TestUpsertAttributes(t *testing.T) {
 			return err == nil && len(page.Runs) == 1
 		}
 		e.eventually("stage=received", func() bool { return listed(map[string]string{"stage": "received", "draft": "yes", "owner": "ops"}) })
+		memo := func() string {
+			d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: "staged"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(d.Memo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		if got, want := memo(), `{"draft":{"lines":3},"owner":"ops","stage":"received"}`; got != want {
+			t.Fatalf("memo %s, want %s", got, want)
+		}
 
 		e.restart() // the worker's cache and the engine's are gone: the next task replays
 		if err := e.c.Signal(e.ctx, "staged", "", "next", "approved"); err != nil {
@@ -48,6 +71,9 @@ func TestUpsertAttributes(t *testing.T) {
 		d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: "staged"})
 		if err != nil || len(d.Attributes) != 2 || d.Attributes["stage"] != "approved" {
 			t.Fatalf("describe: %+v, %v", d.Attributes, err)
+		}
+		if got, want := memo(), `{"owner":"ops","stage":"approved"}`; got != want {
+			t.Fatalf("memo %s, want %s", got, want)
 		}
 		evs := e.history("staged", "")
 		if n := count(evs, api.EventAttributesUpserted); n != 2 {
@@ -66,6 +92,12 @@ func TestUpsertAttributes(t *testing.T) {
 		d, err = e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: "staged"})
 		if err != nil || d.Attributes["stage"] != "received" || d.Attributes["draft"] != "yes" || d.Attributes["owner"] != "ops" {
 			t.Fatalf("after the reset: %+v, %v", d.Attributes, err)
+		}
+		if got, want := memo(), `{"draft":{"lines":3},"owner":"ops","stage":"received"}`; got != want {
+			t.Fatalf("memo after the reset %s, want %s", got, want)
+		}
+		if n := count(e.history("staged", ""), api.EventMemoUpserted); n != 1 {
+			t.Fatalf("%d MemoUpserted events after the reset; want 1", n)
 		}
 	})
 }

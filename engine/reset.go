@@ -209,6 +209,7 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 			// with the upserts the copy holds.
 			if ev.Start != nil {
 				x.Info.SearchAttributes = ev.Start.Attributes
+				x.Info.Memo = convertMemo[[]byte](ev.Start.Memo)
 			}
 		case api.EventAttributesUpserted:
 			attrs, err := upsertAttributes(x.Info.SearchAttributes, ev.Attributes)
@@ -216,6 +217,12 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 				return "", err
 			}
 			x.Info.SearchAttributes = attrs
+		case api.EventMemoUpserted:
+			memo, err := upsertMemo(x.Info.Memo, ev.Memo)
+			if err != nil {
+				return "", err
+			}
+			x.Info.Memo = memo
 		case api.EventStepScheduled:
 			steps[ev.Seq] = ev
 		case api.EventStepCompleted, api.EventStepFailed, api.EventStepTimedOut, api.EventStepCanceled, api.EventStepCancelScheduled:

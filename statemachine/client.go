@@ -1,6 +1,7 @@
 package statemachine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,11 +94,19 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) 
 	if req.ExternalID == "" {
 		id = InstanceID(req.Type, uuid.NewString())
 	}
-	in, _ := json.Marshal(Input{Type: req.Type, Version: version, State: req.State, Vars: req.Vars, BusinessKey: req.BusinessKey,
-		ExternalID: req.ExternalID, Activation: req.Activation, Priority: req.Priority, Definition: body})
+	input := Input{Type: req.Type, Version: version, State: req.State, Vars: req.Vars, BusinessKey: req.BusinessKey,
+		ExternalID: req.ExternalID, Activation: req.Activation, Priority: req.Priority, Definition: body}
+	in, _ := json.Marshal(input)
+	// Listed and read as created, in its start state, before a worker
+	// runs it.
+	input.State = cmp.Or(input.State, firstStart(def))
+	memo, attrs, err := startMemo(createdInstance(id, input, req.ExecutorGroup, time.Now()))
+	if err != nil {
+		return "", err
+	}
 	_, err = c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType,
 		Queue: req.ExecutorGroup, Priority: req.Priority, Input: in, BusinessKey: req.BusinessKey, IDReuse: api.RejectDuplicate,
-		RequestID: uuid.NewString(), Identity: req.Identity})
+		RequestID: uuid.NewString(), Identity: req.Identity, Memo: memo, Attributes: attrs})
 	if errors.Is(err, api.ErrAlreadyStarted) && req.ExternalID != "" {
 		return "", fmt.Errorf("%w: a %s instance with external id %q exists", err, req.Type, req.ExternalID)
 	}

@@ -72,6 +72,7 @@ type machine struct {
 	woken     bool
 	children  int    // open children
 	published string // the state, status and activation the attributes last said
+	memo      memoState
 }
 
 // Run is the interpreter: the workflow of an instance.
@@ -83,6 +84,7 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 		ExecutorGroup: info.Queue, Priority: in.Priority,
 		Vars: maps.Clone(in.Vars), CreatedVars: in.Vars, Actions: []Action{}}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &m.inst, nil })
+	_, m.memo.on = info.Memo[MemoInstance]
 
 	res := Resolved{Version: in.Version, Body: in.Definition}
 	if len(in.Definition) == 0 || in.Version == 0 {
@@ -199,6 +201,7 @@ func (m *machine) sleep(ctx workflow.Context, at time.Time) bool {
 	if !at.IsZero() {
 		timer = workflow.NewTimer(tctx, at.Sub(workflow.Now(ctx)))
 	}
+	m.publishMemo(ctx)
 	_ = workflow.Await(ctx, func() bool { return m.woken || timer != nil && timer.IsReady() })
 	if m.woken {
 		m.woken = false
@@ -256,7 +259,9 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 	req := ExecRequest{Instance: m.inst.ID, Type: m.def.Type, State: st.Name, RetryNo: m.inst.Retries, Vars: m.inst.Vars,
 		BusinessKey: m.inst.BusinessKey, ExternalID: m.inst.ExternalID, Signal: m.inst.Signal, Children: m.inst.Children}
 	began := workflow.Now(ctx)
-	res, err := workflow.ExecuteStepByName[ExecResult](ctx, opts, stepExecPrefix+m.def.Type, req).Get(ctx)
+	f := workflow.ExecuteStepByName[ExecResult](ctx, opts, stepExecPrefix+m.def.Type, req)
+	m.publishMemo(ctx)
+	res, err := f.Get(ctx)
 	var timeout *api.TimeoutError
 	if errors.As(err, &timeout) && timeout.What == api.TimeoutHeartbeat {
 		// The worker running the method went silent (it died): nFlow's
@@ -354,10 +359,14 @@ func (m *machine) startChildren(ctx workflow.Context, children []NewChild, actio
 	for _, c := range children {
 		id := childID(c, m.inst.ID, len(m.inst.Children))
 		m.inst.Children = append(m.inst.Children, id)
-		f := workflow.ExecuteChildByName[*Instance](ctx, workflow.ChildOptions{WorkflowID: id, Queue: info.Queue,
-			ParentClose: workflow.ParentCloseAbandon, BusinessKey: c.BusinessKey},
-			WorkflowType, Input{Type: c.Type, State: c.State, Vars: c.Vars, BusinessKey: c.BusinessKey, ExternalID: c.ExternalID,
-				Parent: m.inst.ID, ParentAction: action, Root: root})
+		in := Input{Type: c.Type, State: c.State, Vars: c.Vars, BusinessKey: c.BusinessKey, ExternalID: c.ExternalID,
+			Parent: m.inst.ID, ParentAction: action, Root: root}
+		opts := workflow.ChildOptions{WorkflowID: id, Queue: info.Queue, ParentClose: workflow.ParentCloseAbandon, BusinessKey: c.BusinessKey}
+		if m.memo.on {
+			// Listed and read as created until a worker runs it.
+			opts.Memo, opts.Attributes, _ = startMemo(createdInstance(id, in, info.Queue, workflow.Now(ctx)))
+		}
+		f := workflow.ExecuteChildByName[*Instance](ctx, opts, WorkflowType, in)
 		m.children++
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			_, _ = f.Get(ctx)

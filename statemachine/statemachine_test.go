@@ -2,6 +2,7 @@ package statemachine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -168,6 +169,7 @@ func TestStateMachines(t *testing.T) {
 		t.Run("bad input", func(t *testing.T) { e.t = t; badInput(t, e) })
 		t.Run("versions", func(t *testing.T) { e.t = t; versions(t, e) })
 		t.Run("statistics", func(t *testing.T) { e.t = t; statistics(t, e) })
+		t.Run("started without a memo", func(t *testing.T) { e.t = t; withoutMemo(t, e) })
 	})
 }
 
@@ -233,6 +235,19 @@ func creditFlow(t *testing.T, e *env) {
 	inst := e.waitFor(id, "the manual state", func(i *sm.Instance) bool { return i.Status == sm.StatusManual })
 	if inst.State != "acceptCreditApplication" || inst.Vars["applicationId"] != "app-c-1" || inst.Version != 1 {
 		t.Fatalf("in the manual state: %+v", inst)
+	}
+	// Read from the run's memo and history, it is what its interpreter
+	// answers.
+	q, err := e.eng.QueryWorkflow(e.ctx, api.QueryRequest{RunRef: api.RunRef{WorkflowID: id}, Name: sm.QueryInstance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queried sm.Instance
+	if err := json.Unmarshal(q, &queried); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprintf("%+v", *inst), fmt.Sprintf("%+v", queried); got != want {
+		t.Fatalf("read %s\nwant what the interpreter answers: %s", got, want)
 	}
 	// Listed by state once the lists caught up.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -423,5 +438,24 @@ func badInput(t *testing.T, e *env) {
 	}
 	if inst, _ := e.client.Get(e.ctx, id); len(inst.Actions) != 1 || inst.State != "acceptCreditApplication" {
 		t.Fatalf("the refused update changed the instance: %s in %s", actions(inst), inst.State)
+	}
+}
+
+// withoutMemo: an instance whose run started without the memo (as a
+// release before the memo created them) keeps none, so that its history
+// replays as it was recorded, and is read from its interpreter.
+func withoutMemo(t *testing.T, e *env) {
+	in, _ := json.Marshal(sm.Input{Type: "creditApplication", BusinessKey: "old-1", Vars: map[string]string{"amount": "7"}})
+	id := "creditApplication/old-1"
+	if _, err := e.eng.StartWorkflow(e.ctx, api.StartRequest{WorkflowID: id, WorkflowType: sm.WorkflowType, Input: in}); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.waitFor(id, "the manual state", func(i *sm.Instance) bool { return i.Status == sm.StatusManual })
+	if inst.Vars["applicationId"] != "app-old-1" || actions(inst) != "stateExecution:createCreditApplication" {
+		t.Fatalf("read from its interpreter: %+v", inst)
+	}
+	d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: id})
+	if err != nil || len(d.Memo) != 0 {
+		t.Fatalf("memo of a run started without one: %v, %v", d.Memo, err)
 	}
 }

@@ -179,8 +179,9 @@ func (c *methodContext) Children() ([]*Instance, error) {
 	return out, nil
 }
 
-// ReadInstance returns an instance by id: its query's answer while it
-// runs, its output once it finished.
+// ReadInstance returns an instance by id: while it runs, as its run's
+// memo and history keep it (no worker needed); its output once it
+// finished.
 func ReadInstance(ctx context.Context, svc api.Service, namespace, id string) (*Instance, error) {
 	d, err := svc.DescribeWorkflow(ctx, api.RunRef{Namespace: namespace, WorkflowID: id})
 	if err == nil && d.WorkflowType != WorkflowType {
@@ -192,6 +193,10 @@ func ReadInstance(ctx context.Context, svc api.Service, namespace, id string) (*
 	ref := api.RunRef{Namespace: namespace, WorkflowID: id, RunID: d.RunID}
 	var raw []byte
 	if d.Status == store.StatusRunning {
+		if inst, ok, err := readMemo(ctx, svc, d); ok {
+			return inst, err
+		}
+		// A run started before runs kept their instance in the memo.
 		raw, err = svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: ref, Name: QueryInstance})
 	} else {
 		var r api.Result

@@ -208,6 +208,15 @@ func CancelExternal(ctx Context, target Target) Future[struct{}] {
 // made it completed (and the list's visibility caught up).
 func UpsertAttributes(ctx Context, attrs map[string]string) { sdk.UpsertAttributes(ctx, attrs) }
 
+// UpsertMemo sets keys of the run's memo, which DescribeWorkflow answers
+// without a worker: each key to its value as JSON, a key given nil
+// removed. It takes effect when the workflow task completes. History
+// keeps every change, so set what changed, once a task. A run has at
+// most 64 memo keys, each value at most 16 MiB (keep them small: the
+// run's state holds them, and each change is an event).
+// GetInfo(ctx).Memo is the memo the run started with.
+func UpsertMemo(ctx Context, memo map[string]any) error { return sdk.UpsertMemo(ctx, memo) }
+
 // AuditDetail attaches value, encoded as JSON (a string is text), under
 // name to the run's history: to the WorkflowTaskCompleted event of the
 // workflow task running now, for the people who read the history

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +15,18 @@ import (
 func TestDAGVerbs(t *testing.T) {
 	url := systemServer(t)
 	bin := binaries(t, "strand")
-	process(t, "running the groups", filepath.Join(bin, "strand"), "worker", "--server", url, "--group", "default")
+	worker, _ := process(t, "running the groups", filepath.Join(bin, "strand"), "worker", "--server", url, "--group", "default")
 	cli := func(args ...string) (string, int) {
 		t.Helper()
 		return run(t, append(args, "--server", url)...)
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
 	}
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
@@ -107,6 +116,37 @@ tasks:
 	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "current version 2, online") {
 		t.Fatalf("apply after delete: exit %d: %s", code, out)
 	}
+
+	// A running instance is read with its worker stopped, from the store;
+	// one that no worker picked up is read and listed as submitted.
+	slow := filepath.Join(dir, "slow.yaml")
+	os.WriteFile(slow, []byte("name: slow\ntasks:\n  - {name: first, type: shell, script: 'echo first'}\n  - {name: nap, type: shell, upstream: [first], script: 'sleep 20'}\n"), 0o644)
+	if out, code := cli("dag", "apply", "-f", slow); code != 0 {
+		t.Fatalf("apply slow: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "slow", "--id", "slow-1"); code != 0 {
+		t.Fatalf("run slow-1: exit %d: %s", code, out)
+	}
+	napping := regexp.MustCompile(`(?m)^first\s+shell\s+success\b[\s\S]*^nap\s+shell\s+running\b`)
+	eventually("slow-1's nap running", func() bool {
+		out, _ := cli("dag", "tasks", "slow-1")
+		return napping.MatchString(out)
+	})
+	worker.Process.Kill()
+	worker.Wait()
+	if out, code := cli("dag", "tasks", "slow-1"); code != 0 || !strings.Contains(out, "slow version 1: running") || !napping.MatchString(out) {
+		t.Fatalf("tasks of slow-1 with its worker stopped: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "slow", "--id", "slow-2"); code != 0 {
+		t.Fatalf("run slow-2: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "tasks", "slow-2"); code != 0 || !strings.Contains(out, "slow version 1: submitted") {
+		t.Fatalf("tasks of slow-2, which no worker picked up: exit %d: %s", code, out)
+	}
+	eventually("slow-2 listed as submitted", func() bool {
+		out, _ := cli("dag", "instances", "slow", "--state", "submitted")
+		return strings.Contains(out, "slow-2") && !strings.Contains(out, "slow-1")
+	})
 }
 
 // TestServerRunsDAGWorkers: strand server --worker-groups runs the DAG

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func stateMachineWorkerKilled(t *testing.T, bin string, st store.Store) {
 func TestStateMachineVerbs(t *testing.T) {
 	url := systemServer(t)
 	bin := binaries(t, "testworker")
-	process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
+	worker, _ := process(t, "worker started", filepath.Join(bin, "testworker"), "--server", url)
 	cli := func(args ...string) (string, int) {
 		t.Helper()
 		return run(t, append(args, "--server", url)...)
@@ -131,6 +132,41 @@ func TestStateMachineVerbs(t *testing.T) {
 		out, _ := cli("sm", "stats", "delivery")
 		return strings.Contains(out, "delivered  finished  2")
 	})
+
+	// An instance no worker picks up (no worker polls its executor group)
+	// is read as created in its start state from the moment the create
+	// returns, and listed and counted as created.
+	if out, code := cli("sm", "create", "delivery", "--external-id", "idle-1", "--executor-group", "nobody"); code != 0 {
+		t.Fatalf("create idle-1: exit %d: %s", code, out)
+	}
+	if out, code := cli("sm", "show", "delivery/idle-1"); code != 0 || !strings.Contains(out, "created in deliver") || !strings.Contains(out, "executor group nobody") {
+		t.Fatalf("show idle-1: exit %d: %s", code, out)
+	}
+	eventually("idle-1 listed as created", func() bool {
+		out, _ := cli("sm", "list", "--type", "delivery", "--status", "created")
+		return strings.Contains(out, "delivery/idle-1") && strings.Contains(out, "deliver")
+	})
+	createdCount := regexp.MustCompile(`(?m)^deliver\s+created\s+1\b`)
+	eventually("idle-1 counted as created", func() bool {
+		out, _ := cli("sm", "stats", "delivery")
+		return createdCount.MatchString(out)
+	})
+
+	// An instance waiting in a manual state is read, with its actions and
+	// variables, after its worker stopped: from the store, not from a
+	// worker.
+	cli("sm", "create", "creditApplication", "--external-id", "c7", "--var", "amount=5000", "--executor-group", "statemachines")
+	eventually("c7 in its manual state", func() bool {
+		out, _ := cli("sm", "show", "creditApplication/c7")
+		return strings.Contains(out, "manual in acceptCreditApplication")
+	})
+	worker.Process.Kill()
+	worker.Wait()
+	out, code := cli("sm", "show", "creditApplication/c7")
+	if code != 0 || !strings.Contains(out, "manual in acceptCreditApplication") || !strings.Contains(out, "stateExecution") ||
+		!strings.Contains(out, "applicationId = CA-c7") || !strings.Contains(out, "amount = 5000") {
+		t.Fatalf("show c7 with its worker stopped: exit %d: %s", code, out)
+	}
 }
 
 // TestStateMachineHTTP drives the state machine routes as the console

@@ -209,6 +209,30 @@ func UpsertAttributes(ctx Context, attrs map[string]string) {
 	inst.command(api.Command{Type: api.CommandUpsertAttributes, Seq: inst.nextSeq(), Attributes: changes})
 }
 
+// UpsertMemo sets keys of the run's memo, which DescribeWorkflow answers:
+// each key to its value as JSON, a key given nil removed. It takes effect
+// when the workflow task completes; history keeps each change, so set
+// only what changed.
+func UpsertMemo(ctx Context, memo map[string]any) error {
+	inst := ctx.state().inst
+	changes := make(map[string]api.Value, len(memo))
+	for k, v := range memo {
+		if v == nil {
+			changes[k] = api.Value{}
+			continue
+		}
+		b, err := Encode(v)
+		if err != nil {
+			return fmt.Errorf("workflow: memo %s: %w", k, err)
+		}
+		changes[k] = b
+	}
+	if len(changes) > 0 {
+		inst.command(api.Command{Type: api.CommandUpsertMemo, Seq: inst.nextSeq(), Memo: changes})
+	}
+	return nil
+}
+
 // SideEffect runs fn once and records its result; replays return the
 // recorded value without running fn.
 func SideEffect[T any](ctx Context, fn func() T) T {
