@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +91,9 @@ type Worker struct {
 var errWorkerStopped = errors.New("worker: stopped before the step finished")
 
 type stepFunc func(ctx context.Context, input []byte) ([]byte, error)
+
+// Identity is the name the worker polls by and reports outcomes under.
+func (w *Worker) Identity() string { return w.opts.Identity }
 
 // New returns a worker of svc; register code on it, then Start it.
 func New(svc api.Service, opts Options) *Worker {
@@ -317,7 +322,11 @@ func (w *Worker) pollWorkflows(ctx context.Context, hs *handlers[api.WorkflowTas
 }
 
 func (w *Worker) pollSteps(ctx context.Context, hs *handlers[api.StepTask]) {
-	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	// The steps it runs: the engine hands it no other, so a task of a step
+	// registered on another worker of the queue waits for that one rather
+	// than fail here.
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity,
+		Steps: slices.Sorted(maps.Keys(w.steps))}
 	poll(ctx, w.log, "step task", hs, func(ctx context.Context) (*api.StepTask, error) {
 		return w.svc.PollStepTask(ctx, req)
 	})
