@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/strandhq/strand/api"
 )
 
 // TestMatcherStepsAWorkerRuns: a poller that names the steps it runs is
@@ -40,5 +43,33 @@ func TestMatcherStepsAWorkerRuns(t *testing.T) {
 	}
 	if d := m.depth(k); d != 0 {
 		t.Fatalf("backlog %d", d)
+	}
+}
+
+// TestMatcherLegsAskForTheStepsWorkersRun: what a node's legs ask other
+// nodes for is the union of the steps its waiting workers run, or every
+// step when one of them names none.
+func TestMatcherLegsAskForTheStepsWorkersRun(t *testing.T) {
+	m := newMatcher()
+	k := queueKey{ns: "default", name: "q", kind: stepQueue}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := func(n int, serves map[string]bool) {
+		go m.pollFor(ctx, k, true, "w", serves, nil, func(any) {})
+		for m.waitingPollers(k) != n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait(1, servesOf([]string{"b", "a"}))
+	wait(2, servesOf([]string{"c"}))
+	if got := fmt.Sprint(m.served(k)); got != "[a b c]" {
+		t.Fatalf("served %s", got)
+	}
+	if m.runsItem(k, &api.StepTask{Name: "d"}) || !m.runsItem(k, &api.StepTask{Name: "c"}) {
+		t.Fatal("runsItem")
+	}
+	wait(3, nil)
+	if got := m.served(k); got != nil || !m.runsItem(k, &api.StepTask{Name: "d"}) {
+		t.Fatalf("with a worker of every step: served %v", got)
 	}
 }
