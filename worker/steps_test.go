@@ -47,8 +47,13 @@ func TestStepPollNamesItsSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop(context.Background())
-	if got := fmt.Sprint(<-svc.named); got != "[a b]" {
-		t.Fatalf("the poll named %s; want [a b]", got)
+	select {
+	case named := <-svc.named:
+		if got := fmt.Sprint(named); got != "[a b]" {
+			t.Fatalf("the poll named %s; want [a b]", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("the worker did not poll")
 	}
 	select {
 	case req := <-svc.polled:
