@@ -373,6 +373,11 @@ type PollRequest struct {
 	Namespace string `json:"namespace,omitempty" max:"63"`
 	Queue     string `json:"queue,omitempty" max:"1000"`
 	Identity  string `json:"identity,omitempty" max:"256"`
+	// Steps, on a step task poll, are the step names the worker runs: it
+	// is handed only tasks of those steps, and the others wait for a
+	// worker that runs them. Empty: every step (a worker that does not
+	// say).
+	Steps []string `json:"steps,omitempty" max:"10000" maxvalue:"1000"`
 }
 
 // WorkflowTask asks a worker to advance a run (or to answer a query).

@@ -3,6 +3,8 @@ package engine
 import (
 	"container/list"
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +70,39 @@ type poller struct {
 	ch     chan any
 	elem   *list.Element
 	worker bool // a worker here, not another node's forwarded poll
+	// serves are the step names the poller runs (api.PollRequest.Steps);
+	// nil: every task of the queue.
+	serves map[string]bool
+}
+
+// takes reports whether the poller runs item: a step task only if it
+// serves the step's name; anything else always.
+func (p *poller) takes(item any) bool { return servesItem(p.serves, item) }
+
+// servesItem reports whether a poller serving serves (nil: all) runs item.
+func servesItem(serves map[string]bool, item any) bool {
+	if serves == nil {
+		return true
+	}
+	switch it := item.(type) {
+	case *stepItem:
+		return serves[it.name]
+	case *api.StepTask:
+		return serves[it.Name]
+	}
+	return true
+}
+
+// servesOf is the set of a poll's step names, nil when it names none.
+func servesOf(steps []string) map[string]bool {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(steps))
+	for _, s := range steps {
+		out[s] = true
+	}
+	return out
 }
 
 func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}, started: time.Now()} }
@@ -148,7 +183,7 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(k)
-	if p := q.takePoller(); p != nil {
+	if p := q.takePoller(item); p != nil {
 		q.syncMatched++
 		p.ch <- item
 		return
@@ -158,17 +193,22 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	q.size++
 }
 
-// take removes and returns the next backlog item, nil when there is none:
-// the highest priority first, except that queries and the other tasks take
-// turns while both wait, so a stream of queries cannot hold up the
-// workflow tasks that move runs on, nor those the queries.
-func (q *taskQueue) take() any {
+// take removes and returns the next backlog item a poller serving serves
+// (nil: all) runs, nil when there is none: the highest priority first,
+// except that queries and the other tasks take turns while both wait, so a
+// stream of queries cannot hold up the workflow tasks that move runs on,
+// nor those the queries. Items the poller does not run stay, in order, for
+// one that does.
+func (q *taskQueue) take(serves map[string]bool) any {
 	lanes := q.backlog[:]
 	if queries := q.backlog[queryLane]; queries.Len() > 0 && q.queryServed && queries.Len() < q.size {
 		lanes = q.backlog[queryLane+1:]
 	}
 	for _, l := range lanes {
-		if e := l.Front(); e != nil {
+		for e := l.Front(); e != nil; e = e.Next() {
+			if !servesItem(serves, e.Value) {
+				continue
+			}
 			l.Remove(e)
 			q.size--
 			q.queryServed = l == q.backlog[queryLane]
@@ -184,7 +224,7 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q := m.queues[k]; q != nil {
-		if p := q.takePoller(); p != nil {
+		if p := q.takePoller(nil); p != nil {
 			q.syncMatched++
 			return p
 		}
@@ -192,16 +232,23 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 	return nil
 }
 
-func (q *taskQueue) takePoller() *poller {
+// takePoller removes and returns a waiting poller that runs item (any
+// poller for nil), or nil.
+func (q *taskQueue) takePoller(item any) *poller {
 	// A worker of this node first: a task handed to another node's
 	// forwarded poll costs a hop there and another back for its completion.
-	e := q.pollers.Front()
-	if q.workers > 0 {
-		for w := e; w != nil; w = w.Next() {
-			if w.Value.(*poller).worker {
-				e = w
-				break
-			}
+	var e *list.Element
+	for w := q.pollers.Front(); w != nil; w = w.Next() {
+		p := w.Value.(*poller)
+		if item != nil && !p.takes(item) {
+			continue
+		}
+		if e == nil {
+			e = w
+		}
+		if p.worker || q.workers == 0 {
+			e = w
+			break
 		}
 	}
 	if e != nil {
@@ -218,17 +265,23 @@ func (q *taskQueue) takePoller() *poller {
 // worker's poll (worker set, by the worker identity) calls waiting once
 // it waits.
 func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, identity string, waiting func(), giveBack func(any)) any {
+	return m.pollFor(ctx, k, worker, identity, nil, waiting, giveBack)
+}
+
+// pollFor is poll by a poller that runs only the step tasks named in
+// serves (nil: every task); the others wait for a poller that runs them.
+func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
 	q.lastPoll = time.Now()
 	if worker {
 		q.see(identity, q.lastPoll, 0)
 	}
-	if item := q.take(); item != nil {
+	if item := q.take(serves); item != nil {
 		m.mu.Unlock()
 		return item
 	}
-	p := &poller{ch: make(chan any, 1), worker: worker}
+	p := &poller{ch: make(chan any, 1), worker: worker, serves: serves}
 	p.elem = q.pollers.PushBack(p)
 	if worker {
 		q.workers++
@@ -274,14 +327,58 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 	return queueKey{ns: ns, name: queueOrDefault(req.Queue), kind: kind}, nil
 }
 
-// next waits for the next item of queue k (nil when ctx ends); an item
-// handed over as ctx ended goes back to the front of the queue. While a
-// worker waits, legs bring it other nodes' tasks.
-func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string) any {
+// next waits for the next item of queue k (nil when ctx ends) that a
+// poller serving serves (nil: all) runs; an item handed over as ctx ended
+// goes back to the front of the queue. While a worker waits, legs bring it
+// other nodes' tasks.
+func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool) any {
 	ctx, cancel := context.WithCancel(ctx) // polls end when the engine closes
 	defer cancel()
 	defer context.AfterFunc(e.ctx, cancel)()
-	return e.match.poll(ctx, k, worker, identity, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+	return e.match.pollFor(ctx, k, worker, identity, serves, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+}
+
+// served returns the step names the workers waiting on queue k run, for
+// the legs that poll other nodes for them: nil when one of them runs every
+// step (or none waits).
+func (m *matcher) served(k queueKey) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[k]
+	if q == nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for e := q.pollers.Front(); e != nil; e = e.Next() {
+		p := e.Value.(*poller)
+		if !p.worker {
+			continue
+		}
+		if p.serves == nil {
+			return nil
+		}
+		for n := range p.serves {
+			names[n] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(names))
+}
+
+// runsItem reports whether a worker waiting on queue k runs item.
+func (m *matcher) runsItem(k queueKey, item any) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q := m.queues[k]; q != nil {
+		for e := q.pollers.Front(); e != nil; e = e.Next() {
+			if p := e.Value.(*poller); p.worker && p.takes(item) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // workersWaiting returns how many workers wait on queue k now.
@@ -300,7 +397,7 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(k)
-	if p := q.takePoller(); p != nil {
+	if p := q.takePoller(item); p != nil {
 		p.ch <- item
 		return
 	}

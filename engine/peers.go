@@ -43,6 +43,8 @@ type pollCall struct {
 	Namespace string        `json:"namespace"`
 	Queue     string        `json:"queue"`
 	Wait      time.Duration `json:"wait"`
+	// Steps are the step names the waiting workers run (empty: all).
+	Steps []string `json:"steps,omitempty"`
 }
 
 // released is a task a leg brought back when no worker waited for it any
@@ -90,7 +92,7 @@ func (e *Engine) PeerCall(ctx context.Context, op string, in json.RawMessage) (j
 		}
 		ctx, cancel := context.WithTimeout(ctx, min(q.Wait, time.Minute))
 		defer cancel()
-		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "a worker of node " + q.Node}
+		req := api.PollRequest{Namespace: q.Namespace, Queue: q.Queue, Identity: "a worker of node " + q.Node, Steps: q.Steps}
 		switch q.Kind {
 		case api.QueueKindWorkflow:
 			out, err = e.pollWorkflowTask(ctx, req, false)
@@ -195,6 +197,9 @@ func (e *Engine) leg(lk legKey, addr string) {
 			return
 		}
 		c.legMu.Unlock()
+		if lk.q.kind == stepQueue {
+			call.Steps = e.match.served(lk.q)
+		}
 		var raw json.RawMessage
 		// Bounded: a node that stopped answering (paused, cut off) must not
 		// hold the leg.
@@ -221,12 +226,12 @@ func (e *Engine) leg(lk legKey, addr string) {
 			e.log.Error("undecodable task from another node", "node", lk.node, "err", err)
 			continue
 		}
-		idle := e.match.workersWaiting(lk.q) == 0
+		idle := !e.match.runsItem(lk.q, item)
 		e.match.requeue(lk.q, api.PriorityHighest, item)
 		if idle {
-			// No worker waits (they are busy, or gone): if none takes it
-			// soon, it goes back to its owner rather than wait out its
-			// timeout here.
+			// No worker that runs it waits (they are busy, or gone): if
+			// none takes it soon, it goes back to its owner rather than
+			// wait out its timeout here.
 			e.wg.Go(func() { e.releaseUntaken(lk.q, p, item) })
 		}
 	}

@@ -16,7 +16,9 @@ type stepItem struct {
 	run     store.RunKey
 	seq     int64
 	attempt int32
-	input   store.Payload
+	// name is the step's, for the pollers that run only some steps.
+	name  string
+	input store.Payload
 	// redelivered: the attempt may have run before (it was in flight when
 	// its shard changed hands); the worker tells step code.
 	redelivered bool
@@ -87,7 +89,7 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
 		return
 	}
-	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, input: d.Input, redelivered: redelivered}
+	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, name: d.Name, input: d.Input, redelivered: redelivered}
 	if r.isPaused() {
 		r.hold(it)
 		return
@@ -157,9 +159,10 @@ func (e *Engine) pollStepTask(ctx context.Context, req api.PollRequest, worker b
 		}
 		return nil, err
 	}
+	serves := servesOf(req.Steps)
 	for {
 		var it *stepItem
-		switch item := e.next(ctx, k, worker, req.Identity).(type) {
+		switch item := e.next(ctx, k, worker, req.Identity, serves).(type) {
 		case nil:
 			return nil, nil
 		case *api.StepTask:

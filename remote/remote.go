@@ -22,6 +22,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/server"
+	"github.com/strandhq/strand/statemachine"
 )
 
 // Service is a Strand server seen as an api.Service. It retries a call
@@ -404,6 +405,15 @@ func (s *Service) ListNodes(ctx context.Context, all bool) ([]api.Node, error) {
 	var out server.NodeList
 	_, err := s.do(ctx, idempotent, "GET", "/nodes?all="+strconv.FormatBool(all), nil, &out)
 	return out.Nodes, err
+}
+
+// StateMachineExecutors returns the executors of a namespace's state
+// machines: the live nodes, and per executor group the workers that polled
+// it lately.
+func (s *Service) StateMachineExecutors(ctx context.Context, namespace string) (statemachine.Executors, error) {
+	var out statemachine.Executors
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(namespace)+"/statemachine-executors", nil, &out)
+	return out, err
 }
 
 // PutDefinition implements api.Cluster.

@@ -59,7 +59,7 @@ func (c *Client) definition(ctx context.Context, typ string, version int32) (*De
 
 // stored reads a stored definition version and its bytes.
 func (c *Client) stored(ctx context.Context, typ string, version int32) (*Definition, int32, []byte, error) {
-	d, err := c.svc.GetDefinition(ctx, DefinitionType(typ), version)
+	d, err := getDefinition(ctx, c.svc, typ, version)
 	if errors.Is(err, api.ErrNotFound) {
 		if version == 0 {
 			return nil, 0, nil, api.InvalidArgument("type", "no state machine %q is defined (a worker stores its definitions when it registers them)", typ)
@@ -89,6 +89,13 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (string, error) 
 	}
 	if req.State != "" && def.state(req.State) == nil {
 		return "", api.InvalidArgument("state", "state machine %s version %d has no state %q", req.Type, version, req.State)
+	}
+	// As in nFlow, an instance begins in a start state: one created in
+	// another (a manual state too) would skip the start states' work.
+	// Create it in a start state and move it with Update.
+	if st := def.state(req.State); st != nil && st.Kind != KindStart {
+		return "", api.InvalidArgument("state", "%q is a %s state of %s version %d; an instance begins in a start state (%s), and an update moves it on",
+			req.State, st.Kind, req.Type, version, quoteAll(def.startStates()))
 	}
 	id := InstanceID(req.Type, req.ExternalID)
 	if req.ExternalID == "" {
@@ -141,9 +148,18 @@ func (c *Client) Update(ctx context.Context, id string, u Update) error {
 }
 
 // Wakeup wakes an instance waiting in one of states (any, when empty).
+// One in another state, or finished, is not woken: api.ErrFailedPrecondition
+// says why.
 func (c *Client) Wakeup(ctx context.Context, id string, states []string, identity string) error {
-	if _, err := c.Get(ctx, id); err != nil {
+	inst, err := c.Get(ctx, id)
+	if err != nil {
 		return err
+	}
+	if inst.Status == StatusFinished {
+		return fmt.Errorf("%w: instance %s is not woken: it finished in %q", api.ErrFailedPrecondition, id, inst.State)
+	}
+	if len(states) > 0 && !slices.Contains(states, inst.State) {
+		return fmt.Errorf("%w: instance %s is not woken: it is in %q, not in %s", api.ErrFailedPrecondition, id, inst.State, quoteAll(states))
 	}
 	return c.signal(ctx, id, SignalWakeup, Wakeup{States: states}, identity)
 }
@@ -153,7 +169,7 @@ func (c *Client) Signal(ctx context.Context, id string, signal *int, reason, ide
 	if _, err := c.Get(ctx, id); err != nil {
 		return err
 	}
-	return c.signal(ctx, id, SignalSignal, SignalValue{Signal: signal, Reason: reason}, identity)
+	return c.signal(ctx, id, SignalSignal, SignalValue{Signal: signal, Reason: reason, Identity: identity}, identity)
 }
 
 func (c *Client) signal(ctx context.Context, id, name string, v any, identity string) error {
@@ -175,6 +191,9 @@ type Filter struct {
 // List lists instances, newest first, from the runs' attributes (which lag
 // the instances by about a second).
 func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte) (api.ListResponse, error) {
+	if err := checkListStatus(f.Status); err != nil {
+		return api.ListResponse{}, err
+	}
 	attrs := map[string]string{}
 	for k, v := range map[string]string{AttrType: f.Type, AttrState: f.State, AttrStatus: string(f.Status),
 		AttrExternalID: f.ExternalID, AttrParent: f.Parent} {
@@ -186,8 +205,28 @@ func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte)
 		Attributes: attrs, PageSize: pageSize, PageToken: token})
 }
 
-// Definitions returns the latest version of every state machine's
-// definition (of one type, when typ is set), with its version.
+// ListedStatuses are the statuses lists find. An instance whose method
+// runs now (executing, in its read) is listed as inProgress.
+var ListedStatuses = []Status{StatusCreated, StatusInProgress, StatusManual, StatusFinished}
+
+func checkListStatus(st Status) error {
+	if st == "" || slices.Contains(ListedStatuses, st) {
+		return nil
+	}
+	valid := make([]string, len(ListedStatuses))
+	for i, v := range ListedStatuses {
+		valid[i] = string(v)
+	}
+	if st == StatusExecuting {
+		return api.InvalidArgument("status", "lists do not tell executing apart: an instance whose method runs is listed as inProgress; want one of %s", strings.Join(valid, ", "))
+	}
+	return api.InvalidArgument("status", "%q is not a status; want one of %s", st, strings.Join(valid, ", "))
+}
+
+// Definitions returns the current version of every state machine's
+// definition (of one type, when typ is set), with its version: the one
+// new instances get, the latest unless the workers went back to an
+// earlier one.
 func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinition, error) {
 	prefix, filter := DefinitionType(""), ""
 	if typ != "" {
@@ -207,7 +246,15 @@ func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinitio
 		}
 	}
 	out := make([]StoredDefinition, 0, len(latest))
-	for _, d := range latest {
+	for t, d := range latest {
+		// The current version, when the workers went back to an earlier one.
+		if cur, err := currentVersion(ctx, c.svc, strings.TrimPrefix(t, prefix)); err != nil {
+			return nil, err
+		} else if cur != 0 && cur != d.Version {
+			if d, err = c.svc.GetDefinition(ctx, t, cur); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, storedDefinition(d))
 	}
 	slices.SortFunc(out, func(a, b StoredDefinition) int { return strings.Compare(a.Type, b.Type) })
@@ -217,7 +264,7 @@ func (c *Client) Definitions(ctx context.Context, typ string) ([]StoredDefinitio
 // Definition returns a version of a state machine's definition (the
 // latest for 0): the one an instance pinned, say.
 func (c *Client) Definition(ctx context.Context, typ string, version int32) (StoredDefinition, error) {
-	d, err := c.svc.GetDefinition(ctx, DefinitionType(typ), version)
+	d, err := getDefinition(ctx, c.svc, typ, version)
 	if errors.Is(err, api.ErrNotFound) {
 		if version == 0 {
 			return StoredDefinition{}, fmt.Errorf("%w: no state machine %q is defined", api.ErrNotFound, typ)
@@ -279,7 +326,11 @@ func (c *Client) Stats(ctx context.Context, typ string) ([]StateCount, error) {
 		switch s.Kind {
 		case KindManual:
 			statuses = []Status{StatusManual}
-		case KindEnd, KindError:
+		case KindError:
+			// Waiting for an operator; finished in it before the error
+			// state became a manual one.
+			statuses = []Status{StatusManual, StatusFinished}
+		case KindEnd:
 			statuses = []Status{StatusFinished}
 		}
 		for _, st := range statuses {

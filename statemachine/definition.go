@@ -17,8 +17,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/strandhq/strand/api"
 )
 
 // Kind is what a state is.
@@ -39,7 +45,10 @@ const (
 	KindManual Kind = "manual"
 	// KindEnd states finish the instance.
 	KindEnd Kind = "end"
-	// KindError is an end state that failures lead to.
+	// KindError is the error state that failures lead to. As in nFlow it
+	// is a manual state: the instance waits there (status manual) until an
+	// operator moves it on with an update. A definition whose failures
+	// should finish the instance names an end state instead (ErrorEnd).
 	KindError Kind = "error"
 )
 
@@ -135,7 +144,7 @@ func (d *Definition) add(s State, m Method) *Definition {
 
 func (d *Definition) fail(format string, args ...any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("statemachine: definition %s: "+format, append([]any{d.Type}, args...)...)
+		d.err = fmt.Errorf(format, args...)
 	}
 }
 
@@ -166,10 +175,19 @@ func (d *Definition) End(name, description string) *Definition {
 }
 
 // Error adds the error state: failures without a failure state of their
-// own go there.
+// own go there, and the instance waits in it, as in a manual state, until
+// an update from outside moves it on (nFlow's usual error state).
 func (d *Definition) Error(name, description string) *Definition {
 	d.ErrorState = name
 	return d.add(State{Name: name, Kind: KindError, Description: description}, nil)
+}
+
+// ErrorEnd adds the error state as an end state: failures without a
+// failure state of their own go there and finish the instance, which no
+// update moves on.
+func (d *Definition) ErrorEnd(name, description string) *Definition {
+	d.ErrorState = name
+	return d.add(State{Name: name, Kind: KindEnd, Description: description}, nil)
 }
 
 // Permit allows a move from one state to another; a failure state, when
@@ -218,15 +236,41 @@ func (d *Definition) state(name string) *State {
 	return nil
 }
 
-// Check reports what is wrong with a definition: unknown states in
-// transitions, states with methods they cannot have or lack, no start
-// state.
+// DefinitionError is what is wrong with a definition; it is an invalid
+// argument (errors.Is(err, api.ErrInvalidArgument)).
+type DefinitionError struct {
+	Type    string
+	Problem string
+}
+
+func (e *DefinitionError) Error() string {
+	return fmt.Sprintf("state machine %q: %s", e.Type, e.Problem)
+}
+
+// Unwrap returns api.ErrInvalidArgument.
+func (e *DefinitionError) Unwrap() error { return api.ErrInvalidArgument }
+
+// typeName is what a type may be called: it is the first part of its
+// instances' ids (TYPE/EXTERNAL_ID) and of their lists' filters.
+var typeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,199}$`)
+
+// Check reports what is wrong with a definition (a *DefinitionError): a
+// type name other than letters, digits, '_', '.' and '-' (starting with a
+// letter), unknown states in transitions, states with methods they cannot
+// have or lack, no start state, no error state, a move out of an end
+// state, or a state no start state leads to.
 func (d *Definition) Check() error {
 	if d.err != nil {
-		return d.err
+		return &DefinitionError{Type: d.Type, Problem: d.err.Error()}
+	}
+	bad := func(format string, args ...any) error {
+		return &DefinitionError{Type: d.Type, Problem: fmt.Sprintf(format, args...)}
 	}
 	if d.Type == "" {
-		return fmt.Errorf("statemachine: a definition needs a type")
+		return bad("a definition needs a type")
+	}
+	if !typeName.MatchString(d.Type) {
+		return bad("a type name is a letter, then letters, digits, '_', '.' or '-' (at most 200)")
 	}
 	start := false
 	for _, s := range d.States {
@@ -234,31 +278,96 @@ func (d *Definition) Check() error {
 		switch s.Kind {
 		case KindStart, KindNormal, KindWait:
 			if !has && d.methods != nil {
-				return fmt.Errorf("statemachine: definition %s: state %q (%s) needs a method", d.Type, s.Name, s.Kind)
+				return bad("state %q (%s) needs a method", s.Name, s.Kind)
 			}
 			start = start || s.Kind == KindStart
 		}
 		if s.Failure != "" && d.state(s.Failure) == nil {
-			return fmt.Errorf("statemachine: definition %s: the failure state %q of %q is not a state", d.Type, s.Failure, s.Name)
+			return bad("the failure state %q of %q is not a state", s.Failure, s.Name)
 		}
 	}
 	if !start {
-		return fmt.Errorf("statemachine: definition %s has no start state", d.Type)
+		return bad("no start state: add one with Start(name, description, method)")
 	}
-	for from, tos := range d.Transitions {
-		if d.state(from) == nil {
-			return fmt.Errorf("statemachine: definition %s permits a move from %q, which is not a state", d.Type, from)
+	for _, from := range slices.Sorted(maps.Keys(d.Transitions)) {
+		s := d.state(from)
+		if s == nil {
+			return bad("permits a move from %q, which is not a state", from)
 		}
-		for _, to := range tos {
+		for _, to := range d.Transitions[from] {
 			if d.state(to) == nil {
-				return fmt.Errorf("statemachine: definition %s permits a move from %q to %q, which is not a state", d.Type, from, to)
+				return bad("permits a move from %q to %q, which is not a state", from, to)
+			}
+		}
+		if s.Kind == KindEnd && len(d.Transitions[from]) > 0 {
+			return bad("permits a move out of %q, an end state: an instance there is finished", from)
+		}
+	}
+	if d.ErrorState == "" {
+		return bad("no error state, where failed executions go: add one with Error(name, description) (or ErrorEnd)")
+	}
+	if es := d.state(d.ErrorState); es == nil {
+		return bad("the error state %q is not a state", d.ErrorState)
+	} else if es.Kind != KindError && es.Kind != KindEnd {
+		return bad("the error state %q is a %s state; want Error or ErrorEnd", d.ErrorState, es.Kind)
+	}
+	if lost := d.unreachable(); len(lost) > 0 {
+		return bad("no start state leads to %s: permit a move to it, or remove it", quoteAll(lost))
+	}
+	return nil
+}
+
+// unreachable returns the states no start state leads to by permitted
+// moves and failures (the error state counts as reached).
+func (d *Definition) unreachable() []string {
+	seen := map[string]bool{d.ErrorState: true}
+	var todo []string
+	for _, s := range d.States {
+		if s.Kind == KindStart {
+			seen[s.Name] = true
+			todo = append(todo, s.Name)
+		}
+	}
+	for len(todo) > 0 {
+		from := todo[0]
+		todo = todo[1:]
+		next := slices.Clone(d.Transitions[from])
+		if s := d.state(from); s != nil && s.Failure != "" {
+			next = append(next, s.Failure)
+		}
+		for _, to := range next {
+			if !seen[to] {
+				seen[to] = true
+				todo = append(todo, to)
 			}
 		}
 	}
-	if d.ErrorState != "" && d.state(d.ErrorState) == nil {
-		return fmt.Errorf("statemachine: definition %s: the error state %q is not a state", d.Type, d.ErrorState)
+	var lost []string
+	for _, s := range d.States {
+		if !seen[s.Name] {
+			lost = append(lost, s.Name)
+		}
 	}
-	return nil
+	return lost
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// startStates names the start states.
+func (d *Definition) startStates() []string {
+	var out []string
+	for _, s := range d.States {
+		if s.Kind == KindStart {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // permits reports whether the definition allows a move from one state to

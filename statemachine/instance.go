@@ -151,6 +151,8 @@ type Wakeup struct {
 type SignalValue struct {
 	Signal *int   `json:"signal"`
 	Reason string `json:"reason,omitempty"`
+	// Identity is who set it, the action's executor.
+	Identity string `json:"identity,omitempty"`
 }
 
 // Attributes of an instance's run, for lists.

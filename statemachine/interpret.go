@@ -28,8 +28,10 @@ type Resolved struct {
 
 // ExecRequest is what a state execution gets.
 type ExecRequest struct {
-	Instance    string            `json:"instance"`
-	Type        string            `json:"type"`
+	Instance string `json:"instance"`
+	Type     string `json:"type"`
+	// Version is the instance's definition version.
+	Version     int32             `json:"version,omitempty"`
 	State       string            `json:"state"`
 	RetryNo     int               `json:"retry_no"`
 	Vars        map[string]string `json:"vars,omitempty"`
@@ -53,6 +55,9 @@ type ExecResult struct {
 	Recovered bool      `json:"recovered,omitempty"`
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
+	// Failure, when set, is why the method failed (its error or panic):
+	// a failed execution, retried by the state's retries.
+	Failure string `json:"failure,omitempty"`
 }
 
 // NewChild is a child instance a state method creates.
@@ -144,6 +149,17 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 		if json.Unmarshal(raw, &s) == nil {
 			m.inst.Signal = s.Signal
 			m.woken = true
+			// Recorded as nFlow does: an external change with the reason.
+			text := "signal cleared"
+			if s.Signal != nil {
+				text = fmt.Sprintf("signal set to %d", *s.Signal)
+			}
+			if s.Reason != "" {
+				text += ": " + s.Reason
+			}
+			now := workflow.Now(ctx)
+			m.record(ctx, Action{Type: ActionExternalChange, State: m.inst.State, Text: text, RetryNo: m.inst.Retries,
+				Start: now, End: now, Executor: s.Identity})
 		}
 	})
 	m.publish(ctx, true)
@@ -152,11 +168,12 @@ func Run(ctx workflow.Context, in Input) (*Instance, error) {
 		m.applyUpdates(ctx)
 		st := def.state(m.inst.State)
 		switch st.Kind {
-		case KindEnd, KindError:
+		case KindEnd:
 			m.inst.Status, m.inst.NextActivation = StatusFinished, time.Time{}
 			m.publish(ctx, false)
 			return &m.inst, nil
-		case KindManual:
+		case KindManual, KindError:
+			// The error state is a manual one: an operator moves it on.
 			m.inst.Status, m.inst.NextActivation = StatusManual, time.Time{}
 			m.publish(ctx, false)
 			m.sleep(ctx, time.Time{})
@@ -256,7 +273,7 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 	if st.Timeout > 0 {
 		opts.StartToClose = st.Timeout
 	}
-	req := ExecRequest{Instance: m.inst.ID, Type: m.def.Type, State: st.Name, RetryNo: m.inst.Retries, Vars: m.inst.Vars,
+	req := ExecRequest{Instance: m.inst.ID, Type: m.def.Type, Version: m.inst.Version, State: st.Name, RetryNo: m.inst.Retries, Vars: m.inst.Vars,
 		BusinessKey: m.inst.BusinessKey, ExternalID: m.inst.ExternalID, Signal: m.inst.Signal, Children: m.inst.Children}
 	began := workflow.Now(ctx)
 	f := workflow.ExecuteStepByName[ExecResult](ctx, opts, stepExecPrefix+m.def.Type, req)
@@ -276,12 +293,15 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 		m.record(ctx, Action{Type: ActionRecovery, State: st.Name, Text: "the node running this state died; it runs again",
 			RetryNo: m.inst.Retries, Start: res.Start, End: res.Start, Executor: res.Executor})
 	}
-	next := res.Next.State
-	if err == nil && next != "" && next != st.Name && !m.def.permits(st.Name, next) {
-		err = fmt.Errorf("the definition does not permit a move from %q to %q", st.Name, next)
+	if err == nil && res.Failure != "" {
+		err = errors.New(res.Failure)
 	}
-	if err == nil && next != "" && m.def.state(next) == nil {
-		err = fmt.Errorf("the method moved to %q, which is not a state", next)
+	next := res.Next.State
+	if err == nil && next != "" && next != st.Name && m.def.state(next) == nil {
+		err = fmt.Errorf("the method moved to %q, which is not a state of %s version %d (the instance's version)", next, m.def.Type, m.inst.Version)
+	}
+	if err == nil && next != "" && next != st.Name && !m.def.permits(st.Name, next) {
+		err = fmt.Errorf("%s version %d (the instance's version) does not permit a move from %q to %q", m.def.Type, m.inst.Version, st.Name, next)
 	}
 	if err != nil {
 		m.failed(ctx, st, began, err, res)

@@ -122,7 +122,7 @@ func newEnv(t *testing.T, st store.Store, defs ...*sm.Definition) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	w := worker.New(eng, worker.Options{Logger: testenv.Logger()})
+	w := worker.New(eng, worker.Options{Logger: testenv.Logger(), Identity: "env-worker"})
 	if err := sm.Register(ctx, w, eng, defs...); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,77 @@ func TestStateMachines(t *testing.T) {
 		t.Run("versions", func(t *testing.T) { e.t = t; versions(t, e) })
 		t.Run("statistics", func(t *testing.T) { e.t = t; statistics(t, e) })
 		t.Run("started without a memo", func(t *testing.T) { e.t = t; withoutMemo(t, e) })
+		t.Run("a worker without the type's methods", func(t *testing.T) { e.t = t; workerWithoutMethods(t, e) })
 	})
+}
+
+// workerWithoutMethods: a worker of the executor group that lacks a type's
+// state methods is not handed their executions. With only that worker,
+// the instance waits (no attempt fails) until a worker with the methods
+// starts; with both, the one with the methods runs every execution.
+func workerWithoutMethods(t *testing.T, e *env) {
+	const group = "picky-group"
+	picky := func() *sm.Definition {
+		return sm.Define("picky", "runs only where its methods are").
+			Start("work", "", func(sm.Context) (sm.Next, error) { return sm.MoveTo("done", "worked"), nil }).
+			End("done", "").Error("error", "").
+			Permit("work", "done")
+	}
+	lacking := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: group, Identity: "lacking"})
+	if err := sm.Register(e.ctx, lacking, e.eng); err != nil { // the interpreter, no definition
+		t.Fatal(err)
+	}
+	if err := lacking.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer lacking.Stop(context.Background())
+	knowing := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: group, Identity: "knowing"})
+	if err := sm.Register(e.ctx, knowing, e.eng, picky()); err != nil { // stores the definition; not started yet
+		t.Fatal(err)
+	}
+	first, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "picky", ExecutorGroup: group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state's execution waits in the group's step queue while the
+	// lacking worker polls it.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		qs, err := e.eng.ListQueues(e.ctx, "default")
+		waiting := false
+		for _, q := range qs.Queues {
+			if q.Name == group && q.Kind == api.QueueKindStep && q.Backlog == 1 && len(q.Pollers) == 1 && q.Pollers[0].Polling {
+				waiting = true
+			}
+		}
+		if err == nil && waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			inst, _ := e.client.Get(e.ctx, first)
+			t.Fatalf("the execution did not wait for a worker with the methods: %+v, %v; instance %+v", qs, err, inst)
+		}
+	}
+	if inst, err := e.client.Get(e.ctx, first); err != nil || len(inst.Actions) != 0 || inst.State != "work" {
+		t.Fatalf("while it waits: %+v, %v", inst, err)
+	}
+	if err := knowing.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer knowing.Stop(context.Background())
+	ids := []string{first}
+	for range 4 {
+		id, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "picky", ExecutorGroup: group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		inst := e.waitFor(id, "finished", finished)
+		if got := actions(inst); got != "stateExecution:work" || inst.State != "done" || inst.Actions[0].Executor != "knowing" {
+			t.Fatalf("%s: %s in %s: %+v", id, got, inst.State, inst.Actions)
+		}
+	}
 }
 
 // statistics: counts per state and status, and of those waiting, the ones
@@ -188,7 +258,7 @@ func statistics(t *testing.T, e *env) {
 			}
 			return sm.MoveTo("done", "released"), nil
 		}).
-		End("done", "").
+		End("done", "").Error("error", "").
 		Permit("hold", "done")
 	w := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "one-at-a-time", MaxConcurrentSteps: 1})
 	if err := sm.Register(e.ctx, w, e.eng, held); err != nil {
@@ -295,8 +365,16 @@ func creditFlow(t *testing.T, e *env) {
 func versionedV1() *sm.Definition {
 	return sm.Define("versioned", "v1").
 		Start("begin", "", func(sm.Context) (sm.Next, error) { return sm.MoveTo("review", ""), nil }).
-		Manual("review", "").End("done", "").
+		Manual("review", "").End("done", "").Error("error", "").
 		Permit("begin", "review").Permit("review", "done")
+}
+
+// versionedV2 is version 2 of "versioned", with begin's method.
+func versionedV2(begin sm.Method) *sm.Definition {
+	return sm.Define("versioned", "v2 adds an audit").
+		Start("begin", "", begin).
+		Manual("review", "").Manual("audit", "").End("done", "").Error("error", "").
+		Permit("begin", "review").Permit("begin", "audit").Permit("review", "audit").Permit("audit", "done")
 }
 
 // versions: a changed definition is a new version; instances keep the one
@@ -310,10 +388,7 @@ func versions(t *testing.T, e *env) {
 	if all, err := e.eng.ListDefinitions(e.ctx, sm.DefinitionType("versioned")); err != nil || len(all) != 1 {
 		t.Fatalf("versions stored: %d, %v", len(all), err)
 	}
-	v2 := sm.Define("versioned", "v2 adds an audit").
-		Start("begin", "", func(sm.Context) (sm.Next, error) { return sm.MoveTo("review", ""), nil }).
-		Manual("review", "").Manual("audit", "").End("done", "").
-		Permit("begin", "review").Permit("review", "audit").Permit("audit", "done")
+	v2 := versionedV2(func(sm.Context) (sm.Next, error) { return sm.MoveTo("review", ""), nil })
 	old, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "versioned"})
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +412,59 @@ func versions(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.waitFor(fresh, "audit", func(i *sm.Instance) bool { return i.State == "audit" })
+
+	// Version 2's code runs instances of version 1 (pinned): the method
+	// asks which version it runs; a move version 1 does not permit fails
+	// the execution, in the user's words.
+	w2 := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "v2-code", Identity: "v2-worker"})
+	if err := sm.Register(e.ctx, w2, e.eng, versionedV2(func(ctx sm.Context) (sm.Next, error) {
+		if _, force := ctx.Var("force"); !force && ctx.Version() < 2 {
+			return sm.MoveTo("review", fmt.Sprintf("version %d has no audit", ctx.Version())), nil
+		}
+		return sm.MoveTo("audit", "audited"), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop(context.Background())
+	asked, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "versioned", Version: 1, ExecutorGroup: "v2-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "versioned", Version: 1, ExecutorGroup: "v2-code", Vars: map[string]string{"force": "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst := e.waitFor(asked, "review", func(i *sm.Instance) bool { return i.Status == sm.StatusManual }); inst.State != "review" ||
+		inst.Actions[0].Text != "version 1 has no audit" {
+		t.Fatalf("the method that asked its version: %s: %+v", inst.State, inst.Actions)
+	}
+	inst := e.waitFor(forced, "a failed execution", func(i *sm.Instance) bool { return len(i.Actions) > 0 })
+	if a := inst.Actions[0]; a.Type != sm.ActionStateExecutionFailed || inst.State != "begin" ||
+		a.Text != `the method moved to "audit", which is not a state of versioned version 1 (the instance's version)` || a.Executor != "v2-worker" {
+		t.Fatalf("a move version 1 does not have: %s: %+v", inst.State, a)
+	}
+
+	// Code rolled back to version 1's content is version 1 again, not a
+	// new version, and new instances get it.
+	if err := sm.Register(e.ctx, worker.New(e.eng, worker.Options{Logger: testenv.Logger()}), e.eng, versionedV1()); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := e.eng.ListDefinitions(e.ctx, sm.DefinitionType("versioned")); err != nil || len(all) != 2 {
+		t.Fatalf("versions stored after the rollback: %d, %v; want 2", len(all), err)
+	}
+	if defs, err := e.client.Definitions(e.ctx, "versioned"); err != nil || len(defs) != 1 || defs[0].Version != 1 {
+		t.Fatalf("the current definition after the rollback: %+v, %v; want version 1", defs, err)
+	}
+	rolled, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "versioned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst := e.waitFor(rolled, "review", func(i *sm.Instance) bool { return i.Status == sm.StatusManual }); inst.Version != 1 {
+		t.Fatalf("an instance created after the rollback runs version %d; want 1", inst.Version)
+	}
 }
 
 // retriesToError: a method that keeps failing is retried with back-off,
@@ -347,22 +475,34 @@ func retriesToError(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst := e.waitFor(id, "the error state", finished)
+	inErrorState := func(i *sm.Instance) bool { return i.State == "error" && i.Status == sm.StatusManual }
+	inst := e.waitFor(id, "the error state", inErrorState)
 	want := "stateExecution:begin stateExecutionFailed:flaky stateExecutionFailed:flaky stateExecutionFailed:flaky"
 	if got := actions(inst); got != want || inst.State != "error" {
 		t.Fatalf("actions %s in %s; want %s in error", got, inst.State, want)
 	}
 	for i, a := range inst.Actions[1:] {
-		if a.RetryNo != i || !strings.Contains(a.Text, "the bank is down") {
+		if a.RetryNo != i || a.Text != "the bank is down" || a.Executor != "env-worker" {
 			t.Errorf("failed action %d: %+v", i, a)
 		}
+	}
+	if inst.Actions[0].Executor != "env-worker" {
+		t.Errorf("the executor of a state execution: %+v", inst.Actions[0])
+	}
+	// The error state waits for an operator, who moves it on.
+	if err := e.client.Update(e.ctx, id, sm.Update{State: "begin", Vars: map[string]string{"route": "finish"}, Reason: "the bank is back", Identity: "ops"}); err != nil {
+		t.Fatalf("moving an instance out of its error state: %v", err)
+	}
+	inst = e.waitFor(id, "finished", finished)
+	if got := actions(inst); inst.State != "done" || !strings.HasSuffix(got, "externalChange:begin stateExecution:begin stateExecution:finish") {
+		t.Fatalf("after the update out of the error state: %s in %s", got, inst.State)
 	}
 
 	id, err = e.client.Create(e.ctx, sm.CreateRequest{Type: "trials", Vars: map[string]string{"route": "rogue"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst = e.waitFor(id, "the error state", finished)
+	inst = e.waitFor(id, "the error state", inErrorState)
 	if got := actions(inst); got != "stateExecution:begin stateExecutionFailed:rogue stateExecutionFailed:rogue" || inst.State != "error" ||
 		!strings.Contains(inst.Actions[1].Text, `does not permit a move from "rogue" to "done"`) {
 		t.Fatalf("refused move: %s in %s: %+v", got, inst.State, inst.Actions)
@@ -394,6 +534,10 @@ func waitStates(t *testing.T, e *env) {
 	inst = e.waitFor(signaled, "the signal's effect", finished)
 	if inst.State != "done" {
 		t.Fatalf("signaled: %s: %s", inst.State, actions(inst))
+	}
+	// The signal is an action, as in nFlow.
+	if a := inst.Actions[0]; a.Type != sm.ActionExternalChange || a.Text != "signal set to 1: paid" || a.Executor != "test" || a.State != "begin" {
+		t.Fatalf("the signal's action: %s: %+v", actions(inst), inst.Actions)
 	}
 }
 
@@ -436,6 +580,23 @@ func badInput(t *testing.T, e *env) {
 	if err := e.client.Update(e.ctx, id, sm.Update{State: "nowhere"}); !errors.Is(err, api.ErrInvalidArgument) {
 		t.Fatalf("update to an unknown state: %v", err)
 	}
+	// Created only in a start state (nFlow's rule).
+	for _, state := range []string{"done", "acceptCreditApplication"} {
+		if _, err := e.client.Create(e.ctx, sm.CreateRequest{Type: "creditApplication", State: state}); !errors.Is(err, api.ErrInvalidArgument) ||
+			!strings.Contains(err.Error(), `an instance begins in a start state ("createCreditApplication")`) {
+			t.Fatalf("created in %s: %v", state, err)
+		}
+	}
+	// Not woken from a state it is not in; told why.
+	if err := e.client.Wakeup(e.ctx, id, []string{"grantLoan"}, "test"); !errors.Is(err, api.ErrFailedPrecondition) ||
+		!strings.Contains(err.Error(), `is not woken: it is in "acceptCreditApplication", not in "grantLoan"`) {
+		t.Fatalf("woken from another state: %v", err)
+	}
+	// Lists do not tell executing apart: refused with the valid statuses.
+	if _, err := e.client.List(e.ctx, sm.Filter{Status: sm.StatusExecuting}, 10, nil); !errors.Is(err, api.ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "created, inProgress, manual, finished") {
+		t.Fatalf("listing executing instances: %v", err)
+	}
 	if inst, _ := e.client.Get(e.ctx, id); len(inst.Actions) != 1 || inst.State != "acceptCreditApplication" {
 		t.Fatalf("the refused update changed the instance: %s in %s", actions(inst), inst.State)
 	}
@@ -457,5 +618,40 @@ func withoutMemo(t *testing.T, e *env) {
 	d, err := e.eng.DescribeWorkflow(e.ctx, api.RunRef{WorkflowID: id})
 	if err != nil || len(d.Memo) != 0 {
 		t.Fatalf("memo of a run started without one: %v, %v", d.Memo, err)
+	}
+}
+
+// TestDefinitionChecks: definitions nFlow would refuse are refused by
+// Register with a typed error that says what is wrong.
+func TestDefinitionChecks(t *testing.T) {
+	work := func(sm.Context) (sm.Next, error) { return sm.MoveTo("done", ""), nil }
+	good := func(typ string) *sm.Definition {
+		return sm.Define(typ, "").Start("begin", "", work).End("done", "").Error("error", "").Permit("begin", "done")
+	}
+	if err := good("fine-1.x_y").Check(); err != nil {
+		t.Fatalf("a good definition: %v", err)
+	}
+	if err := sm.Define("ends", "").Start("begin", "", work).End("done", "").ErrorEnd("failed", "").Permit("begin", "done").Check(); err != nil {
+		t.Fatalf("an end state as the error state: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		def  *sm.Definition
+		want string
+	}{
+		{"no error state", sm.Define("noError", "").Start("begin", "", work).End("done", "").Permit("begin", "done"),
+			`state machine "noError": no error state, where failed executions go`},
+		{"an unreachable state", good("lost").Normal("island", "", work).Permit("island", "done"),
+			`state machine "lost": no start state leads to "island"`},
+		{"a move out of an end state", good("zombie").Permit("done", "begin"),
+			`state machine "zombie": permits a move out of "done", an end state`},
+		{"a type name with a space and a slash", good("bad 7/x"),
+			`state machine "bad 7/x": a type name is a letter, then letters, digits`},
+	} {
+		err := c.def.Check()
+		var de *sm.DefinitionError
+		if !errors.Is(err, api.ErrInvalidArgument) || !errors.As(err, &de) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an invalid argument: %s", c.name, err, c.want)
+		}
 	}
 }

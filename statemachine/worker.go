@@ -25,6 +25,10 @@ type Context interface {
 	context.Context
 	// Instance is the instance's id (its workflow id).
 	Instance() string
+	// Version is the instance's definition version: its states and
+	// permitted moves are that version's, whatever the code registered
+	// now. A move that version does not permit fails the execution.
+	Version() int32
 	State() string
 	// RetryNo counts the failed runs of this state before this one.
 	RetryNo() int
@@ -68,17 +72,19 @@ func PutVar(ctx Context, name string, v any) error {
 // Register registers the interpreter and the definitions' methods on w (a
 // worker of the instances' executor group, its queue), and stores each
 // definition: a new version when it changed. Instances keep the version
-// they started with.
+// they started with. Code whose definition equals a stored version's
+// (rolled back, say) reuses that version rather than store a new one; new
+// instances get the version registered last.
 func Register(ctx context.Context, w *worker.Worker, svc Service, defs ...*Definition) error {
 	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
-	steps := &machineSteps{svc: svc}
+	steps := &machineSteps{svc: svc, identity: w.Identity()}
 	worker.RegisterStepNamed(w, stepResolve, steps.resolve)
 	for _, d := range defs {
 		if err := d.Check(); err != nil {
 			return err
 		}
-		if _, err := svc.PutDefinition(ctx, api.Definition{Type: DefinitionType(d.Type), Body: d.serialized(), ModifiedBy: hostID()}); err != nil {
-			return fmt.Errorf("statemachine: store definition %s: %w", d.Type, err)
+		if _, err := storeDefinition(ctx, svc, d); err != nil {
+			return err
 		}
 		worker.RegisterStepNamed(w, stepExecPrefix+d.Type, steps.exec(d))
 	}
@@ -95,10 +101,12 @@ func hostID() string {
 
 type machineSteps struct {
 	svc Service
+	// identity is the worker's, the executor of its actions.
+	identity string
 }
 
 func (s *machineSteps) resolve(ctx context.Context, in Input) (Resolved, error) {
-	d, err := s.svc.GetDefinition(ctx, DefinitionType(in.Type), in.Version)
+	d, err := getDefinition(ctx, s.svc, in.Type, in.Version)
 	if errors.Is(err, api.ErrNotFound) {
 		return Resolved{}, workflow.NewError("strand.sm.invalid", fmt.Sprintf("no definition %s version %d", in.Type, in.Version), true)
 	}
@@ -112,23 +120,35 @@ func (s *machineSteps) resolve(ctx context.Context, in Input) (Resolved, error) 
 func (s *machineSteps) exec(d *Definition) func(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	return func(ctx context.Context, req ExecRequest) (res ExecResult, err error) {
 		info := step.GetInfo(ctx)
-		res.Start, res.Executor, res.Recovered = time.Now(), hostID(), info.Redelivered
+		res.Start, res.Executor, res.Recovered = time.Now(), s.identity, info.Redelivered
 		m, ok := d.methods[req.State]
 		if !ok {
-			return res, workflow.NewError("strand.sm.no_method", fmt.Sprintf("state %q of %s has no method on this worker", req.State, d.Type), true)
+			res.End = time.Now()
+			res.Failure = fmt.Sprintf("state %q of %s has no method in the code of worker %s", req.State, d.Type, s.identity)
+			return res, nil
 		}
 		c := &methodContext{Context: ctx, req: req, svc: s.svc, set: map[string]string{}}
 		stop := step.HeartbeatEvery(ctx, heartbeatEvery, nil)
+		// A method's error or panic is a failed execution, reported with
+		// who ran it and when: the result says so (the step itself ends
+		// well), and the interpreter retries it by the state's retries.
 		defer func() {
 			stop()
 			if p := recover(); p != nil {
-				err = fmt.Errorf("state %s panicked: %v", req.State, p)
+				res = ExecResult{Start: res.Start, Executor: res.Executor, Recovered: res.Recovered,
+					Failure: fmt.Sprintf("state %s panicked: %v", req.State, p)}
 			}
 			res.End = time.Now()
 		}()
-		next, err := m(c)
-		if err != nil {
-			return res, err
+		next, merr := m(c)
+		if merr != nil {
+			if ctx.Err() != nil {
+				// Its time ran out or its worker stopped: the kernel's
+				// timeout or the worker's stop says so.
+				return res, merr
+			}
+			res.Failure = merr.Error()
+			return res, nil
 		}
 		res.Next, res.Set, res.Children = next, c.set, c.children
 		if len(res.Set) == 0 {
@@ -147,6 +167,7 @@ type methodContext struct {
 }
 
 func (c *methodContext) Instance() string    { return c.req.Instance }
+func (c *methodContext) Version() int32      { return c.req.Version }
 func (c *methodContext) State() string       { return c.req.State }
 func (c *methodContext) RetryNo() int        { return c.req.RetryNo }
 func (c *methodContext) BusinessKey() string { return c.req.BusinessKey }

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +92,9 @@ type Worker struct {
 var errWorkerStopped = errors.New("worker: stopped before the step finished")
 
 type stepFunc func(ctx context.Context, input []byte) ([]byte, error)
+
+// Identity is the name the worker polls by and reports outcomes under.
+func (w *Worker) Identity() string { return w.opts.Identity }
 
 // New returns a worker of svc; register code on it, then Start it.
 func New(svc api.Service, opts Options) *Worker {
@@ -317,10 +323,29 @@ func (w *Worker) pollWorkflows(ctx context.Context, hs *handlers[api.WorkflowTas
 }
 
 func (w *Worker) pollSteps(ctx context.Context, hs *handlers[api.StepTask]) {
-	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	// The steps it runs: the engine hands it no other, so a task of a step
+	// registered on another worker of the queue waits for that one rather
+	// than fail here.
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity,
+		Steps: slices.Sorted(maps.Keys(w.steps))}
 	poll(ctx, w.log, "step task", hs, func(ctx context.Context) (*api.StepTask, error) {
-		return w.svc.PollStepTask(ctx, req)
+		t, err := w.svc.PollStepTask(ctx, req)
+		if err != nil && req.Steps != nil && olderServer(err) {
+			// A server from before polls named their steps refuses the
+			// field: poll as before (it hands this worker every step).
+			w.log.Warn("the server does not take the steps a worker runs; polling for every step", "err", err)
+			req.Steps = nil
+			return w.svc.PollStepTask(ctx, req)
+		}
+		return t, err
 	})
+}
+
+// olderServer reports whether a poll was refused for naming its steps
+// (an unknown field to a server older than api.PollRequest.Steps).
+func olderServer(err error) bool {
+	var ia *store.InvalidArgumentError
+	return errors.As(err, &ia) && ia.Field == "steps" && strings.Contains(ia.Reason, "unknown field")
 }
 
 // runStep runs one attempt of a step and reports its outcome. Stop

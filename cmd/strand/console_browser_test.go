@@ -764,7 +764,7 @@ func consoleStateMachines(t *testing.T, url string) consoleSMSet {
 	create("creditApplication", "credit-4", "amount=70", "loanFails=over limit")
 	waitFor("creditApplication/credit-4", "manual", "acceptCreditApplication")
 	must("sm", "update", "creditApplication/credit-4", "--state", "grantLoan", "--reason", "approved")
-	waitFor("creditApplication/credit-4", "finished", "error")
+	waitFor("creditApplication/credit-4", "manual", "error") // the error state waits for a person
 	// A delivery, at once.
 	create("delivery", "parcel-1", "sleep=10ms")
 	waitFor("delivery/parcel-1", "finished", "delivered")
@@ -814,7 +814,7 @@ func consoleStateMachines(t *testing.T, url string) consoleSMSet {
 	// The failed one's actions are the interpreter's (a failed run per
 	// attempt, then the move to the error state): as they are.
 	failed := instance("creditApplication/credit-4")
-	set.Instances["failed"] = consoleSMInstance{ID: "creditApplication/credit-4", Type: "creditApplication", Status: "finished",
+	set.Instances["failed"] = consoleSMInstance{ID: "creditApplication/credit-4", Type: "creditApplication", Status: "manual",
 		State: "error", ExternalID: "credit-4", BusinessKey: "customer-credit-4", Vars: failed.Vars, Actions: failed.Actions}
 
 	var defs struct {

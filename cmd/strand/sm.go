@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -89,6 +90,16 @@ func newStateMachineCommand() *cobra.Command {
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		// NAME=@FILE: the value is the file's content.
+		for k, val := range v {
+			if name, ok := strings.CutPrefix(val, "@"); ok {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					return nil, nil, nil, &usageError{fmt.Errorf("--var %s: %w", k, err)}
+				}
+				v[k] = string(b)
+			}
+		}
 		at, err := activation()
 		return c, v, at, err
 	}
@@ -115,7 +126,7 @@ func newStateMachineCommand() *cobra.Command {
 	}
 	cf := create.Flags()
 	cf.StringVar(&state, "state", "", "the start state (default the definition's first)")
-	cf.StringArrayVar(&vars, "var", nil, "a state variable NAME=VALUE (repeat)")
+	cf.StringArrayVar(&vars, "var", nil, "a state variable NAME=VALUE, or NAME=@FILE for a file's content (repeat)")
 	cf.StringVar(&businessKey, "business-key", "", "the business key")
 	cf.StringVar(&externalID, "external-id", "", "the external id, unique per type (the instance's id is TYPE/EXTERNAL_ID)")
 	cf.StringVar(&group, "executor-group", "", "the task queue of the workers that run it (default default)")
@@ -197,7 +208,7 @@ func newStateMachineCommand() *cobra.Command {
 	lf := list.Flags()
 	lf.StringVar(&filter.Type, "type", "", "only this type")
 	lf.StringVar(&filter.State, "state", "", "only instances in this state")
-	lf.StringVar((*string)(&filter.Status), "status", "", "only this status (created, inProgress, manual, finished)")
+	lf.StringVar((*string)(&filter.Status), "status", "", "only this status: created, inProgress (also while its method runs), manual or finished")
 	lf.StringVar(&filter.BusinessKey, "business-key", "", "only this business key")
 	lf.StringVar(&filter.ExternalID, "external-id", "", "only this external id")
 	lf.StringVar(&filter.Parent, "parent", "", "only children of this instance")
@@ -225,12 +236,12 @@ func newStateMachineCommand() *cobra.Command {
 	uf := update.Flags()
 	uf.StringVar(&moveTo, "state", "", "move it to this state")
 	uf.StringVar(&activationFlag, "activation", "", "its next activation (RFC 3339)")
-	uf.StringArrayVar(&vars, "var", nil, "set a variable NAME=VALUE (repeat)")
+	uf.StringArrayVar(&vars, "var", nil, "set a variable NAME=VALUE, or NAME=@FILE for a file's content (repeat)")
 	uf.StringVar(&reason, "reason", "", "why, for the action")
 
 	var fromStates []string
 	wakeup := &cobra.Command{
-		Use: "wakeup INSTANCE", Short: "Wake an instance up now (only from --from states, when given)", Args: cobra.ExactArgs(1),
+		Use: "wakeup INSTANCE", Short: "Wake an instance up now (only from --from states, when given; one in another state is not woken, and told why)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client()
 			if err != nil {
@@ -293,6 +304,38 @@ func newStateMachineCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(definitions, create, show, list, update, wakeup, signal, stats)
+	executors := &cobra.Command{
+		Use: "executors", Short: "List the executors: the live nodes, and per executor group (task queue) the workers that polled it lately", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			ex, err := svc.StateMachineExecutors(cmd.Context(), o.namespace)
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), ex, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "NODE\tADDRESS\tSTARTED")
+				for _, n := range ex.Nodes {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", n.ID, n.Address, n.StartedAt.Format(time.RFC3339))
+				}
+				fmt.Fprintln(tw)
+				fmt.Fprintln(tw, "EXECUTOR GROUP\tBACKLOG\tWORKER\tNODE\tPOLLING\tLAST SEEN")
+				for _, g := range ex.Groups {
+					if len(g.Executors) == 0 {
+						fmt.Fprintf(tw, "%s\t%d\t(none)\t\t\t\n", g.Group, g.Backlog)
+					}
+					for _, e := range g.Executors {
+						fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%t\t%s\n", g.Group, g.Backlog, e.Identity, e.Node, e.Polling, e.LastSeen.Format(time.RFC3339))
+					}
+				}
+				if ex.Partial {
+					fmt.Fprintln(tw, "(a node did not answer: its workers are missing)")
+				}
+			})
+		},
+	}
+	cmd.AddCommand(definitions, create, show, list, update, wakeup, signal, stats, executors)
 	return cmd
 }

@@ -114,6 +114,15 @@ func TestStateMachineVerbs(t *testing.T) {
 	if out, code := cli("sm", "create", "delivery", "--priority", "9"); code != 2 || !strings.Contains(out, "priority") {
 		t.Fatalf("priority 9: exit %d: %s", code, out)
 	}
+	if out, code := cli("sm", "create", "delivery", "--state", "delivered"); code != 2 || !strings.Contains(out, `an instance begins in a start state ("deliver")`) {
+		t.Fatalf("created in an end state: exit %d: %s", code, out)
+	}
+	if out, code := cli("sm", "list", "--status", "executing"); code != 2 || !strings.Contains(out, "created, inProgress, manual, finished") {
+		t.Fatalf("list --status executing: exit %d: %s", code, out)
+	}
+	if out, code := cli("sm", "wakeup", "delivery/p-1", "--from", "deliver"); code == 0 || strings.Contains(out, "woke delivery") || !strings.Contains(out, `not woken: it finished in "delivered"`) {
+		t.Fatalf("waking a finished instance: exit %d: %s", code, out)
+	}
 	// Waiting for its activation, it is moved on by an update.
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later, "--executor-group", "statemachines")
@@ -121,13 +130,29 @@ func TestStateMachineVerbs(t *testing.T) {
 		out, _ := cli("sm", "show", "delivery/p-2")
 		return strings.Contains(out, "created in deliver")
 	})
-	if out, code := cli("sm", "update", "delivery/p-2", "--state", "delivered", "--reason", "picked up at the depot"); code != 0 {
+	if out, code := cli("sm", "wakeup", "delivery/p-2", "--from", "validate"); code == 0 || strings.Contains(out, "woke delivery") ||
+		!strings.Contains(out, `not woken: it is in "deliver", not in "validate"`) {
+		t.Fatalf("waking from another state: exit %d: %s", code, out)
+	}
+	note := filepath.Join(t.TempDir(), "note.txt")
+	if err := os.WriteFile(note, []byte("left with the neighbour"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := cli("sm", "update", "delivery/p-2", "--state", "delivered", "--reason", "picked up at the depot", "--var", "note=@"+note); code != 0 {
 		t.Fatalf("update: exit %d: %s", code, out)
 	}
 	eventually("p-2 finished", func() bool {
 		out, _ := cli("sm", "show", "delivery/p-2")
-		return strings.Contains(out, "finished in delivered") && strings.Contains(out, "externalChange") && strings.Contains(out, "picked up at the depot")
+		return strings.Contains(out, "finished in delivered") && strings.Contains(out, "externalChange") && strings.Contains(out, "picked up at the depot") &&
+			strings.Contains(out, "note = left with the neighbour")
 	})
+	if out, code := cli("sm", "update", "delivery/p-2", "--var", "note=@"+note+".missing"); code != 2 || !strings.Contains(out, "note.txt.missing") {
+		t.Fatalf("update from a missing file: exit %d: %s", code, out)
+	}
+	// The executors: the test worker polls the executor group.
+	if out, code := cli("sm", "executors"); code != 0 || !strings.Contains(out, "EXECUTOR GROUP") || !strings.Contains(out, "statemachines") {
+		t.Fatalf("executors: exit %d: %s", code, out)
+	}
 	eventually("the stats", func() bool {
 		out, _ := cli("sm", "stats", "delivery")
 		return strings.Contains(out, "delivered  finished  2")

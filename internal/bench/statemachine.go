@@ -49,7 +49,7 @@ func fiveStates() *statemachine.Definition {
 	}
 	return statemachine.Define("bench-five", "four transitions and an end").
 		Start("s1", "", next("s2")).Normal("s2", "", next("s3")).Normal("s3", "", next("s4")).Normal("s4", "", next("end")).
-		End("end", "").
+		End("end", "").Error("error", "").
 		Permit("s1", "s2").Permit("s2", "s3").Permit("s3", "s4").Permit("s4", "end")
 }
 

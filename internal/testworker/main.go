@@ -157,6 +157,7 @@ func delivery() *statemachine.Definition {
 			return statemachine.MoveTo("delivered", "handed over"), nil
 		}).
 		End("delivered", "The parcel arrived").
+		Error("error", "Delivery failed: a person looks at it").
 		Permit("deliver", "delivered")
 }
 

@@ -114,7 +114,13 @@ test('definition page: the graph with the instances per state, the states, the i
       await list.getByLabel('Status').selectOption('finished')
       await eventually(async () => {
         const rows = await list.locator('tbody tr').evaluateAll((r) => r.map((e) => e.dataset.instance).sort())
-        assert.deepEqual(rows, [instances.granted.id, instances.failed.id].sort())
+        assert.deepEqual(rows, [instances.granted.id])
+      })
+      // The error state waits for a person, as a manual state does.
+      await list.getByLabel('Status').selectOption('manual')
+      await eventually(async () => {
+        const rows = await list.locator('tbody tr').evaluateAll((r) => r.map((e) => e.dataset.instance).sort())
+        assert.deepEqual(rows, [instances.waiting.id, instances.waiting2.id, instances.failed.id].sort())
       })
       await list.getByLabel('Status').selectOption('')
     },
