@@ -499,6 +499,12 @@ type StepOptions struct {
 	// that read a history (a saga's steps and phases); the step does not
 	// get them.
 	Labels map[string]string `json:"labels,omitempty" max:"16" maxkey:"64" maxvalue:"500"`
+	// Summary says in its user's words what the step does ("state
+	// validate of credit instance c7"); a step's failure (*StepError)
+	// reads "SUMMARY failed after N attempts: …" with it, instead of the
+	// step's name. The StepScheduled event keeps it; the step does not
+	// get it.
+	Summary string `json:"summary,omitempty" max:"1000" text:"true"`
 }
 
 // RetryPolicy says how a failed step is retried.

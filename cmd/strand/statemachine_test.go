@@ -113,6 +113,13 @@ func TestStateMachineVerbs(t *testing.T) {
 	if out, code := cli("sm", "create", "delivery", "--priority", "9"); code != 2 || !strings.Contains(out, "priority") {
 		t.Fatalf("priority 9: exit %d: %s", code, out)
 	}
+	// Errors speak of the user's things, without the engine's prefixes.
+	for _, args := range [][]string{{"sm", "create", "delivery", "--state", "lost"}, {"sm", "show", "delivery/nobody"}} {
+		out, _ := cli(args...)
+		if strings.Contains(out, "store:") || strings.Contains(out, "workflow not found") {
+			t.Errorf("%v: %s", args, out)
+		}
+	}
 	// Waiting for its activation, it is moved on by an update.
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later, "--executor-group", "statemachines")

@@ -62,7 +62,7 @@ func ExecuteStep[O any](ctx Context, opts StepOptions, name string, input any) F
 	seq := inst.nextSeq()
 	o := opts
 	inst.command(api.Command{Type: api.CommandScheduleStep, Seq: seq, Name: name, Payload: payload, Step: &o})
-	p := &pending{kind: api.CommandScheduleStep, result: s, name: name}
+	p := &pending{kind: api.CommandScheduleStep, result: s, name: name, summary: opts.Summary}
 	inst.pending[seq] = p
 	p.cancel = c.whenCanceled(func() {
 		if inst.pending[seq] == p {
