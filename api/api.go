@@ -481,7 +481,8 @@ type SignalStart struct {
 	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 }
 
-// StepOptions are a step's queue, priority, timeouts and retry policy.
+// StepOptions are a step's queue, priority, timeouts and retry policy, and
+// what it does in its user's words (Summary).
 type StepOptions struct {
 	Queue           string        `json:"queue,omitempty" max:"1000"`
 	Priority        int8          `json:"priority,omitempty" minimum:"0" maximum:"5"`

@@ -16,7 +16,8 @@ import (
 	"github.com/strandhq/strand/api"
 )
 
-// StepOptions are a step's queue, priority, timeouts and retry policy.
+// StepOptions are a step's queue, priority, timeouts and retry policy, and
+// what it does in its user's words (Summary).
 type StepOptions = api.StepOptions
 
 // RetryPolicy is a step's retry policy.
