@@ -496,7 +496,8 @@ type SignalStart struct {
 	Priority     int8   `json:"priority,omitempty" minimum:"0" maximum:"5"`
 }
 
-// StepOptions are a step's queue, priority, timeouts and retry policy.
+// StepOptions are a step's queue, priority, timeouts and retry policy, and
+// what it does in its user's words (Summary).
 type StepOptions struct {
 	Queue string `json:"queue,omitempty" max:"1000"`
 	// Priority orders the step among the tasks waiting on its queue; 0
@@ -516,6 +517,12 @@ type StepOptions struct {
 	// that read a history (a saga's steps and phases); the step does not
 	// get them.
 	Labels map[string]string `json:"labels,omitempty" max:"16" maxkey:"64" maxvalue:"500"`
+	// Summary says in its user's words what the step does ("state
+	// validate of credit instance c7"); a step's failure (*StepError)
+	// reads "SUMMARY failed after N attempts: …" with it, instead of the
+	// step's name. The StepScheduled event keeps it; the step does not
+	// get it.
+	Summary string `json:"summary,omitempty" max:"1000" text:"true"`
 }
 
 // RetryPolicy says how a failed step is retried.

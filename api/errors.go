@@ -3,6 +3,8 @@ package api
 import (
 	"errors"
 	"fmt"
+	"go/token"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/strandhq/strand/store"
@@ -14,7 +16,9 @@ var (
 	// not allow to start again. *AlreadyStartedError carries it.
 	ErrAlreadyStarted = errors.New("workflow already started")
 	// ErrNotFound: no such workflow, run or (for history) event.
-	ErrNotFound = errors.New("workflow not found")
+	// Its text is only "not found": the error wrapping it names what was
+	// not found (the workflow, the task, the definition).
+	ErrNotFound = errors.New("not found")
 	// ErrRunClosed: the run is closed and cannot take the request.
 	ErrRunClosed = errors.New("workflow run already closed")
 	// ErrCanceled: the run (or a step, or a child) was canceled.
@@ -108,7 +112,10 @@ type Failure struct {
 	NonRetryable bool `json:"non_retryable,omitempty"`
 	// Step, Seq and Attempt locate a step failure; WorkflowID and RunID a
 	// child failure.
-	Step       string   `json:"step,omitempty" max:"1000"`
+	Step string `json:"step,omitempty" max:"1000"`
+	// Summary is a step failure's step in its user's words
+	// (StepOptions.Summary).
+	Summary    string   `json:"summary,omitempty" max:"1000"`
 	Seq        int64    `json:"seq,omitempty"`
 	Attempt    int32    `json:"attempt,omitempty"`
 	WorkflowID string   `json:"workflow_id,omitempty" max:"1000"`
@@ -135,7 +142,7 @@ func (f *Failure) Err() error {
 	}
 	switch f.Kind {
 	case KindStep:
-		return &StepError{Step: f.Step, Seq: f.Seq, Attempt: f.Attempt, Cause: cause}
+		return &StepError{Step: f.Step, Summary: f.Summary, Seq: f.Seq, Attempt: f.Attempt, Cause: cause}
 	case KindChild:
 		return &ChildError{WorkflowID: f.WorkflowID, RunID: f.RunID, Cause: cause}
 	case KindTimeout:
@@ -183,7 +190,7 @@ func failureOf(err error) *Failure {
 	)
 	switch {
 	case errors.As(err, &step):
-		return &Failure{Kind: KindStep, Message: step.Error(), Step: step.Step, Seq: step.Seq, Attempt: step.Attempt, Cause: FailureOf(step.Cause)}
+		return &Failure{Kind: KindStep, Message: step.Error(), Step: step.Step, Summary: step.Summary, Seq: step.Seq, Attempt: step.Attempt, Cause: FailureOf(step.Cause)}
 	case errors.As(err, &child):
 		return &Failure{Kind: KindChild, Message: child.Error(), WorkflowID: child.WorkflowID, RunID: child.RunID, Cause: FailureOf(child.Cause)}
 	case errors.As(err, &to):
@@ -204,9 +211,28 @@ func failureOf(err error) *Failure {
 	return &Failure{Kind: KindApplication, Type: typeName(err), Message: err.Error()}
 }
 
-// typeName is the name a retry policy's non-retryable types match: the Go
-// type of the innermost wrapped error, without its package's path.
+// TypedError is an error that declares its failure type (Failure.Type,
+// what a retry policy's NonRetryableTypes and RetryableTypes match), so
+// that the type its users read and match is a word of theirs rather than
+// a Go type's name.
+type TypedError interface {
+	error
+	FailureType() string
+}
+
+// typeName is the failure type of an error that is not an
+// *ApplicationError: the type the error (or one it wraps) declares with
+// FailureType; otherwise the declared name of the innermost wrapped
+// error's type, without pointer and package ("InsufficientFunds" for a
+// *bank.InsufficientFunds); "error" when that type is not exported (the
+// errors.New and fmt.Errorf kinds).
 func typeName(err error) string {
+	var typed TypedError
+	if errors.As(err, &typed) {
+		if name := typed.FailureType(); name != "" {
+			return name
+		}
+	}
 	for {
 		next := errors.Unwrap(err)
 		if next == nil {
@@ -214,8 +240,14 @@ func typeName(err error) string {
 		}
 		err = next
 	}
-	name := fmt.Sprintf("%T", err)
-	return name
+	t := reflect.TypeOf(err)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if name := t.Name(); token.IsExported(name) {
+		return name
+	}
+	return "error"
 }
 
 // ApplicationError is an error raised by workflow or step code. Type is
@@ -240,15 +272,33 @@ func (e *ApplicationError) Unwrap() error { return e.Cause }
 
 // StepError is how a workflow sees a step that failed for good: the step,
 // its last attempt and the cause (the step's error or a *TimeoutError).
+// Summary, when the step's options gave one, is the step in its user's
+// words, which the error's text uses instead of the step's name.
 type StepError struct {
 	Step    string
+	Summary string
 	Seq     int64
 	Attempt int32
 	Cause   error
 }
 
 func (e *StepError) Error() string {
-	return fmt.Sprintf("step %s (#%d) failed after attempt %d: %v", e.Step, e.Seq, e.Attempt, e.Cause)
+	what := e.Summary
+	if what == "" {
+		what = "step " + e.Step
+	}
+	switch {
+	case e.Attempt == 1:
+		what += " failed after 1 attempt"
+	case e.Attempt > 1:
+		what += fmt.Sprintf(" failed after %d attempts", e.Attempt)
+	default:
+		what += " failed"
+	}
+	if e.Cause == nil {
+		return what
+	}
+	return what + ": " + e.Cause.Error()
 }
 
 // Unwrap returns the cause and ErrStepFailed.

@@ -347,6 +347,12 @@ tasks:
 		if bad := task(inst, "bad"); bad.Attempt != 1 || bad.Host != "w1" || bad.EndTime.IsZero() {
 			t.Errorf("%s: the failed task's attempt %d, host %q, end %v", s, bad.Attempt, bad.Host, bad.EndTime)
 		}
+		// The task's error names the task and the DAG, not the engine's
+		// step name and sequence number.
+		if bad := task(inst, "bad"); !strings.HasPrefix(bad.Error, "task bad of DAG fail-"+s+" instance ") ||
+			!strings.Contains(bad.Error, " failed after 1 attempt: ") || strings.Contains(bad.Error, "strand.dag") || strings.Contains(bad.Error, "#") {
+			t.Errorf("%s: the failed task's error %q", s, bad.Error)
+		}
 		if slow := task(inst, "slow"); slow.Attempt != 1 || slow.Host != "w1" {
 			t.Errorf("%s: the succeeded task's attempt %d, host %q", s, slow.Attempt, slow.Host)
 		}

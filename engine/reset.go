@@ -134,7 +134,7 @@ func (e *Engine) resetOn(ctx context.Context, s *shard, req api.ResetRequest) (a
 		var out api.StartResponse
 		err = s.withRun(ctx, k, func(r *run) error {
 			if r.exec == nil {
-				return fmt.Errorf("%w: %s", api.ErrNotFound, k)
+				return fmt.Errorf("%w: run %s", api.ErrNotFound, k)
 			}
 			if r.exec.NextEventID != int64(len(events))+1 {
 				return errHistoryMoved

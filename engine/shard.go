@@ -812,7 +812,7 @@ func (e *Engine) currentRunID(ctx context.Context, shardID int32, ref api.RunRef
 	cur, err := e.store.GetCurrentExecution(ctx, shardID, k.Namespace, k.WorkflowID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return k, fmt.Errorf("%w: workflow %s/%s", api.ErrNotFound, k.Namespace, k.WorkflowID)
+			return k, fmt.Errorf("%w: workflow %s in namespace %s", api.ErrNotFound, k.WorkflowID, k.Namespace)
 		}
 		return k, err
 	}

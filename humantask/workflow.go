@@ -152,7 +152,7 @@ func Run(ctx workflow.Context, in api.HumanTaskInput) (api.TaskOutcome, error) {
 				reminder, cancelReminder = nil, nil
 				// Fire and forget: a reminder that cannot be posted is
 				// retried by the step, and the task goes on meanwhile.
-				workflow.ExecuteStepByName[struct{}](ctx, workflow.StepOptions{StartToClose: 30 * time.Second,
+				workflow.ExecuteStepByName[struct{}](ctx, workflow.StepOptions{StartToClose: 30 * time.Second, Summary: "reminder of human task " + k.t.TaskID,
 					Retry: &workflow.RetryPolicy{MaximumAttempts: 5}}, stepRemind, reminderOf(k.t))
 			})
 		}

@@ -100,7 +100,7 @@ func Example() {
 	// lamp: courier-lamp <nil>
 	// refunded charge-piano
 	// released hold-piano
-	// piano:  saga purchase: step book failed (compensated): step BookCourier (#5) failed after attempt 1: no courier carries a piano
+	// piano:  saga purchase: step book failed (compensated): no courier carries a piano
 	// purchase compensated
 	// reserve completed completed
 	// charge completed completed

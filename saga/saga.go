@@ -137,7 +137,7 @@ const (
 // Error is how a saga that did not complete ends: the step that failed
 // (empty when the workflow's own code failed it), what the saga did about
 // it, and the cause. It does not unwrap to the cause, so that the run
-// fails with the saga's message (a failure of type "*saga.Error"), not
+// fails with the saga's message (a failure of type ErrorFailed), not
 // with the step's.
 type Error struct {
 	Saga  string
@@ -146,13 +146,24 @@ type Error struct {
 	Cause error
 }
 
+// ErrorFailed is the failure type of a run that ends with a saga's *Error.
+const ErrorFailed = "strand.saga.failed"
+
 func (e *Error) Error() string {
-	what := "failed"
+	what, cause := "failed", e.Cause
 	if e.Step != "" {
 		what = "step " + e.Step + " failed"
+		// The step's own error: the saga names the step already, and
+		// its record the attempts.
+		if se, ok := cause.(*api.StepError); ok && se.Cause != nil {
+			cause = se.Cause
+		}
 	}
-	return fmt.Sprintf("saga %s: %s (%s): %v", e.Saga, what, e.State, e.Cause)
+	return fmt.Sprintf("saga %s: %s (%s): %v", e.Saga, what, e.State, cause)
 }
+
+// FailureType is ErrorFailed (api.TypedError).
+func (e *Error) FailureType() string { return ErrorFailed }
 
 // Saga is one saga in a workflow. Its methods are called from the
 // workflow's code (one coroutine at a time, as all workflow code).
@@ -480,9 +491,11 @@ func (s *Saga) stepOptions(step, phase string, group int) workflow.StepOptions {
 		o.Labels[LabelGroup] = strconv.Itoa(group)
 	}
 	o.IdempotencyKey = s.tx + "/" + step
+	o.Summary = "step " + step + " of saga " + s.name
 	p := s.opts.Retry
 	if phase == PhaseCompensation {
 		o.IdempotencyKey += "/compensation"
+		o.Summary = "compensation of " + o.Summary
 		p = s.opts.Compensation
 		if p.Attempts == 0 {
 			p.Attempts = 10

@@ -248,6 +248,11 @@ func compensates(t *testing.T, e *env) {
 	if err == nil || !strings.Contains(err.Error(), "saga order: step book failed (compensated)") || !errors.As(err, &ae) {
 		t.Fatalf("got %v", err)
 	}
+	// The run's failure says which saga step failed and why, in the
+	// saga's words: no engine step name, no Go type name.
+	if want := "saga order: step book failed (compensated): /book: 422 refused"; ae.Message != want || ae.Type != saga.ErrorFailed {
+		t.Errorf("the run's failure %q of type %q; want %q of type %s", ae.Message, ae.Type, want, saga.ErrorFailed)
+	}
 	if got := e.svc.calls("o2"); fmt.Sprint(got) != "[/reserve /charge /book /undo-charge /undo-reserve]" {
 		t.Fatalf("calls %v: want the third step's failure, then the first two undone in reverse", got)
 	}
@@ -261,6 +266,11 @@ func compensates(t *testing.T, e *env) {
 	book := rec.Tryouts[2]
 	if book.Step != "book" || book.Outcome != saga.OutcomeFailed || !strings.Contains(book.Error, "422 refused") || book.Attempt != 1 {
 		t.Fatalf("book's tryout: %+v", book)
+	}
+	// A Go step's plain error (errors.New, fmt.Errorf) has the type
+	// "error", not its Go type's name.
+	if book.ErrorType != "error" {
+		t.Errorf("book's tryout error type %q; want error", book.ErrorType)
 	}
 }
 

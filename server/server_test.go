@@ -209,6 +209,7 @@ func TestBadRequests(t *testing.T) {
 		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "` + strings.Repeat("x", 2000) + `"}`, 413, server.CodePayloadTooLarge},
 		{"POST", "/api/v1/namespaces/nope/workflows", `{"workflow_id": "a", "workflow_type": "T"}`, 404, server.CodeNamespaceNotFound},
 		{"GET", "/api/v1/namespaces/default/workflows/missing", ``, 404, server.CodeNotFound},
+		{"POST", "/api/v1/namespaces/default/workflows", `{"workflow_id": "a", "workflow_type": "T", "priority": 9}`, 400, server.CodeInvalidArgument},
 		{"GET", "/api/v1/namespaces/default/workflows/missing/history?page_size=-1", ``, 400, server.CodeInvalidArgument},
 		{"GET", "/api/v1/namespaces/default/workflows/missing/result?wait=soon", ``, 400, server.CodeInvalidArgument},
 		{"POST", "/api/v1/workflow-tasks/complete", `{"token": "bm9wZQ=="}`, 404, server.CodeTaskNotFound}, // a token not handed out names no task
@@ -228,6 +229,12 @@ func TestBadRequests(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.status || e.Code != tc.code || e.Message == "" {
 			t.Errorf("%s %s %.40q: %d %+v, want %d %s", tc.method, tc.path, tc.body, resp.StatusCode, e, tc.status, tc.code)
+		}
+		// The message speaks of the request, not of the engine's
+		// packages: no "store:" prefix, no "workflow not found" for
+		// something that is not a workflow.
+		if strings.Contains(e.Message, "store:") || strings.Contains(e.Message, "workflow not found") {
+			t.Errorf("%s %s %.40q: message %q", tc.method, tc.path, tc.body, e.Message)
 		}
 	}
 	if n, _ := eng.CountWorkflows(ctx, api.ListRequest{}); n != 0 {

@@ -270,6 +270,7 @@ func (m *machine) execute(ctx workflow.Context, st *State) {
 	m.inst.Status = StatusExecuting // in the query's answer; lists show the state it runs in
 	opts := workflow.StepOptions{Queue: workflow.GetInfo(ctx).Queue, StartToClose: 10 * time.Minute,
 		Heartbeat: heartbeatTimeout, Retry: &api.RetryPolicy{MaximumAttempts: 1}}
+	opts.Summary = fmt.Sprintf("state %s of instance %s", st.Name, m.inst.ID) // the id is TYPE/EXTERNAL_ID
 	if st.Timeout > 0 {
 		opts.StartToClose = st.Timeout
 	}

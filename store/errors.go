@@ -6,7 +6,9 @@ import (
 )
 
 // Sentinel errors returned by every backend. Callers test them with errors.Is;
-// richer errors (such as *WorkflowExistsError) wrap one of these.
+// richer errors (such as *WorkflowExistsError) wrap one of these. The ones
+// that reach users through the API (a bad argument, a payload too large,
+// an unknown namespace) read without the package's prefix.
 var (
 	// ErrShardOwnershipLost means the write was conditioned on a range_id that is
 	// no longer the shard's: another owner acquired the shard. Nothing was written.
@@ -25,7 +27,7 @@ var (
 	// ErrNotFound means the row asked for does not exist.
 	ErrNotFound = errors.New("store: not found")
 	// ErrNamespaceNotFound means the namespace named by a request does not exist.
-	ErrNamespaceNotFound = errors.New("store: namespace not found")
+	ErrNamespaceNotFound = errors.New("namespace not found")
 	// ErrNamespaceExists means a namespace of that name already exists.
 	ErrNamespaceExists = errors.New("store: namespace already exists")
 	// ErrDefinitionExists means a definition with that type and version exists
@@ -35,12 +37,12 @@ var (
 	ErrChecksumMismatch = errors.New("store: checksum mismatch")
 	// ErrInvalidArgument means the request itself is malformed (empty ids,
 	// negative sizes, ...). Nothing was written.
-	ErrInvalidArgument = errors.New("store: invalid argument")
+	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrPayloadTooLarge means a payload is above the hard size limit.
-	ErrPayloadTooLarge = errors.New("store: payload too large")
+	ErrPayloadTooLarge = errors.New("payload too large")
 	// ErrInvalidPageToken means a page token was not produced by this query.
 	// It is a kind of ErrInvalidArgument: errors.Is matches both.
-	ErrInvalidPageToken error = &narrowError{"store: invalid page token", ErrInvalidArgument}
+	ErrInvalidPageToken error = &narrowError{"invalid page token", ErrInvalidArgument}
 	// ErrOutcomeUnknown means a write may or may not have been applied (a
 	// timeout the backend could not resolve by reading). The caller must
 	// reload what it wrote before deciding anything from it.

@@ -47,7 +47,8 @@ type Selector = sdk.Selector
 // Info describes the running workflow.
 type Info = sdk.Info
 
-// StepOptions are a step's queue, priority, timeouts and retry policy.
+// StepOptions are a step's queue, priority, timeouts and retry policy, and
+// what it does in its user's words (Summary).
 type StepOptions = api.StepOptions
 
 // RetryPolicy says how a failed step is retried.
@@ -284,3 +285,10 @@ func NewContinueAsNewError[I, O any](ctx Context, wf func(Context, I) (O, error)
 func NewError(typ, message string, nonRetryable bool) error {
 	return &api.ApplicationError{Type: typ, Message: message, NonRetryable: nonRetryable}
 }
+
+// TypedError is an error type of a step's that declares its failure type
+// (what retry policies name) with a FailureType method. A step's error
+// that neither declares one nor is a NewError has the declared name of its
+// type ("InsufficientFunds" for a *InsufficientFunds), or "error" for
+// errors.New and fmt.Errorf.
+type TypedError = api.TypedError

@@ -123,6 +123,13 @@ func TestStateMachineVerbs(t *testing.T) {
 	if out, code := cli("sm", "wakeup", "delivery/p-1", "--from", "deliver"); code == 0 || strings.Contains(out, "woke delivery") || !strings.Contains(out, `not woken: it finished in "delivered"`) {
 		t.Fatalf("waking a finished instance: exit %d: %s", code, out)
 	}
+	// Errors speak of the user's things, without the engine's prefixes.
+	for _, args := range [][]string{{"sm", "create", "delivery", "--state", "lost"}, {"sm", "show", "delivery/nobody"}} {
+		out, _ := cli(args...)
+		if strings.Contains(out, "store:") || strings.Contains(out, "workflow not found") {
+			t.Errorf("%v: %s", args, out)
+		}
+	}
 	// Waiting for its activation, it is moved on by an update.
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cli("sm", "create", "delivery", "--external-id", "p-2", "--activation", later, "--executor-group", "statemachines")

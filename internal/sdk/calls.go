@@ -10,13 +10,15 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/strandhq/strand/api"
 )
 
-// StepOptions are a step's queue, priority, timeouts and retry policy.
+// StepOptions are a step's queue, priority, timeouts and retry policy, and
+// what it does in its user's words (Summary).
 type StepOptions = api.StepOptions
 
 // RetryPolicy is a step's retry policy.
@@ -61,8 +63,9 @@ func ExecuteStep[O any](ctx Context, opts StepOptions, name string, input any) F
 	}
 	seq := inst.nextSeq()
 	o := opts
+	o.Summary = summaryOf(o.Summary)
 	inst.command(api.Command{Type: api.CommandScheduleStep, Seq: seq, Name: name, Payload: payload, Step: &o})
-	p := &pending{kind: api.CommandScheduleStep, result: s, name: name}
+	p := &pending{kind: api.CommandScheduleStep, result: s, name: name, summary: o.Summary}
 	inst.pending[seq] = p
 	p.cancel = c.whenCanceled(func() {
 		if inst.pending[seq] == p {
@@ -72,6 +75,22 @@ func ExecuteStep[O any](ctx Context, opts StepOptions, name string, input any) F
 		}
 	})
 	return f
+}
+
+// maxSummary is the most characters of a step's summary the engine takes
+// (api.StepOptions.Summary's max).
+const maxSummary = 1000
+
+// summaryOf is a step's summary as the engine takes it: at most
+// maxSummary characters, without NUL, so that a long name in it never
+// makes the workflow task's commands refused.
+func summaryOf(s string) string {
+	s = strings.ReplaceAll(s, "\x00", "")
+	if utf8.RuneCountInString(s) <= maxSummary {
+		return s
+	}
+	const more = "…"
+	return string([]rune(s)[:maxSummary-utf8.RuneCountInString(more)]) + more
 }
 
 // NewTimer returns a future that is ready after d of workflow time. When ctx

@@ -41,6 +41,7 @@ type pending struct {
 	started *settable // children: the child's run id
 	cancel  func()    // unregisters the cancel hook
 	name    string
+	summary string // a step's StepOptions.Summary
 }
 
 // Instance is one run's workflow code as a worker executes it: its
@@ -248,7 +249,13 @@ func (inst *Instance) deliver(e api.Event) error {
 		}
 	case api.EventStepFailed, api.EventStepTimedOut, api.EventStepCanceled:
 		if p := inst.take(e.Seq); p != nil {
-			p.result.setPayload(nil, e.Failure.Err())
+			err := e.Failure.Err()
+			// The step in its user's words, which the history's
+			// failure (written by the engine) does not carry.
+			if se, ok := err.(*api.StepError); ok && p.summary != "" {
+				se.Summary = p.summary
+			}
+			p.result.setPayload(nil, err)
 		}
 	case api.EventSignalReceived:
 		inst.signalChannel(e.Name).buf = append(inst.signalChannel(e.Name).buf, signalValue(e.Payload.Data))
