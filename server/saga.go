@@ -17,13 +17,17 @@ type SagaAction string
 // SagaBatchAction is what a saga batch does: a decision, or terminate.
 type SagaBatchAction string
 
-// SagaFilterState is a state sagas are listed by: any but disabled (a
-// paused run keeps its state's attribute).
+// SagaFilterState is a state sagas are listed by: any of saga.States.
 type SagaFilterState string
 
 // sagaFilterStates are the SagaFilterState values.
-var sagaFilterStates = []any{"", saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed,
-	saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateTerminated}
+var sagaFilterStates = func() []any {
+	out := []any{""}
+	for _, s := range saga.States {
+		out = append(out, s)
+	}
+	return out
+}()
 
 // SagaDecision is an operator's decision on a saga's failed compensation.
 type SagaDecision struct {
