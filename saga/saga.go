@@ -176,7 +176,7 @@ type Saga struct {
 // New starts a saga in the workflow ctx.
 func New(ctx workflow.Context, opts Options) *Saga {
 	info := workflow.GetInfo(ctx)
-	s := &Saga{ctx: ctx, opts: opts, name: opts.Name, tx: info.WorkflowID + "/" + info.RunID, names: map[string]bool{}}
+	s := &Saga{ctx: ctx, opts: opts, name: opts.Name, tx: transactionOf(info), names: map[string]bool{}}
 	if s.name == "" {
 		s.name = info.WorkflowType
 	}
@@ -195,8 +195,11 @@ func New(ctx workflow.Context, opts Options) *Saga {
 	return s
 }
 
-// TransactionID is the saga's transaction id (its run's workflow id and
-// run id), which every step gets with its idempotency key.
+// TransactionID is the saga's transaction id, which every step gets
+// with its idempotency key: the saga's id (its run's workflow id), the
+// same however often the transaction is sent; a run that an id reuse
+// policy let start again after an earlier one is a new transaction,
+// ID/2, ID/3, … (MemoTransaction).
 func (s *Saga) TransactionID() string { return s.tx }
 
 // State is the saga's state now.

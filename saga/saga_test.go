@@ -179,7 +179,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 
 // run starts a plan and returns its run's outcome.
 func (e *env) run(p Plan) (string, error) {
-	r, err := client.Start(e.ctx, client.New(e.eng, client.Options{}), Order, p, client.StartOptions{ID: p.Order})
+	r, err := saga.Start(e.ctx, e.client, Order, p, saga.StartOptions{ID: p.Order})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -213,6 +213,7 @@ func TestSagas(t *testing.T) {
 		t.Run("a failed compensation waits for an operator", func(t *testing.T) { e.t = t; compensationFailed(t, e) })
 		t.Run("parallel groups", func(t *testing.T) { e.t = t; parallel(t, e) })
 		t.Run("bad steps", func(t *testing.T) { e.t = t; badSteps(t, e) })
+		t.Run("an id runs once", func(t *testing.T) { e.t = t; idRunsOnce(t, e) })
 	})
 }
 
@@ -232,9 +233,52 @@ func allSucceed(t *testing.T, e *env) {
 		rec.Tryouts[0].Started.IsZero() || rec.Tryouts[0].Ended.Before(rec.Tryouts[0].Started) {
 		t.Fatalf("tryouts: %+v", rec.Tryouts)
 	}
-	// Each step's key: the transaction and the step.
-	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != rec.TransactionID+"/charge" {
-		t.Fatalf("charge's key %v; want %s/charge", k, rec.TransactionID)
+	// Each step's key: the transaction (the saga's id) and the step.
+	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != "o1/charge" || rec.TransactionID != "o1" {
+		t.Fatalf("charge's key %v, the transaction %s; want o1/charge, o1", k, rec.TransactionID)
+	}
+}
+
+// idRunsOnce: a saga's id sent again is refused, saying the saga's state
+// and how to run it again, and calls nothing; run again on purpose, it is
+// a new transaction whose keys are ID/2/STEP.
+func idRunsOnce(t *testing.T, e *env) {
+	for _, tc := range []struct {
+		id    string
+		reuse saga.Reuse
+		state saga.State
+		hint  string
+	}{
+		{"o1", "", saga.StateCompleted, "--id-reuse always"},
+		{"o1", saga.ReuseFailed, saga.StateCompleted, "--id-reuse always"},
+		{"o2", saga.ReuseNever, saga.StateCompensated, "--id-reuse failed"},
+	} {
+		before := fmt.Sprint(e.svc.calls(tc.id))
+		_, err := saga.Start(e.ctx, e.client, Order, Plan{Order: tc.id, Steps: []string{"reserve", "charge", "book"}}, saga.StartOptions{ID: tc.id, Reuse: tc.reuse})
+		var ran *saga.AlreadyRanError
+		if !errors.As(err, &ran) || !errors.Is(err, api.ErrAlreadyStarted) || ran.State != tc.state ||
+			!strings.Contains(err.Error(), fmt.Sprintf("saga %s (order) ran already and is %s", tc.id, tc.state)) || !strings.Contains(err.Error(), tc.hint) {
+			t.Fatalf("%s sent again (reuse %q): %v; want it refused, %s, with %q", tc.id, tc.reuse, err, tc.state, tc.hint)
+		}
+		if after := fmt.Sprint(e.svc.calls(tc.id)); after != before {
+			t.Fatalf("%s refused, yet called: %s, then %s", tc.id, before, after)
+		}
+	}
+	r, err := saga.Start(e.ctx, e.client, Order, Plan{Order: "o1", Steps: []string{"reserve", "charge"}}, saga.StartOptions{ID: "o1", Reuse: saga.ReuseAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Get(e.ctx); err != nil || out != "charge-o1" {
+		t.Fatalf("o1 run again: %q, %v", out, err)
+	}
+	if k := e.svc.keys("/charge", "o1"); fmt.Sprint(k) != "[o1/charge o1/2/charge]" {
+		t.Fatalf("charge's keys %v; want o1/charge, then o1/2/charge", k)
+	}
+	if rec := e.record("o1"); rec.TransactionID != "o1/2" || rec.State != saga.StateCompleted {
+		t.Fatalf("o1 run again: transaction %s, %s", rec.TransactionID, rec.State)
+	}
+	if _, err := saga.Start(e.ctx, e.client, Order, Plan{Order: "o7"}, saga.StartOptions{ID: "o7", Reuse: "twice"}); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Fatalf("a bad reuse policy: %v", err)
 	}
 }
 

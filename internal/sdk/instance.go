@@ -29,6 +29,9 @@ type Info struct {
 	// ScheduledTime is the fire time of a run a schedule started (its memo's
 	// api.MemoScheduledTime); zero for other runs.
 	ScheduledTime time.Time
+	// Memo is the memo the run started with (its UpsertMemo calls do not
+	// change it); read it, do not change it.
+	Memo map[string]api.Value
 }
 
 // pending is a command whose outcome the workflow waits for.
@@ -230,6 +233,7 @@ func (inst *Instance) deliver(e api.Event) error {
 			inst.info.Queue = e.Start.Queue
 			inst.info.ContinuedFrom = e.Start.ContinuedFrom
 			inst.info.Parent = e.Start.Parent
+			inst.info.Memo = e.Start.Memo
 			if v, ok := e.Start.Memo[api.MemoScheduledTime]; ok {
 				var at time.Time
 				if json.Unmarshal(v, &at) == nil {
