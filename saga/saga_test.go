@@ -214,6 +214,7 @@ func TestSagas(t *testing.T) {
 		t.Run("parallel groups", func(t *testing.T) { e.t = t; parallel(t, e) })
 		t.Run("bad steps", func(t *testing.T) { e.t = t; badSteps(t, e) })
 		t.Run("an id runs once", func(t *testing.T) { e.t = t; idRunsOnce(t, e) })
+		t.Run("a step lost with its worker runs again in seconds", func(t *testing.T) { e.t = t; lostWorker(t, e) })
 	})
 }
 
@@ -232,6 +233,17 @@ func allSucceed(t *testing.T, e *env) {
 	if len(rec.Tryouts) != 3 || rec.Tryouts[0].Outcome != saga.OutcomeSucceeded || string(rec.Tryouts[0].Answer.Data) != `"reserve-o1"` ||
 		rec.Tryouts[0].Started.IsZero() || rec.Tryouts[0].Ended.Before(rec.Tryouts[0].Started) {
 		t.Fatalf("tryouts: %+v", rec.Tryouts)
+	}
+	// The worker heartbeats for each step: one that dies is noticed in
+	// seconds, not at the start-to-close (10 minutes).
+	evs, err := client.New(e.eng, client.Options{}).AllHistory(e.ctx, "o1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == api.EventStepScheduled && (ev.Step == nil || ev.Step.Heartbeat != saga.DefaultLostWorker || !ev.Step.AutoHeartbeat) {
+			t.Fatalf("step %s scheduled with %+v; want a heartbeat of %s the worker beats for", ev.Name, ev.Step, saga.DefaultLostWorker)
+		}
 	}
 	// Each step's key: the transaction (the saga's id) and the step.
 	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != "o1/charge" || rec.TransactionID != "o1" {
@@ -470,3 +482,109 @@ func badSteps(t *testing.T, e *env) {
 
 // stepKey is the idempotency key a step got.
 func stepKey(ctx context.Context) string { return step.GetInfo(ctx).IdempotencyKey }
+
+// Lost runs one step, hang, on its own queue, where a worker dies
+// running it.
+func Lost(ctx workflow.Context, order string) (string, error) {
+	s := saga.New(ctx, saga.Options{Name: "lost", LostWorker: time.Second})
+	var out string
+	err := s.Step("hang", "hang", order).Get(&out)
+	return out, s.End(err)
+}
+
+// lostWorker: the worker running a step stops dead (its function never
+// returns, nothing is reported); another worker runs the step again once
+// the heartbeat the dead one no longer sends is missed, with the same
+// key, and the saga completes.
+func lostWorker(t *testing.T, e *env) {
+	started := make(chan step.Info, 4)
+	release, finish := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var finishOnce sync.Once
+	defer finishOnce.Do(func() { close(finish) })
+	hang := func(ctx context.Context, order string) (string, error) {
+		info := step.GetInfo(ctx)
+		select {
+		case started <- info:
+		default: // more attempts than the test reads: it fails on them
+		}
+		if info.Attempt == 1 {
+			<-release // the first worker is dead: no answer, no heartbeat of the step's own
+			return "", ctx.Err()
+		}
+		// A live worker keeps a long step alive: it heartbeats for it.
+		select {
+		case <-finish:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "hung-" + order, nil
+	}
+	newWorker := func() *worker.Worker {
+		w := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "lost"})
+		worker.RegisterWorkflow(w, Lost)
+		worker.RegisterStepNamed(w, "hang", hang)
+		if err := w.Start(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	first := newWorker()
+	r, err := saga.Start(e.ctx, e.client, Lost, "o8", saga.StartOptions{ID: "o8", Queue: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info step.Info
+	select {
+	case info = <-started:
+	case <-e.ctx.Done():
+		t.Fatal("the step never started")
+	}
+	// Stopped without waiting: the step's context ends, its function goes
+	// on and never answers.
+	dead, cancel := context.WithCancel(e.ctx)
+	cancel()
+	_ = first.Stop(dead)
+	second := newWorker()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		second.Stop(ctx)
+	}()
+	ctx, cancelWait := context.WithTimeout(e.ctx, 30*time.Second) // far below the step's 10 minutes
+	defer cancelWait()
+	// The second attempt runs past twice the heartbeat timeout, kept
+	// alive by its worker's heartbeats, before it is let finish.
+	for {
+		d, err := e.eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "o8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(d.Steps, func(s api.PendingStep) bool { return s.Attempt == 2 }); i >= 0 && d.Steps[i].LastHeartbeat.Sub(d.Steps[i].StartedTime) > 2*time.Second {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the second attempt was not kept alive past 2s: %+v", d.Steps)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	finishOnce.Do(func() { close(finish) })
+	out, err := r.Get(ctx)
+	if err != nil || out != "hung-o8" {
+		t.Fatalf("got %q, %v; want the step run again on the second worker", out, err)
+	}
+	again := <-started
+	if again.Attempt != 2 || again.IdempotencyKey != info.IdempotencyKey || again.IdempotencyKey != "o8/hang" {
+		t.Fatalf("the second attempt: %+v; the first's key %s", again, info.IdempotencyKey)
+	}
+	rec := e.record("o8")
+	var tries []string
+	for _, tr := range rec.Tryouts {
+		tries = append(tries, fmt.Sprintf("%d:%s:%s", tr.Attempt, tr.Outcome, tr.Error))
+	}
+	if rec.State != saga.StateCompleted || len(rec.Tryouts) != 2 || rec.Tryouts[0].Outcome != saga.OutcomeRetrying ||
+		!strings.Contains(rec.Tryouts[0].Error, "heartbeat") || rec.Tryouts[1].Outcome != saga.OutcomeSucceeded {
+		t.Fatalf("record %s, tryouts %v", rec.State, tries)
+	}
+}
