@@ -228,6 +228,31 @@ func TestYAMLSagaVerbs(t *testing.T) {
 	if out, code := cli("run", "checkout", "--id", "order-1", "--id-reuse", "twice"); code != 2 || !strings.Contains(out, "--id-reuse") {
 		t.Fatalf("a bad --id-reuse: exit %d: %s", code, out)
 	}
+	// The same over HTTP: a saga is run, and its id sent again refused.
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/api/v1/namespaces/default/sagas", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-1", "input": ` + input("o-1", "1 Main St") + `}`); code != http.StatusConflict ||
+		!strings.Contains(out, "saga order-1 (checkout) ran already and is completed") {
+		t.Fatalf("POST order-1 again: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-1", "id_reuse": "twice", "input": ` + input("o-1", "1 Main St") + `}`); code != http.StatusBadRequest ||
+		!strings.Contains(out, "id_reuse") {
+		t.Fatalf("POST a bad id_reuse: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-4", "input": ` + input("o-4", "4 Main St") + `}`); code != http.StatusOK || !strings.Contains(out, `"workflow_id":"order-4"`) {
+		t.Fatalf("POST order-4: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-4", "input": ` + input("o-4", "4 Main St") + `}`); code != http.StatusConflict {
+		t.Fatalf("POST order-4 again: %d %s", code, out)
+	}
 	// Run again on purpose, it is a new transaction: order-1/2.
 	out, code = cli("run", "checkout", "--id", "order-1", "--id-reuse", "always", "--input", input("o-1", "1 Main St"), "--wait")
 	if code != 0 || !strings.Contains(out, "saga order-1 (checkout): completed") {
