@@ -311,8 +311,19 @@ func compensates(t *testing.T, e *env) {
 	if rec.State != saga.StateCompensated || phases(rec) != "reserve:completed/completed charge:completed/completed book:failed/none" {
 		t.Fatalf("record: %s, %s", rec.State, phases(rec))
 	}
-	if k := e.svc.keys("/undo-charge", "o2"); len(k) != 1 || k[0] != rec.TransactionID+"/charge/compensation" {
+	if k := e.svc.keys("/undo-charge", "o2"); len(k) != 1 || k[0] != "o2/charge/compensation" {
 		t.Fatalf("undo-charge's key %v", k)
+	}
+	// Compensations too are kept alive by their worker's heartbeats.
+	evs, err := client.New(e.eng, client.Options{}).AllHistory(e.ctx, "o2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == api.EventStepScheduled && ev.Step.Labels[saga.LabelPhase] == saga.PhaseCompensation &&
+			(ev.Step.Heartbeat != saga.DefaultLostWorker || !ev.Step.AutoHeartbeat) {
+			t.Fatalf("compensation %s scheduled with %+v", ev.Name, ev.Step)
+		}
 	}
 	book := rec.Tryouts[2]
 	if book.Step != "book" || book.Outcome != saga.OutcomeFailed || !strings.Contains(book.Error, "422 refused") || book.Attempt != 1 {
