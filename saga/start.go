@@ -80,13 +80,13 @@ func (e *AlreadyRanError) Error() string {
 	if e.Running {
 		return fmt.Sprintf("%s is %s: it runs already, and an id runs one saga at a time", what, e.State)
 	}
-	again := "--id-reuse always"
+	again := ReuseAlways
 	if e.Reuse != ReuseFailed && e.State != StateCompleted {
-		again = "--id-reuse failed (or always)"
+		again = ReuseFailed
 	}
 	return fmt.Sprintf("%s ran already and is %s: a saga's id is its transaction's key, so it was not run again; "+
-		"to run it again as a new transaction, start it with an id reuse policy that allows it (strand saga run %s; in Go, saga.StartOptions.Reuse)",
-		what, e.State, again)
+		"to run it again as a new transaction, allow it: strand saga run --id-reuse %s (over HTTP \"id_reuse\": %q; in Go StartOptions.Reuse)",
+		what, e.State, again, again)
 }
 
 // Unwrap returns api.ErrAlreadyStarted.
