@@ -523,6 +523,12 @@ type StepOptions struct {
 	// step's name. The StepScheduled event keeps it; the step does not
 	// get it.
 	Summary string `json:"summary,omitempty" max:"1000" text:"true"`
+	// AutoHeartbeat has the worker that runs the step heartbeat for it
+	// while the step's function runs, so that Heartbeat notices a worker
+	// that died (the attempt then runs again elsewhere), not a function
+	// that hangs: StartToClose bounds that. Without Heartbeat it does
+	// nothing.
+	AutoHeartbeat bool `json:"auto_heartbeat,omitempty"`
 }
 
 // RetryPolicy says how a failed step is retried.
@@ -605,6 +611,9 @@ type StepTask struct {
 	Deadline         time.Time     `json:"deadline,omitzero"`
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	HeartbeatDetails Value         `json:"heartbeat_details,omitempty"`
+	// AutoHeartbeat says the worker heartbeats for the step while its
+	// function runs (StepOptions.AutoHeartbeat).
+	AutoHeartbeat bool `json:"auto_heartbeat,omitempty"`
 	// Redelivered says this attempt may have run before: it was in flight
 	// when its shard changed hands (a crash, a restart, a failover), and is
 	// offered again under the same Attempt and token rules.

@@ -148,7 +148,7 @@ func (r *run) applyCommands(ctx context.Context, t *txn, cmds []api.Command) err
 				ScheduledEventID: t.lastEventID(), Name: c.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
 				IdempotencyKey: cmp.Or(o.IdempotencyKey, fmt.Sprintf("%s/%d", r.key.RunID, c.Seq)), ScheduledTime: t.now,
 				ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
-				Heartbeat: o.Heartbeat, Retry: o.Retry,
+				Heartbeat: o.Heartbeat, AutoHeartbeat: o.AutoHeartbeat, Retry: o.Retry,
 			}
 			put(&x.Steps, c.Seq, info)
 			t.dispatchStep(c.Seq, info, pl)

@@ -250,7 +250,7 @@ func (r *run) reset(ctx context.Context, events []api.Event, req api.ResetReques
 			ScheduledEventID: ev.ID, Name: ev.Name, Queue: o.Queue, Priority: o.Priority, Attempt: 1,
 			IdempotencyKey: cmp.Or(o.IdempotencyKey, fmt.Sprintf("%s/%d", next.RunID, seq)), ScheduledTime: nt.now,
 			ScheduleToStart: o.ScheduleToStart, StartToClose: o.StartToClose, ScheduleToClose: o.ScheduleToClose,
-			Heartbeat: o.Heartbeat, Retry: o.Retry,
+			Heartbeat: o.Heartbeat, AutoHeartbeat: o.AutoHeartbeat, Retry: o.Retry,
 		}
 		put(&x.Steps, seq, si)
 		nt.dispatchStep(seq, si, store.Payload(ev.Payload))

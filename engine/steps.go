@@ -226,7 +226,8 @@ func (e *Engine) startStep(ctx context.Context, it *stepItem, identity string) (
 			Token: encodeToken(&stepToken{Run: r.key, Seq: it.seq, Attempt: it.attempt, Nonce: sr.nonce}),
 			Run:   r.key, WorkflowType: x.Info.Type, Seq: it.seq, Name: info.Name, Input: input, Attempt: it.attempt,
 			IdempotencyKey: info.IdempotencyKey, ScheduledTime: info.ScheduledTime, StartedTime: store.Time(now),
-			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details, Redelivered: it.redelivered,
+			Deadline: deadline, HeartbeatTimeout: info.Heartbeat, HeartbeatDetails: details, AutoHeartbeat: info.AutoHeartbeat,
+			Redelivered: it.redelivered,
 		}
 		return nil
 	})

@@ -28,6 +28,9 @@ type Catalog struct {
 	// Identity names who applies definitions and starts runs, in their
 	// records (default "").
 	Identity string
+	// Reuse says whether Run runs an id again whose saga ended (default
+	// ReuseNever: an id runs once).
+	Reuse Reuse
 }
 
 // NewCatalog returns the catalog over svc, starting runs in namespace (""
@@ -176,8 +179,9 @@ type Started struct {
 // workflow id id (default NAME-yyyyMMddHHmmss-XXXXXXXX) and the saga's
 // name as its business key. The run pins the version. An input that is
 // not JSON, or lacks a value the definition reads (${input.…}), is
-// api.ErrInvalidArgument and an unknown definition api.ErrNotFound;
-// nothing is started then.
+// api.ErrInvalidArgument and an unknown definition api.ErrNotFound; an
+// id that has a saga already is an *AlreadyRanError, unless c.Reuse lets
+// it run again; nothing is started then.
 func (c *Catalog) Run(ctx context.Context, name string, v int32, input json.RawMessage, id string) (Started, error) {
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
@@ -200,9 +204,9 @@ func (c *Catalog) Run(ctx context.Context, name string, v int32, input json.RawM
 	if id == "" {
 		id = fmt.Sprintf("%s-%s-%s", name, time.Now().UTC().Format("20060102150405"), uuid.NewString()[:8])
 	}
-	res, err := c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType, Queue: Queue,
+	res, err := startRun(ctx, c.svc, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: WorkflowType, Queue: Queue,
 		Input: api.Value(ri), BusinessKey: name, Attributes: map[string]string{AttrName: sd.Definition.Name, AttrVersion: strconv.Itoa(int(sd.Version))},
-		RequestID: uuid.NewString(), Identity: c.Identity})
+		RequestID: uuid.NewString(), Identity: c.Identity}, c.Reuse)
 	if err != nil {
 		return Started{}, err
 	}

@@ -3,7 +3,9 @@ package saga
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -51,7 +53,9 @@ func (f Filter) Request(namespace string) (api.ListRequest, error) {
 	case StateTerminated:
 		req.Statuses = []store.RunStatus{store.StatusTerminated}
 	case StateDisabled:
-		return req, api.InvalidArgument("state", "disabled sagas (paused runs) are not listed by state; list the running ones")
+		// A disabled saga is a paused run, which keeps its state's
+		// attribute: List picks the paused ones among the running.
+		req.Statuses = []store.RunStatus{store.StatusRunning}
 	default:
 		if !slices.Contains(States, f.State) {
 			return req, api.InvalidArgument("state", "%q: want one of %v", f.State, States)
@@ -68,7 +72,10 @@ func (f Filter) Request(namespace string) (api.ListRequest, error) {
 }
 
 // List lists sagas, newest first: the runs (of any workflow type) that
-// carry a saga's attributes. Lists lag the sagas by about a second.
+// carry a saga's attributes. Lists lag the sagas by about a second. The
+// disabled sagas are the paused runs among the running sagas, each read
+// (so a page of them may hold fewer than pageSize; its token goes on);
+// they list with state disabled.
 func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte) (api.ListResponse, error) {
 	req, err := f.Request(c.namespace)
 	if err != nil {
@@ -81,6 +88,24 @@ func (c *Client) List(ctx context.Context, f Filter, pageSize int, token []byte)
 	}
 	if req.Attributes == nil {
 		page.Runs = slices.DeleteFunc(page.Runs, func(r store.VisibilityRecord) bool { return r.Attributes[AttrName] == "" })
+	}
+	if f.State == StateDisabled {
+		kept := page.Runs[:0]
+		for _, r := range page.Runs {
+			d, err := c.svc.DescribeWorkflow(ctx, api.RunRef{Namespace: c.namespace, WorkflowID: r.WorkflowID, RunID: r.RunID})
+			if errors.Is(err, api.ErrNotFound) {
+				continue // purged since it was listed
+			}
+			if err != nil {
+				return api.ListResponse{}, fmt.Errorf("saga %s: %w", r.WorkflowID, err)
+			}
+			if d.Paused != nil && d.Status == store.StatusRunning {
+				r.Attributes = maps.Clone(r.Attributes)
+				r.Attributes[AttrState] = string(StateDisabled)
+				kept = append(kept, r)
+			}
+		}
+		page.Runs = kept
 	}
 	return page, nil
 }
@@ -167,6 +192,10 @@ func (c *Client) Batch(ctx context.Context, b api.Batches, f Filter, action, not
 		req.Operation = api.BatchTerminate
 	default:
 		return api.BatchRef{}, api.InvalidArgument("action", "%q: want retry, done, skip or terminate", action)
+	}
+	if f.State == StateDisabled {
+		return api.BatchRef{}, api.InvalidArgument("state", "a batch acts on the sagas the kernel lists by name and state, and a disabled saga keeps the state it was disabled in: "+
+			"list the disabled ones (strand saga list --state disabled) and enable or terminate each")
 	}
 	filter, err := f.Request(c.namespace)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/saga"
 	"github.com/strandhq/strand/store/sqlite"
@@ -78,9 +77,10 @@ func Example() {
 	}
 	defer w.Stop(context.Background())
 
-	c := client.New(eng, client.Options{})
+	// A saga's id (here the purchase's) runs once: sent again, it is refused.
+	sagas := saga.NewClient(eng, "")
 	for _, sku := range []string{"lamp", "piano"} {
-		run, err := client.Start(ctx, c, Purchase, sku, client.StartOptions{ID: "purchase-" + sku})
+		run, err := saga.Start(ctx, sagas, Purchase, sku, saga.StartOptions{ID: "purchase-" + sku})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func Example() {
 		fmt.Println(sku+":", out, err)
 	}
 
-	rec, err := saga.NewClient(eng, "").Get(ctx, "purchase-piano")
+	rec, err := sagas.Get(ctx, "purchase-piano")
 	if err != nil {
 		log.Fatal(err)
 	}

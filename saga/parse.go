@@ -36,10 +36,16 @@ func Parse(data []byte) (*Definition, error) {
 	}
 	p := &parser{nodes: map[string]*yaml.Node{}}
 	def := p.definition(root)
-	if len(p.problems) == 0 {
-		p.check(def)
-	}
+	// The checks run even when fields are wrong, so that every problem is
+	// reported at once; they pass over a field already reported.
+	p.check(def)
 	if len(p.problems) > 0 {
+		slices.SortStableFunc(p.problems, func(a, b Problem) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
 		return nil, &DefinitionError{What: "saga definition", Problems: p.problems}
 	}
 	return def, nil
@@ -79,6 +85,11 @@ func (p *parser) failAt(field, format string, args ...any) {
 		pos = Pos{Line: n.Line, Column: n.Column}
 	}
 	p.problems = append(p.problems, Problem{Pos: pos, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// reported says whether a problem of field was reported already.
+func (p *parser) reported(field string) bool {
+	return slices.ContainsFunc(p.problems, func(pr Problem) bool { return pr.Field == field })
 }
 
 // fields calls set for each key of mapping n; set reports whether it
@@ -484,14 +495,16 @@ var validGroup = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 // check finds what is wrong with a parsed definition beyond its fields'
 // types: names, templates and what their references name.
 func (p *parser) check(d *Definition) {
-	if !validName.MatchString(d.Name) {
+	if _, ok := p.nodes["name"]; ok && !p.reported("name") && !validName.MatchString(d.Name) {
 		p.failAt("name", "%q is not a name: letters, digits, '_', '.' and '-', starting with a letter or digit, at most 100", d.Name)
 	}
-	if g := d.Options.WorkerGroup; g != "" && !validGroup.MatchString(g) {
+	if g := d.Options.WorkerGroup; g != "" && !p.reported("options.worker_group") && !validGroup.MatchString(g) {
 		p.failAt("options.worker_group", "%q is not a worker group: letters, digits, '_', '.' and '-', at most 100", g)
 	}
 	if len(d.Steps) == 0 {
-		p.failAt("steps", "a saga has at least one step")
+		if n := p.nodes["steps"]; n != nil && !p.reported("steps") && n.Kind == yaml.SequenceNode {
+			p.failAt("steps", "a saga has at least one step")
+		}
 		return
 	}
 	// stageOf is each step's element in steps.
@@ -510,6 +523,7 @@ func (p *parser) check(d *Definition) {
 			case s.Name == "":
 			case !validStepName.MatchString(s.Name):
 				p.failAt(f, "%q is not a step name: letters, digits, '_' and '-', starting with a letter or digit, at most 100", s.Name)
+				fallthrough // its references are checked as the name reads
 			default:
 				if _, dup := stageOf[s.Name]; dup {
 					p.failAt(f, "step %q is defined twice: step names are unique in a saga", s.Name)
@@ -520,7 +534,9 @@ func (p *parser) check(d *Definition) {
 		}
 	}
 	for _, s := range p.sites {
-		p.checkSite(s, stageOf)
+		if !p.reported(s.field) {
+			p.checkSite(s, stageOf)
+		}
 	}
 }
 

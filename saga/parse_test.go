@@ -161,3 +161,57 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestParseReportsEveryProblem: a definition with problems of every kind
+// (fields, names, references, URLs) gets each reported at once, each with
+// its line and column, not only the first kind found.
+func TestParseReportsEveryProblem(t *testing.T) {
+	text := `name: 'bad name'
+options:
+  timeout: soon
+  worker_group: 'a b'
+steps:
+  - name: reserve
+    call: {method: FETCH, url: 'http://x.local/${input.id}'}
+  - name: pay.now
+    call: {method: POST, url: '/payments'}
+  - name: ship
+    call: {method: POST, url: 'http://x.local/${steps.email.status}', expect: 201}
+  - name: email
+    call: {method: POST, url: 'http://x.local/${params.x}'}
+    compensate: {method: DELETE, url: 'http://x.local/${steps.email.body}'}
+`
+	want := []string{
+		`line 1, column 7: name: "bad name" is not a name`,
+		`line 3, column 12: options.timeout: want a duration`,
+		`line 4, column 17: options.worker_group: "a b" is not a worker group`,
+		`line 7, column 20: steps[0].call.method: unknown method "FETCH"`,
+		`line 8, column 11: steps[1].name: "pay.now" is not a step name`,
+		`line 9, column 31: steps[1].call.url: "/payments": want an absolute`,
+		`line 11, column 47: steps[2].call.url: ${steps.email.status}: step "email" runs after "ship"`,
+		`line 11, column 71: steps[2].call.expect: unknown field`,
+		`line 13, column 47: steps[3].call.url: ${params.x}: unknown reference`,
+		`line 14, column 55: steps[3].compensate.url: ${steps.email.body}: a compensation reads its own step's answer`,
+	}
+	_, err := saga.Parse([]byte(text))
+	var de *saga.DefinitionError
+	if !errors.As(err, &de) {
+		t.Fatalf("got %v; want a *DefinitionError", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("no %q in the error", w)
+		}
+	}
+	if len(de.Problems) != len(want) {
+		t.Errorf("%d problems reported; want %d: %v", len(de.Problems), len(want), err)
+	}
+	for i, p := range de.Problems {
+		if p.Line == 0 || p.Column == 0 {
+			t.Errorf("problem without its place: %+v", p)
+		}
+		if i > 0 && p.Line < de.Problems[i-1].Line {
+			t.Errorf("problems out of the file's order: %v", err)
+		}
+	}
+}

@@ -114,7 +114,7 @@ func ReadRecord(ctx context.Context, svc api.Service, namespace, id, runID strin
 		return nil, fmt.Errorf("%w: %s is a %s run, not a saga", api.ErrNotFound, id, d.WorkflowType)
 	}
 	rec := &Record{Namespace: d.Namespace, ID: d.WorkflowID, RunID: d.RunID, Name: d.Attributes[AttrName], Status: d.Status,
-		TransactionID: d.WorkflowID + "/" + d.RunID, Started: d.StartTime, Closed: d.CloseTime, Paused: d.Paused,
+		TransactionID: d.WorkflowID, Started: d.StartTime, Closed: d.CloseTime, Paused: d.Paused,
 		Steps: []StepRecord{}, Tryouts: []Tryout{}, Operators: []OperatorRecord{}}
 	var events []api.Event
 	for token := []byte(nil); ; {
@@ -126,6 +126,10 @@ func ReadRecord(ctx context.Context, svc api.Service, namespace, id, runID strin
 		if token = page.NextPageToken; len(token) == 0 {
 			break
 		}
+	}
+	var tx string
+	if v, ok := d.Memo[MemoTransaction]; ok && json.Unmarshal(v, &tx) == nil && tx != "" {
+		rec.TransactionID = tx
 	}
 	rec.build(events, d)
 	rec.State = stateOf(State(d.Attributes[AttrState]), d)

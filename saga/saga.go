@@ -17,6 +17,7 @@
 package saga
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +112,18 @@ type Options struct {
 	// for an operator (default: back-off 1 s doubling to 1 min, 10
 	// attempts).
 	Compensation RetryPolicy
+	// LostWorker is how long the worker running a forward step or a
+	// compensation may be silent before the attempt is taken as lost
+	// with its worker and runs again on another (default
+	// DefaultLostWorker). The worker heartbeats for the step while its
+	// function runs (api.StepOptions.AutoHeartbeat). A Step.Heartbeat
+	// replaces it: the step's function heartbeats itself then.
+	LostWorker time.Duration
 }
+
+// DefaultLostWorker is how soon a worker that died running a saga's step
+// is noticed, by default.
+const DefaultLostWorker = 10 * time.Second
 
 // Operator is an operator's decision on a failed compensation.
 type Operator struct {
@@ -187,7 +199,7 @@ type Saga struct {
 // New starts a saga in the workflow ctx.
 func New(ctx workflow.Context, opts Options) *Saga {
 	info := workflow.GetInfo(ctx)
-	s := &Saga{ctx: ctx, opts: opts, name: opts.Name, tx: info.WorkflowID + "/" + info.RunID, names: map[string]bool{}}
+	s := &Saga{ctx: ctx, opts: opts, name: opts.Name, tx: transactionOf(info), names: map[string]bool{}}
 	if s.name == "" {
 		s.name = info.WorkflowType
 	}
@@ -206,8 +218,11 @@ func New(ctx workflow.Context, opts Options) *Saga {
 	return s
 }
 
-// TransactionID is the saga's transaction id (its run's workflow id and
-// run id), which every step gets with its idempotency key.
+// TransactionID is the saga's transaction id, which every step gets
+// with its idempotency key: the saga's id (its run's workflow id), the
+// same however often the transaction is sent; a run that an id reuse
+// policy let start again after an earlier one is a new transaction,
+// ID/2, ID/3, … (MemoTransaction).
 func (s *Saga) TransactionID() string { return s.tx }
 
 // State is the saga's state now.
@@ -510,10 +525,19 @@ func (s *Saga) stepOptions(step, phase string, group int) workflow.StepOptions {
 		p.MaxBackoff = time.Minute
 	}
 	o.Retry = &api.RetryPolicy{InitialInterval: p.Backoff, BackoffCoefficient: 2, MaximumInterval: p.MaxBackoff, MaximumAttempts: p.Attempts}
+	if o.Heartbeat == 0 {
+		// The worker heartbeats for the step: a worker that dies is
+		// noticed in seconds, not at the step's start-to-close.
+		o.Heartbeat, o.AutoHeartbeat = cmp.Or(s.opts.LostWorker, DefaultLostWorker), true
+	}
 	if phase == PhaseForward {
 		// Only a retryable failure is retried: any other, or a timeout,
-		// fails the step for good.
+		// fails the step for good; but an attempt lost with its worker
+		// (its heartbeat stopped) runs again.
 		o.Retry.RetryableTypes = []string{RetryableType}
+		if o.AutoHeartbeat {
+			o.Retry.RetryableTypes = append(o.Retry.RetryableTypes, api.TimeoutHeartbeat)
+		}
 		o.ScheduleToClose = p.Deadline
 	}
 	return o

@@ -179,7 +179,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 
 // run starts a plan and returns its run's outcome.
 func (e *env) run(p Plan) (string, error) {
-	r, err := client.Start(e.ctx, client.New(e.eng, client.Options{}), Order, p, client.StartOptions{ID: p.Order})
+	r, err := saga.Start(e.ctx, e.client, Order, p, saga.StartOptions{ID: p.Order})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -213,6 +213,8 @@ func TestSagas(t *testing.T) {
 		t.Run("a failed compensation waits for an operator", func(t *testing.T) { e.t = t; compensationFailed(t, e) })
 		t.Run("parallel groups", func(t *testing.T) { e.t = t; parallel(t, e) })
 		t.Run("bad steps", func(t *testing.T) { e.t = t; badSteps(t, e) })
+		t.Run("an id runs once", func(t *testing.T) { e.t = t; idRunsOnce(t, e) })
+		t.Run("a step lost with its worker runs again in seconds", func(t *testing.T) { e.t = t; lostWorker(t, e) })
 	})
 }
 
@@ -232,9 +234,63 @@ func allSucceed(t *testing.T, e *env) {
 		rec.Tryouts[0].Started.IsZero() || rec.Tryouts[0].Ended.Before(rec.Tryouts[0].Started) {
 		t.Fatalf("tryouts: %+v", rec.Tryouts)
 	}
-	// Each step's key: the transaction and the step.
-	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != rec.TransactionID+"/charge" {
-		t.Fatalf("charge's key %v; want %s/charge", k, rec.TransactionID)
+	// The worker heartbeats for each step: one that dies is noticed in
+	// seconds, not at the start-to-close (10 minutes).
+	evs, err := client.New(e.eng, client.Options{}).AllHistory(e.ctx, "o1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == api.EventStepScheduled && (ev.Step == nil || ev.Step.Heartbeat != saga.DefaultLostWorker || !ev.Step.AutoHeartbeat) {
+			t.Fatalf("step %s scheduled with %+v; want a heartbeat of %s the worker beats for", ev.Name, ev.Step, saga.DefaultLostWorker)
+		}
+	}
+	// Each step's key: the transaction (the saga's id) and the step.
+	if k := e.svc.keys("/charge", "o1"); len(k) != 1 || k[0] != "o1/charge" || rec.TransactionID != "o1" {
+		t.Fatalf("charge's key %v, the transaction %s; want o1/charge, o1", k, rec.TransactionID)
+	}
+}
+
+// idRunsOnce: a saga's id sent again is refused, saying the saga's state
+// and how to run it again, and calls nothing; run again on purpose, it is
+// a new transaction whose keys are ID/2/STEP.
+func idRunsOnce(t *testing.T, e *env) {
+	for _, tc := range []struct {
+		id    string
+		reuse saga.Reuse
+		state saga.State
+		hint  string
+	}{
+		{"o1", "", saga.StateCompleted, "--id-reuse always"},
+		{"o1", saga.ReuseFailed, saga.StateCompleted, "--id-reuse always"},
+		{"o2", saga.ReuseNever, saga.StateCompensated, "--id-reuse failed"},
+	} {
+		before := fmt.Sprint(e.svc.calls(tc.id))
+		_, err := saga.Start(e.ctx, e.client, Order, Plan{Order: tc.id, Steps: []string{"reserve", "charge", "book"}}, saga.StartOptions{ID: tc.id, Reuse: tc.reuse})
+		var ran *saga.AlreadyRanError
+		if !errors.As(err, &ran) || !errors.Is(err, api.ErrAlreadyStarted) || ran.State != tc.state ||
+			!strings.Contains(err.Error(), fmt.Sprintf("saga %s (order) ran already and is %s", tc.id, tc.state)) || !strings.Contains(err.Error(), tc.hint) {
+			t.Fatalf("%s sent again (reuse %q): %v; want it refused, %s, with %q", tc.id, tc.reuse, err, tc.state, tc.hint)
+		}
+		if after := fmt.Sprint(e.svc.calls(tc.id)); after != before {
+			t.Fatalf("%s refused, yet called: %s, then %s", tc.id, before, after)
+		}
+	}
+	r, err := saga.Start(e.ctx, e.client, Order, Plan{Order: "o1", Steps: []string{"reserve", "charge"}}, saga.StartOptions{ID: "o1", Reuse: saga.ReuseAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Get(e.ctx); err != nil || out != "charge-o1" {
+		t.Fatalf("o1 run again: %q, %v", out, err)
+	}
+	if k := e.svc.keys("/charge", "o1"); fmt.Sprint(k) != "[o1/charge o1/2/charge]" {
+		t.Fatalf("charge's keys %v; want o1/charge, then o1/2/charge", k)
+	}
+	if rec := e.record("o1"); rec.TransactionID != "o1/2" || rec.State != saga.StateCompleted {
+		t.Fatalf("o1 run again: transaction %s, %s", rec.TransactionID, rec.State)
+	}
+	if _, err := saga.Start(e.ctx, e.client, Order, Plan{Order: "o7"}, saga.StartOptions{ID: "o7", Reuse: "twice"}); !errors.Is(err, api.ErrInvalidArgument) {
+		t.Fatalf("a bad reuse policy: %v", err)
 	}
 }
 
@@ -260,8 +316,19 @@ func compensates(t *testing.T, e *env) {
 	if rec.State != saga.StateCompensated || phases(rec) != "reserve:completed/completed charge:completed/completed book:failed/none" {
 		t.Fatalf("record: %s, %s", rec.State, phases(rec))
 	}
-	if k := e.svc.keys("/undo-charge", "o2"); len(k) != 1 || k[0] != rec.TransactionID+"/charge/compensation" {
+	if k := e.svc.keys("/undo-charge", "o2"); len(k) != 1 || k[0] != "o2/charge/compensation" {
 		t.Fatalf("undo-charge's key %v", k)
+	}
+	// Compensations too are kept alive by their worker's heartbeats.
+	evs, err := client.New(e.eng, client.Options{}).AllHistory(e.ctx, "o2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == api.EventStepScheduled && ev.Step.Labels[saga.LabelPhase] == saga.PhaseCompensation &&
+			(ev.Step.Heartbeat != saga.DefaultLostWorker || !ev.Step.AutoHeartbeat) {
+			t.Fatalf("compensation %s scheduled with %+v", ev.Name, ev.Step)
+		}
 	}
 	book := rec.Tryouts[2]
 	if book.Step != "book" || book.Outcome != saga.OutcomeFailed || !strings.Contains(book.Error, "422 refused") || book.Attempt != 1 {
@@ -436,3 +503,109 @@ func badSteps(t *testing.T, e *env) {
 
 // stepKey is the idempotency key a step got.
 func stepKey(ctx context.Context) string { return step.GetInfo(ctx).IdempotencyKey }
+
+// Lost runs one step, hang, on its own queue, where a worker dies
+// running it.
+func Lost(ctx workflow.Context, order string) (string, error) {
+	s := saga.New(ctx, saga.Options{Name: "lost", LostWorker: time.Second})
+	var out string
+	err := s.Step("hang", "hang", order).Get(&out)
+	return out, s.End(err)
+}
+
+// lostWorker: the worker running a step stops dead (its function never
+// returns, nothing is reported); another worker runs the step again once
+// the heartbeat the dead one no longer sends is missed, with the same
+// key, and the saga completes.
+func lostWorker(t *testing.T, e *env) {
+	started := make(chan step.Info, 4)
+	release, finish := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var finishOnce sync.Once
+	defer finishOnce.Do(func() { close(finish) })
+	hang := func(ctx context.Context, order string) (string, error) {
+		info := step.GetInfo(ctx)
+		select {
+		case started <- info:
+		default: // more attempts than the test reads: it fails on them
+		}
+		if info.Attempt == 1 {
+			<-release // the first worker is dead: no answer, no heartbeat of the step's own
+			return "", ctx.Err()
+		}
+		// A live worker keeps a long step alive: it heartbeats for it.
+		select {
+		case <-finish:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "hung-" + order, nil
+	}
+	newWorker := func() *worker.Worker {
+		w := worker.New(e.eng, worker.Options{Logger: testenv.Logger(), Queue: "lost"})
+		worker.RegisterWorkflow(w, Lost)
+		worker.RegisterStepNamed(w, "hang", hang)
+		if err := w.Start(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	first := newWorker()
+	r, err := saga.Start(e.ctx, e.client, Lost, "o8", saga.StartOptions{ID: "o8", Queue: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info step.Info
+	select {
+	case info = <-started:
+	case <-e.ctx.Done():
+		t.Fatal("the step never started")
+	}
+	// Stopped without waiting: the step's context ends, its function goes
+	// on and never answers.
+	dead, cancel := context.WithCancel(e.ctx)
+	cancel()
+	_ = first.Stop(dead)
+	second := newWorker()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		second.Stop(ctx)
+	}()
+	ctx, cancelWait := context.WithTimeout(e.ctx, 30*time.Second) // far below the step's 10 minutes
+	defer cancelWait()
+	// The second attempt runs past twice the heartbeat timeout, kept
+	// alive by its worker's heartbeats, before it is let finish.
+	for {
+		d, err := e.eng.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "o8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(d.Steps, func(s api.PendingStep) bool { return s.Attempt == 2 }); i >= 0 && d.Steps[i].LastHeartbeat.Sub(d.Steps[i].StartedTime) > 2*time.Second {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the second attempt was not kept alive past 2s: %+v", d.Steps)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	finishOnce.Do(func() { close(finish) })
+	out, err := r.Get(ctx)
+	if err != nil || out != "hung-o8" {
+		t.Fatalf("got %q, %v; want the step run again on the second worker", out, err)
+	}
+	again := <-started
+	if again.Attempt != 2 || again.IdempotencyKey != info.IdempotencyKey || again.IdempotencyKey != "o8/hang" {
+		t.Fatalf("the second attempt: %+v; the first's key %s", again, info.IdempotencyKey)
+	}
+	rec := e.record("o8")
+	var tries []string
+	for _, tr := range rec.Tryouts {
+		tries = append(tries, fmt.Sprintf("%d:%s:%s", tr.Attempt, tr.Outcome, tr.Error))
+	}
+	if rec.State != saga.StateCompleted || len(rec.Tryouts) != 2 || rec.Tryouts[0].Outcome != saga.OutcomeRetrying ||
+		!strings.Contains(rec.Tryouts[0].Error, "heartbeat") || rec.Tryouts[1].Outcome != saga.OutcomeSucceeded {
+		t.Fatalf("record %s, tryouts %v", rec.State, tries)
+	}
+}

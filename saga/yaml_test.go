@@ -94,8 +94,8 @@ func (s *shop) set(m map[string]int, path string, n int) {
 	}
 }
 
-// calls returns the calls of a saga (by workflow id), in order, as
-// "METHOD PATH".
+// calls returns the calls of a saga (by its transaction: its workflow
+// id), in order, as "METHOD PATH".
 func (s *shop) calls(id string) []string {
 	var out []string
 	for _, c := range s.of(id) {
@@ -109,7 +109,7 @@ func (s *shop) of(id string) []shopCall {
 	defer s.mu.Unlock()
 	var out []shopCall
 	for _, c := range s.log {
-		if strings.HasPrefix(c.Tx, id+"/") {
+		if c.Tx == id {
 			out = append(out, c)
 		}
 	}

@@ -126,6 +126,7 @@ var routeNeeds = map[string]Need{
 	"GET /namespaces/{namespace}/dags/{name}/instances":                           ns(access.Reader),
 	"POST /namespaces/{namespace}/dags/{name}/instances":                          ns(access.Writer),
 	"GET /namespaces/{namespace}/sagas":                                           ns(access.Reader),
+	"POST /namespaces/{namespace}/sagas":                                          ns(access.Writer),
 	"GET /namespaces/{namespace}/sagas/{id}":                                      ns(access.Reader),
 	"POST /namespaces/{namespace}/sagas/{id}/resolve":                             ns(access.Operator),
 	"POST /namespaces/{namespace}/sagas/{id}/terminate":                           ns(access.Operator),

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"time"
@@ -17,13 +18,17 @@ type SagaAction string
 // SagaBatchAction is what a saga batch does: a decision, or terminate.
 type SagaBatchAction string
 
-// SagaFilterState is a state sagas are listed by: any but disabled (a
-// paused run keeps its state's attribute).
+// SagaFilterState is a state sagas are listed by: any of saga.States.
 type SagaFilterState string
 
 // sagaFilterStates are the SagaFilterState values.
-var sagaFilterStates = []any{"", saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed,
-	saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateTerminated}
+var sagaFilterStates = func() []any {
+	out := []any{""}
+	for _, s := range saga.States {
+		out = append(out, s)
+	}
+	return out
+}()
 
 // SagaDecision is an operator's decision on a saga's failed compensation.
 type SagaDecision struct {
@@ -32,6 +37,19 @@ type SagaDecision struct {
 	Step     string `json:"step,omitempty" max:"500"`
 	Note     string `json:"note,omitempty" max:"32768"`
 	Identity string `json:"identity,omitempty" max:"256"`
+}
+
+// SagaRun starts a saga of a definition (strand saga run): a run of the
+// latest version (or Version) with Input. ID is the saga's id, the
+// business's key (default NAME-TIME-RANDOM); it runs once unless IDReuse
+// (never, failed or always) lets it run again, as a new transaction.
+type SagaRun struct {
+	Name     string          `json:"name" required:"true" max:"100"`
+	Version  int32           `json:"version,omitempty" minimum:"0"`
+	Input    json.RawMessage `json:"input,omitempty" max:"16777216"`
+	ID       string          `json:"id,omitempty" max:"250"`
+	IDReuse  string          `json:"id_reuse,omitempty" max:"16"`
+	Identity string          `json:"identity,omitempty" max:"256"`
 }
 
 // SagaChange is an operator's terminate, disable or enable of a saga.
@@ -89,6 +107,14 @@ func sagaRoutes(h *handler) []Route {
 			return struct{}{}, client(r).Resolve(ctx, r.PathValue("id"), saga.Operator{Action: string(req.Action), Step: req.Step, Note: req.Note, Identity: req.Identity})
 		})},
 		{"POST", one + "/terminate", "Terminate a saga where it is, without compensating", change((*saga.Client).Terminate)},
+	}
+	if fe, ok := h.svc.(api.FrontEndService); ok {
+		routes = append(routes, Route{"POST", list, "Run a saga of a definition (its id runs once unless id_reuse lets it run again)",
+			call(h, func(ctx context.Context, r *http.Request, req SagaRun) (saga.Started, error) {
+				c := saga.NewCatalog(fe, r.PathValue("namespace"))
+				c.Identity, c.Reuse = req.Identity, saga.Reuse(req.IDReuse)
+				return c.Run(ctx, req.Name, req.Version, req.Input, req.ID)
+			})})
 	}
 	if _, ok := h.svc.(api.Operator); ok {
 		routes = append(routes,

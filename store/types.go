@@ -305,6 +305,8 @@ type StepInfo struct {
 	TimerTasks       int32         `json:"timer_bits,omitempty"`
 	// RetryAt is when the next attempt is dispatched, while it backs off.
 	RetryAt time.Time `json:"retry_at,omitzero"`
+	// AutoHeartbeat: the worker heartbeats for the step (its options).
+	AutoHeartbeat bool `json:"auto_hb,omitempty"`
 }
 
 // TimerInfo is a pending user timer.

@@ -368,7 +368,12 @@ func (w *Worker) runStep(t *api.StepTask) {
 	if fn == nil {
 		err = &api.ApplicationError{Type: "StepNotRegistered", Message: fmt.Sprintf("step %q is not registered on worker %s", t.Name, w.opts.Identity)}
 	} else {
+		stop := func() {}
+		if t.AutoHeartbeat && t.HeartbeatTimeout > 0 {
+			stop = rt.autoHeartbeat(ctx)
+		}
 		out, err = callStep(ctx, fn, t.Input)
+		stop()
 	}
 	// The outcome is reported until it lands, the attempt is over
 	// (ErrTaskNotFound), or the attempt's time is up: past its deadline
@@ -446,6 +451,39 @@ type stepRuntime struct {
 	t       *api.StepTask
 	cancel  context.CancelFunc
 	details sdk.AuditDetails
+	// last is the details of the step's last heartbeat (the previous
+	// attempt's at first), which automatic heartbeats carry on.
+	mu   sync.Mutex
+	last api.Value
+}
+
+// autoHeartbeat heartbeats for the step (api.StepTask.AutoHeartbeat)
+// five times per heartbeat timeout until stop is called.
+func (r *stepRuntime) autoHeartbeat(ctx context.Context) (stop func()) {
+	r.last = r.t.HeartbeatDetails
+	every := max(r.t.HeartbeatTimeout/5, 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.mu.Lock()
+				last := r.last
+				r.mu.Unlock()
+				_ = r.beat(ctx, last)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 func (r *stepRuntime) AuditDetail(name string, value any) error { return r.details.Set(name, value) }
@@ -463,8 +501,16 @@ func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.last = p
+	r.mu.Unlock()
+	return r.beat(ctx, p)
+}
+
+// beat sends a heartbeat with details p.
+func (r *stepRuntime) beat(ctx context.Context, p api.Value) error {
 	req := api.HeartbeatRequest{Token: r.t.Token, Details: p}
-	err = r.w.deliver(ctx, ctx, "heartbeat", func(ctx context.Context) error {
+	err := r.w.deliver(ctx, ctx, "heartbeat", func(ctx context.Context) error {
 		_, err := r.w.svc.HeartbeatStep(ctx, req)
 		return err
 	})

@@ -227,6 +227,22 @@ func TestSagaVerbs(t *testing.T) {
 		t.Fatalf("disable: %d %s", code, out)
 	}
 	waitSaga(t, ctx, c, "trip-slow", "disabled", func(r *saga.Record) bool { return r.State == saga.StateDisabled })
+	// Every documented state is a filter: disabled lists the paused ones.
+	for _, st := range saga.States {
+		if out, code := cli("saga", "list", "--state", string(st)); code != 0 {
+			t.Fatalf("list --state %s: exit %d: %s", st, code, out)
+		}
+	}
+	eventually("the disabled saga listed", func() bool {
+		out, code := cli("saga", "list", "--state", "disabled")
+		if code != 0 || strings.Contains(out, "trip-ok") || strings.Contains(out, "trip-stuck") {
+			t.Fatalf("list --state disabled: exit %d: %s", code, out)
+		}
+		return strings.HasPrefix(row(out, "trip-slow"), "trip-slow trip disabled running")
+	})
+	if code, out := do("GET", base+"?state=disabled&name=trip", ""); code != 200 || !strings.Contains(out, `"workflow_id":"trip-slow"`) || strings.Contains(out, "trip-ok") {
+		t.Fatalf("list disabled sagas over HTTP: %d %s", code, out)
+	}
 	if code, out := do("POST", base+"/trip-slow/enable", `{}`); code != 200 {
 		t.Fatalf("enable: %d %s", code, out)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -65,9 +66,9 @@ func sagaDefinitionCommands(o *cliOptions) []*cobra.Command {
 	apply.Flags().StringVarP(&file, "file", "f", "", "the definition's file")
 
 	var (
-		input, id string
-		version   int32
-		wait      bool
+		input, id, reuse string
+		version          int32
+		wait             bool
 	)
 	run := &cobra.Command{
 		Use: "run NAME --input JSON", Short: "Start a saga of a definition (its latest version, or --version), with a JSON input", Args: cobra.ExactArgs(1),
@@ -87,6 +88,10 @@ func sagaDefinitionCommands(o *cliOptions) []*cobra.Command {
 					return &usageError{fmt.Errorf("--input: %w", err)}
 				}
 			}
+			if !slices.Contains(saga.Reuses, saga.Reuse(reuse)) {
+				return &usageError{fmt.Errorf("--id-reuse %q: want one of %v", reuse, saga.Reuses)}
+			}
+			c.Reuse = saga.Reuse(reuse)
 			started, err := c.Run(cmd.Context(), args[0], version, in, id)
 			if err != nil {
 				return err
@@ -100,7 +105,8 @@ func sagaDefinitionCommands(o *cliOptions) []*cobra.Command {
 	}
 	rf := run.Flags()
 	rf.StringVar(&input, "input", "", "the saga's input: JSON, or @FILE (default {})")
-	rf.StringVar(&id, "id", "", "the saga's workflow id (default NAME-TIME-RANDOM)")
+	rf.StringVar(&id, "id", "", "the saga's id, the business's key such as an order id (default NAME-TIME-RANDOM)")
+	rf.StringVar(&reuse, "id-reuse", string(saga.ReuseNever), "whether an id whose saga ended runs again, as a new transaction: never, failed (only if it did not complete) or always")
 	rf.Int32Var(&version, "version", 0, "run this version of the definition (default: the latest)")
 	rf.BoolVar(&wait, "wait", false, "wait until the saga ends (or waits for an operator) and print its steps")
 

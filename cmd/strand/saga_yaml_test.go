@@ -27,7 +27,7 @@ import (
 type yamlShop struct {
 	*httptest.Server
 	mu  sync.Mutex
-	log []struct{ call, tx string }
+	log []struct{ call, tx, key string }
 }
 
 func newYAMLShop(t *testing.T) *yamlShop {
@@ -35,7 +35,7 @@ func newYAMLShop(t *testing.T) *yamlShop {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.log = append(s.log, struct{ call, tx string }{r.Method + " " + r.URL.Path, r.Header.Get("X-Strand-Transaction")})
+		s.log = append(s.log, struct{ call, tx, key string }{r.Method + " " + r.URL.Path, r.Header.Get("X-Strand-Transaction"), r.Header.Get("Idempotency-Key")})
 		s.mu.Unlock()
 		var in struct{ Order, Address string }
 		json.Unmarshal(body, &in)
@@ -67,21 +67,36 @@ func newYAMLShop(t *testing.T) *yamlShop {
 	return s
 }
 
-// calls returns the calls of a saga, by workflow id, in order; the calls
-// of a parallel group, made at the same time, are sorted between from
-// and to.
-func (s *yamlShop) calls(id string, from, to int) []string {
+// calls returns the calls of a saga's transaction (its id, or ID/N for
+// a run again), in order; the calls of a parallel group, made at the
+// same time, are sorted between from and to.
+func (s *yamlShop) calls(tx string, from, to int) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for _, c := range s.log {
-		if strings.HasPrefix(c.tx, id+"/") {
+		if c.tx == tx {
 			out = append(out, c.call)
 		}
 	}
 	if to <= len(out) {
 		slices.Sort(out[from:to])
 	}
+	return out
+}
+
+// keys returns the idempotency keys of a saga's transaction's calls,
+// sorted.
+func (s *yamlShop) keys(tx string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.log {
+		if c.tx == tx {
+			out = append(out, c.key)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -197,6 +212,54 @@ func TestYAMLSagaVerbs(t *testing.T) {
 	}
 	if got := shop.calls("order-1", 2, 4); fmt.Sprint(got) != "[POST /reservations POST /payments POST /emails POST /shipments]" {
 		t.Fatalf("order-1's calls %v", got)
+	}
+	// The order id is the transaction's key: sent again, it is refused,
+	// with the saga's state and how to run it again, and nothing is
+	// called; each call's key is the same for every submission.
+	for _, reuse := range []string{"never", "failed"} {
+		out, code = cli("run", "checkout", "--id", "order-1", "--id-reuse", reuse, "--input", input("o-1", "1 Main St"))
+		if code != 1 || !strings.Contains(out, "saga order-1 (checkout) ran already and is completed") || !strings.Contains(out, "--id-reuse always") {
+			t.Fatalf("order-1 sent again (--id-reuse %s): exit %d: %s", reuse, code, out)
+		}
+	}
+	if got := shop.keys("order-1"); len(shop.calls("order-1", 0, 0)) != 4 || fmt.Sprint(got) != "[order-1/email order-1/pay order-1/reserve order-1/ship]" {
+		t.Fatalf("order-1 was called again, or with other keys: %v", got)
+	}
+	if out, code := cli("run", "checkout", "--id", "order-1", "--id-reuse", "twice"); code != 2 || !strings.Contains(out, "--id-reuse") {
+		t.Fatalf("a bad --id-reuse: exit %d: %s", code, out)
+	}
+	// The same over HTTP: a saga is run, and its id sent again refused.
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/api/v1/namespaces/default/sagas", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-1", "input": ` + input("o-1", "1 Main St") + `}`); code != http.StatusConflict ||
+		!strings.Contains(out, "saga order-1 (checkout) ran already and is completed") {
+		t.Fatalf("POST order-1 again: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-1", "id_reuse": "twice", "input": ` + input("o-1", "1 Main St") + `}`); code != http.StatusBadRequest ||
+		!strings.Contains(out, "id_reuse") {
+		t.Fatalf("POST a bad id_reuse: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-4", "input": ` + input("o-4", "4 Main St") + `}`); code != http.StatusOK || !strings.Contains(out, `"workflow_id":"order-4"`) {
+		t.Fatalf("POST order-4: %d %s", code, out)
+	}
+	if code, out := post(`{"name": "checkout", "id": "order-4", "input": ` + input("o-4", "4 Main St") + `}`); code != http.StatusConflict {
+		t.Fatalf("POST order-4 again: %d %s", code, out)
+	}
+	// Run again on purpose, it is a new transaction: order-1/2.
+	out, code = cli("run", "checkout", "--id", "order-1", "--id-reuse", "always", "--input", input("o-1", "1 Main St"), "--wait")
+	if code != 0 || !strings.Contains(out, "saga order-1 (checkout): completed") {
+		t.Fatalf("order-1 run again: exit %d: %s", code, out)
+	}
+	if got := shop.keys("order-1/2"); fmt.Sprint(got) != "[order-1/2/email order-1/2/pay order-1/2/reserve order-1/2/ship]" {
+		t.Fatalf("order-1 run again: keys %v", got)
 	}
 	// A call fails for good: the completed steps are undone in reverse
 	// (the e-mail has nothing to undo).
