@@ -486,7 +486,8 @@ func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultReque
 func runFilter(req api.ListRequest) store.RunFilter {
 	return store.RunFilter{Namespace: nsOrDefault(req.Namespace), WorkflowID: req.WorkflowID, Type: req.WorkflowType, Statuses: req.Statuses,
 		StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore, BusinessKey: req.BusinessKey, Attributes: req.Attributes,
-		WorkflowIDPrefix: req.WorkflowIDPrefix, BusinessKeyPrefix: req.BusinessKeyPrefix}
+		WorkflowIDPrefix: req.WorkflowIDPrefix, BusinessKeyPrefix: req.BusinessKeyPrefix,
+		ClosedAfter: req.ClosedAfter, ClosedBefore: req.ClosedBefore, ExcludeTypes: req.ExcludeWorkflowTypes}
 }
 
 // ListWorkflows implements api.Service.

@@ -762,6 +762,16 @@ type plan struct {
 // business key prefix, an attribute, type, statuses; all runs without any
 // of them.
 func planFor(f store.RunFilter) plan {
+	p := planOf(f)
+	if f.Residual() {
+		// Close times and excluded types are checked on the rows read.
+		p.exact = false
+	}
+	return p
+}
+
+// planOf is planFor of the fields an index term can decide.
+func planOf(f store.RunFilter) plan {
 	fields := 0
 	for _, set := range []bool{f.WorkflowID != "", f.BusinessKey != "", f.Type != "", len(f.Statuses) > 0,
 		f.WorkflowIDPrefix != "", f.BusinessKeyPrefix != ""} {
@@ -1284,6 +1294,14 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 	}
 	if err := s.namespaceExists(ctx, f.Namespace); err != nil {
 		return 0, err
+	}
+	return s.countRuns(ctx, f)
+}
+
+// countRuns is CountRuns of a filter checked already.
+func (s *Store) countRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if n, ok, err := store.CountExcluding(ctx, f, s.countRuns); ok {
+		return n, err
 	}
 	p, b := planFor(f), boundsFor(f, nil)
 	if p.exact {

@@ -114,6 +114,23 @@ func testVisibilityFilters(t *testing.T, s *suite) {
 		return r.Type == "order" && r.Status == store.StatusRunning && r.Attributes["region"] == "us"
 	}))
 
+	// Close times: only closed runs, in order, across pages; excluded
+	// types are left out.
+	f = ns
+	f.ClosedAfter, f.ClosedBefore = all[19].CloseTime, all[3].CloseTime // runs 4 and 20
+	closed := filter(all, func(r store.VisibilityRecord) bool {
+		return !r.CloseTime.IsZero() && !r.CloseTime.Before(f.ClosedAfter) && r.CloseTime.Before(f.ClosedBefore)
+	})
+	if len(closed) != 4 {
+		t.Fatalf("closed range: the seed has %d runs closed in it, want 4", len(closed))
+	}
+	equal(t, "closed range", s.list(f, 2), closed)
+	f = ns
+	f.ExcludeTypes = []string{"refund"}
+	equal(t, "excluded type", s.list(f, 5), filter(all, func(r store.VisibilityRecord) bool { return r.Type != "refund" }))
+	f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning}
+	equal(t, "excluded type of statuses", s.list(f, 3), filter(all, func(r store.VisibilityRecord) bool { return r.Type != "refund" }))
+
 	// Other namespaces are apart.
 	s.createNamespace("other")
 	if got := s.list(store.RunFilter{Namespace: "other"}, 0); len(got) != 0 {
@@ -213,7 +230,11 @@ func matchesFilter(f store.RunFilter, r store.VisibilityRecord) bool {
 		len(r.BusinessKey) < len(f.BusinessKeyPrefix) || r.BusinessKey[:len(f.BusinessKeyPrefix)] != f.BusinessKeyPrefix ||
 		len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) ||
 		!f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
-		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {
+		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) ||
+		(!f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero()) && r.CloseTime.IsZero() ||
+		!f.ClosedAfter.IsZero() && r.CloseTime.Before(f.ClosedAfter) ||
+		!f.ClosedBefore.IsZero() && !r.CloseTime.Before(f.ClosedBefore) ||
+		slices.Contains(f.ExcludeTypes, r.Type) {
 		return false
 	}
 	for k, v := range f.Attributes {
@@ -268,6 +289,17 @@ func countFilters(base time.Time) []store.RunFilter {
 		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "us"}; f.StartedAfter = at(2, 0) }),
 		with(func(f *store.RunFilter) { f.BusinessKey = "customer-1" }),
 		with(func(f *store.RunFilter) { f.WorkflowID = "wf-3" }),
+		// Excluded types are counted as the rest less their counts;
+		// close times through the rows read.
+		with(func(f *store.RunFilter) { f.ExcludeTypes = []string{"refund", "none-such", "refund"} }),
+		with(func(f *store.RunFilter) {
+			f.ExcludeTypes, f.Statuses, f.StartedAfter = []string{"order"}, []store.RunStatus{store.StatusCompleted}, at(1, 10)
+		}),
+		with(func(f *store.RunFilter) { f.ExcludeTypes, f.Type = []string{"order"}, "order" }),
+		with(func(f *store.RunFilter) { f.ExcludeTypes, f.Attributes = []string{"order"}, map[string]string{"region": "eu"} }),
+		with(func(f *store.RunFilter) { f.ClosedAfter, f.ClosedBefore = at(1, 0), at(4, 0) }),
+		with(func(f *store.RunFilter) { f.ClosedBefore, f.Type = at(3, 0), "order" }),
+		with(func(f *store.RunFilter) { f.ClosedAfter, f.ExcludeTypes = at(2, 0), []string{"order"} }),
 	)
 	return fs
 }

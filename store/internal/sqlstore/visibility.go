@@ -394,6 +394,24 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, d *Dialect, byPre
 		}
 		q.and(off("v.status", false)+" IN ("+marks(len(statuses))+")", args...)
 	}
+	// Close times and excluded types no index serves: they are checked
+	// on the rows the rest of the filter reads.
+	if !f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero() {
+		q.and("(v.close_time + 0) <> 0")
+	}
+	if !f.ClosedAfter.IsZero() {
+		q.and("(v.close_time + 0) >= ?", store.UnixMilli(f.ClosedAfter))
+	}
+	if !f.ClosedBefore.IsZero() {
+		q.and("(v.close_time + 0) < ?", store.UnixMilli(f.ClosedBefore))
+	}
+	if len(f.ExcludeTypes) > 0 {
+		args := make([]any, len(f.ExcludeTypes))
+		for i, t := range f.ExcludeTypes {
+			args[i] = t
+		}
+		q.and("(v.type || '') NOT IN ("+marks(len(args))+")", args...)
+	}
 	k := q.key + "."
 	// bound is how a time or a cursor's run id is passed: as it is, or as
 	// a sub-select whose value the planner does not see (opaque).
@@ -551,7 +569,10 @@ func (s *Store) listRuns(ctx context.Context, req store.ListRunsRequest) (store.
 //     counts the runs of the prefix's index range, or, if the filter's
 //     type and statuses have fewer runs (their counters say), those runs
 //     with the prefix (countPrefixBy);
-//   - any other filter counts the runs through the index buildQuery picks,
+//   - a filter that excludes types (and no close times) is the count
+//     without them less the counts of those types (store.CountExcluding);
+//   - a filter of close times, and any other filter,
+//     counts the runs through the index buildQuery picks,
 //     in time proportional to the rows that index holds for the filter.
 //
 // On PostgreSQL each counter read adds the deltas not yet folded in.
@@ -567,6 +588,9 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 
 // countRuns is CountRuns in s's database, of a filter checked already.
 func (s *Store) countRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if n, ok, err := store.CountExcluding(ctx, f, s.countRuns); ok {
+		return n, err
+	}
 	byPrefix, err := s.countPrefixBy(ctx, f)
 	if err != nil {
 		return 0, err
@@ -640,7 +664,7 @@ func (s *Store) countQuery(f store.RunFilter, byPrefix string) (string, []any) {
 		}
 		return `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (` + query + `) c`, args
 	}
-	if f.WorkflowID != "" || f.BusinessKey != "" || len(prefixes(f)) > 0 {
+	if f.WorkflowID != "" || f.BusinessKey != "" || len(prefixes(f)) > 0 || f.Residual() {
 		return index(tr)
 	}
 	if len(f.Attributes) > 0 {
