@@ -273,9 +273,9 @@ func (f RunFilter) Validate() error {
 	if len(f.ExcludeTypes) > MaxFilterExcludeTypes {
 		return invalid("exclude_workflow_types", "%d types; at most %d", len(f.ExcludeTypes), MaxFilterExcludeTypes)
 	}
-	for _, t := range f.ExcludeTypes {
+	for i, t := range f.ExcludeTypes {
 		if t == "" {
-			return invalid("exclude_workflow_types", "empty workflow type")
+			return invalid(fmt.Sprintf("exclude_workflow_types[%d]", i), "empty workflow type")
 		}
 	}
 	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && !f.ClosedAfter.Before(f.ClosedBefore) {
