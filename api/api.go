@@ -337,9 +337,21 @@ type ListRequest struct {
 	// ExcludeWorkflowTypes leaves out the runs of these types: Strand's own
 	// runs (SystemWorkflowTypes), for one.
 	ExcludeWorkflowTypes []string `json:"exclude_workflow_types,omitempty" max:"32" maxvalue:"250" text:"true"`
-	PageSize             int      `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
-	PageToken            []byte   `json:"page_token,omitempty" max:"16384" token:"true"`
+	// Order is the order of a list: OrderNewest (the default) or
+	// OrderOldest, by start time. A page token goes on in the order of
+	// the page that gave it.
+	Order     string `json:"order,omitempty" enum:",newest,oldest"`
+	PageSize  int    `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
+	PageToken []byte `json:"page_token,omitempty" max:"16384" token:"true"`
 }
+
+// The orders of a list of runs.
+const (
+	// OrderNewest lists the latest start first.
+	OrderNewest = "newest"
+	// OrderOldest lists the earliest start first.
+	OrderOldest = "oldest"
+)
 
 // ListResponse is a page of runs.
 type ListResponse struct {

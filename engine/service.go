@@ -495,7 +495,11 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 	if err := store.CheckLimits(&req); err != nil {
 		return api.ListResponse{}, err
 	}
-	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken})
+	if err := checkOrder(req.Order); err != nil {
+		return api.ListResponse{}, err
+	}
+	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken,
+		Oldest: req.Order == api.OrderOldest})
 	if err != nil {
 		return api.ListResponse{}, err
 	}
@@ -503,6 +507,15 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 		page.Runs = []store.VisibilityRecord{} // a list, never null in JSON
 	}
 	return api.ListResponse{Runs: page.Runs, NextPageToken: page.NextPageToken}, nil
+}
+
+// checkOrder checks a list's order.
+func checkOrder(order string) error {
+	switch order {
+	case "", api.OrderNewest, api.OrderOldest:
+		return nil
+	}
+	return api.InvalidArgument("order", "%q is not an order: newest (start time, latest first) or oldest", order)
 }
 
 // CountWorkflows implements api.Service.
@@ -513,6 +526,9 @@ func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64
 	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
 		// Not used by a count, but the request is the list's.
 		return 0, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
+	}
+	if err := checkOrder(req.Order); err != nil {
+		return 0, err
 	}
 	return e.store.CountRuns(ctx, runFilter(req))
 }

@@ -463,6 +463,10 @@ type ListRunsRequest struct {
 	// PageSize is the most records a page holds; 0 means 100.
 	PageSize  int
 	PageToken []byte
+	// Oldest lists the oldest start first (then the lowest run id);
+	// by default the newest start comes first. A page token goes on in
+	// the order of the listing that gave it.
+	Oldest bool
 }
 
 // RunPage is a page of visibility records.

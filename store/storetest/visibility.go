@@ -65,6 +65,25 @@ func (s *suite) list(f store.RunFilter, pageSize int) []store.VisibilityRecord {
 	return out
 }
 
+// listOldest lists a filter's runs oldest first, in pages of pageSize.
+func (s *suite) listOldest(f store.RunFilter, pageSize int) []store.VisibilityRecord {
+	s.t.Helper()
+	var out []store.VisibilityRecord
+	var token []byte
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			s.t.Fatal("paging does not end")
+		}
+		p, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: f, PageSize: pageSize, PageToken: token, Oldest: true})
+		s.must(err)
+		out = append(out, p.Runs...)
+		if p.NextPageToken == nil {
+			return out
+		}
+		token = p.NextPageToken
+	}
+}
+
 func filter(all []store.VisibilityRecord, keep func(store.VisibilityRecord) bool) []store.VisibilityRecord {
 	var out []store.VisibilityRecord
 	for _, r := range all {
@@ -131,6 +150,13 @@ func testVisibilityFilters(t *testing.T, s *suite) {
 	f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning}
 	equal(t, "excluded type of statuses", s.list(f, 3), filter(all, func(r store.VisibilityRecord) bool { return r.Type != "refund" }))
 
+	oldest := slices.Clone(all)
+	slices.Reverse(oldest)
+	equal(t, "oldest first", s.listOldest(ns, 5), oldest)
+	f = ns
+	f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning}
+	equal(t, "oldest first of statuses", s.listOldest(f, 4), oldest)
+
 	// Other namespaces are apart.
 	s.createNamespace("other")
 	if got := s.list(store.RunFilter{Namespace: "other"}, 0); len(got) != 0 {
@@ -174,9 +200,12 @@ func testVisibilityPaging(t *testing.T, s *suite) {
 		r.Namespace, r.StartTime = "ties", base
 		s.must(s.st.UpsertVisibility(s.ctx, r))
 	}
-	if n := len(s.list(store.RunFilter{Namespace: "ties"}, 3)); n != 10 {
-		t.Fatalf("listed %d of 10 runs with one start time", n)
+	ties := s.list(store.RunFilter{Namespace: "ties"}, 3)
+	if len(ties) != 10 {
+		t.Fatalf("listed %d of 10 runs with one start time", len(ties))
 	}
+	slices.Reverse(ties)
+	equal(t, "ties oldest first", s.listOldest(store.RunFilter{Namespace: "ties"}, 3), ties)
 	_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default"}, PageToken: []byte{1, 2, 3, 4, 5, 6}})
 	s.wantErr(err, store.ErrInvalidPageToken)
 }
@@ -352,6 +381,13 @@ func testVisibilityCounts(t *testing.T, s *suite) {
 	}
 	s.must(s.st.UpsertVisibility(s.ctx, recs...))
 	s.checkCounts("after insert", base, want)
+	// Oldest first, every filter lists the same runs in the other order,
+	// across pages.
+	for _, f := range countFilters(base) {
+		newest := s.list(f, 7)
+		slices.Reverse(newest)
+		equal(t, fmt.Sprintf("oldest first %+v", f), s.listOldest(f, 7), newest)
+	}
 
 	// Updates: a status change (running to completed or failed), a type
 	// change, an attribute changed, dropped and added, a start time moved

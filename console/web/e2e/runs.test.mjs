@@ -88,6 +88,18 @@ test('runs list: the page number is in the address and survives a reload', { tim
   })
 })
 
+test('runs list: sorted by start time, oldest first, across pages', { timeout }, async () => {
+  await withPage(`${runsPath}?size=25`, async (page) => {
+    await eventually(async () => assert.equal((await ids(page))[0], 'job-29', 'newest first by default'))
+    await page.getByRole('form', { name: 'Filter runs' }).getByLabel('Order').selectOption('oldest')
+    await page.waitForURL(/sort=oldest/)
+    const jobs = Array.from({ length: 30 }, (_, i) => `job-${String(i).padStart(2, '0')}`)
+    await eventually(async () => assert.deepEqual(await ids(page), jobs.slice(0, 25)))
+    await page.getByRole('button', { name: 'Next →' }).click()
+    await eventually(async () => assert.deepEqual(await ids(page), jobs.slice(25)))
+  })
+})
+
 test('runs list: filters by close time and by attribute; attribute values read as words', { timeout }, async () => {
   await withPage(runsPath, async (page) => {
     const form = page.getByRole('form', { name: 'Filter runs' })

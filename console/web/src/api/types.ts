@@ -119,6 +119,8 @@ export interface ListRequest {
   closed_before?: string
   /** Runs of these types are left out. */
   exclude_workflow_types?: string[]
+  /** newest (start time, latest first; the default) or oldest. */
+  order?: 'newest' | 'oldest'
   page_size?: number
   page_token?: string
 }

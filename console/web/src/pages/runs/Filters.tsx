@@ -27,7 +27,7 @@ export function Filters({ search, onApply }: FiltersProps) {
 
   const submit = (e: FormEvent) => {
     e.preventDefault()
-    const next: RunsSearch = { status: search.status, size: search.size, system: search.system }
+    const next: RunsSearch = { status: search.status, size: search.size, system: search.system, sort: search.sort }
     if (draft.type.trim()) next.type = draft.type.trim()
     if (draft.id.trim()) next.id = draft.id.trim()
     if (draft.key.trim()) next.key = draft.key.trim()
@@ -79,6 +79,18 @@ export function Filters({ search, onApply }: FiltersProps) {
           spellCheck={false}
           aria-invalid={draft.attr.trim() !== '' && !parseAttr(draft.attr.trim())}
         />
+      </label>
+      <label className="field">
+        <span>Order</span>
+        <select
+          value={search.sort ?? 'newest'}
+          onChange={(e) =>
+            onApply({ ...search, page: undefined, sort: e.target.value === 'oldest' ? 'oldest' : undefined })
+          }
+        >
+          <option value="newest">Newest start first</option>
+          <option value="oldest">Oldest start first</option>
+        </select>
       </label>
       <label className="field">
         <span>Per page</span>

@@ -126,6 +126,7 @@ function RunsList({ namespace, search, filter, live, setLive, onPage }: RunsList
   const page = search.page ?? 1
   const base: ListRequest = { ...filter, page_size: size }
   if (search.status) base.statuses = [search.status]
+  if (search.sort) base.order = search.sort
   const tokensKey = `strand.runs.pages ${JSON.stringify([namespace, base])}`
   const known = page > 1 ? readTokens(tokensKey)[page] : undefined
   const skipSize = Math.min((page - 1) * size, 10000)

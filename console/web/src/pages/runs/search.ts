@@ -22,6 +22,8 @@ export interface RunsSearch {
   attr?: string
   /** Strand's own runs are listed too (they are left out otherwise). */
   system?: boolean
+  /** Oldest start first (newest first otherwise). */
+  sort?: 'oldest'
   /** Runs per page. */
   size?: number
   /** The page shown, from 1. */
@@ -78,6 +80,7 @@ export function validateRunsSearch(raw: Record<string, unknown>): RunsSearch {
     if (v !== undefined) out[k as keyof typeof fields] = v
   }
   if (raw.system === true || raw.system === 'true' || raw.system === 1 || raw.system === '1') out.system = true
+  if (raw.sort === 'oldest') out.sort = 'oldest'
   if (size && size !== defaultPageSize) out.size = size
   if (Number.isInteger(page) && page > 1) out.page = page
   return out
