@@ -325,7 +325,9 @@ func countFilters(base time.Time) []store.RunFilter {
 			f.ExcludeTypes, f.Statuses, f.StartedAfter = []string{"order"}, []store.RunStatus{store.StatusCompleted}, at(1, 10)
 		}),
 		with(func(f *store.RunFilter) { f.ExcludeTypes, f.Type = []string{"order"}, "order" }),
-		with(func(f *store.RunFilter) { f.ExcludeTypes, f.Attributes = []string{"order"}, map[string]string{"region": "eu"} }),
+		with(func(f *store.RunFilter) {
+			f.ExcludeTypes, f.Attributes = []string{"order"}, map[string]string{"region": "eu"}
+		}),
 		with(func(f *store.RunFilter) { f.ClosedAfter, f.ClosedBefore = at(1, 0), at(4, 0) }),
 		with(func(f *store.RunFilter) { f.ClosedBefore, f.Type = at(3, 0), "order" }),
 		with(func(f *store.RunFilter) { f.ClosedAfter, f.ExcludeTypes = at(2, 0), []string{"order"} }),

@@ -34,8 +34,11 @@ export function RunsPage() {
   // The batch started from here, and the runs it was to act on.
   const [batch, setBatch] = useState<{ ref: BatchRef; expected: number | undefined } | null>(null)
   const apply = (next: RunsSearch) => void navigate({ search: next })
-  // What a batch acts on: the filter and the status chip chosen.
-  const batchFilter: ListRequest = search.status ? { ...filter, statuses: [search.status] } : filter
+  // What a batch acts on: the filter and the status chip chosen. A batch
+  // leaves Strand's own runs alone unless the filter names their type, so
+  // its filter needs no exclusion of them.
+  const { exclude_workflow_types: _system, ...batchBase } = filter
+  const batchFilter: ListRequest = search.status ? { ...batchBase, statuses: [search.status] } : batchBase
   const known = runStatuses.map((s) => counts[s])
   const matched = search.status
     ? counts[search.status]
