@@ -330,9 +330,28 @@ type ListRequest struct {
 	WorkflowIDPrefix  string            `json:"workflow_id_prefix,omitempty" max:"250" text:"true"`
 	BusinessKeyPrefix string            `json:"business_key_prefix,omitempty" max:"250" text:"true"`
 	Attributes        map[string]string `json:"attributes,omitempty" max:"32" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
-	PageSize          int               `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
-	PageToken         []byte            `json:"page_token,omitempty" max:"16384" token:"true"`
+	// ClosedAfter (inclusive) and ClosedBefore (exclusive) keep the runs
+	// that closed in that range; either one leaves out the open runs.
+	ClosedAfter  time.Time `json:"closed_after,omitzero"`
+	ClosedBefore time.Time `json:"closed_before,omitzero"`
+	// ExcludeWorkflowTypes leaves out the runs of these types: Strand's own
+	// runs (SystemWorkflowTypes), for one.
+	ExcludeWorkflowTypes []string `json:"exclude_workflow_types,omitempty" max:"32" maxvalue:"250" text:"true"`
+	// Order is the order of a list: OrderNewest (the default) or
+	// OrderOldest, by start time. A page token goes on in the order of
+	// the page that gave it.
+	Order     string `json:"order,omitempty" enum:",newest,oldest"`
+	PageSize  int    `json:"page_size,omitempty" minimum:"0" maximum:"10000"`
+	PageToken []byte `json:"page_token,omitempty" max:"16384" token:"true"`
 }
+
+// The orders of a list of runs.
+const (
+	// OrderNewest lists the latest start first.
+	OrderNewest = "newest"
+	// OrderOldest lists the earliest start first.
+	OrderOldest = "oldest"
+)
 
 // ListResponse is a page of runs.
 type ListResponse struct {

@@ -29,6 +29,11 @@ type Schedules interface {
 // workflows: the runs that carry schedules and batch operations.
 const SystemQueue = "strand.system"
 
+// SystemWorkflowTypes are the types of Strand's own runs on SystemQueue:
+// schedules, batch operations, mailboxes and human tasks. Lists leave
+// them out with ListRequest.ExcludeWorkflowTypes.
+var SystemWorkflowTypes = []string{"strand.Schedule", "strand.Batch", MailboxWorkflowType, HumanTaskWorkflowType}
+
 // MemoScheduledTime is the memo key under which a run that a schedule
 // started finds its fire time (RFC 3339); workflow.ScheduledTime reads it.
 const MemoScheduledTime = "strand.scheduled_time"

@@ -486,7 +486,8 @@ func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultReque
 func runFilter(req api.ListRequest) store.RunFilter {
 	return store.RunFilter{Namespace: nsOrDefault(req.Namespace), WorkflowID: req.WorkflowID, Type: req.WorkflowType, Statuses: req.Statuses,
 		StartedAfter: req.StartedAfter, StartedBefore: req.StartedBefore, BusinessKey: req.BusinessKey, Attributes: req.Attributes,
-		WorkflowIDPrefix: req.WorkflowIDPrefix, BusinessKeyPrefix: req.BusinessKeyPrefix}
+		WorkflowIDPrefix: req.WorkflowIDPrefix, BusinessKeyPrefix: req.BusinessKeyPrefix,
+		ClosedAfter: req.ClosedAfter, ClosedBefore: req.ClosedBefore, ExcludeTypes: req.ExcludeWorkflowTypes}
 }
 
 // ListWorkflows implements api.Service.
@@ -494,7 +495,11 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 	if err := store.CheckLimits(&req); err != nil {
 		return api.ListResponse{}, err
 	}
-	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken})
+	if err := checkOrder(req.Order); err != nil {
+		return api.ListResponse{}, err
+	}
+	page, err := e.store.ListRuns(ctx, store.ListRunsRequest{RunFilter: runFilter(req), PageSize: req.PageSize, PageToken: req.PageToken,
+		Oldest: req.Order == api.OrderOldest})
 	if err != nil {
 		return api.ListResponse{}, err
 	}
@@ -502,6 +507,15 @@ func (e *Engine) ListWorkflows(ctx context.Context, req api.ListRequest) (api.Li
 		page.Runs = []store.VisibilityRecord{} // a list, never null in JSON
 	}
 	return api.ListResponse{Runs: page.Runs, NextPageToken: page.NextPageToken}, nil
+}
+
+// checkOrder checks a list's order.
+func checkOrder(order string) error {
+	switch order {
+	case "", api.OrderNewest, api.OrderOldest:
+		return nil
+	}
+	return api.InvalidArgument("order", "%q is not an order: newest (start time, latest first) or oldest", order)
 }
 
 // CountWorkflows implements api.Service.
@@ -512,6 +526,9 @@ func (e *Engine) CountWorkflows(ctx context.Context, req api.ListRequest) (int64
 	if req.PageSize < 0 || req.PageSize > store.MaxPageSize {
 		// Not used by a count, but the request is the list's.
 		return 0, api.InvalidArgument("page_size", "must be 0 to %d", store.MaxPageSize)
+	}
+	if err := checkOrder(req.Order); err != nil {
+		return 0, err
 	}
 	return e.store.CountRuns(ctx, runFilter(req))
 }

@@ -189,6 +189,7 @@ func (a *AuditLog) purge(ctx context.Context) {
 var unaudited = map[string]bool{
 	"POST /namespaces/{namespace}/workflow-search":                 true,
 	"POST /namespaces/{namespace}/workflow-count":                  true,
+	"POST /namespaces/{namespace}/workflow-status-counts":          true,
 	"POST /namespaces/{namespace}/workflows/{workflow_id}/queries": true,
 	"POST /namespaces/{namespace}/workflow-tasks/poll":             true,
 	"POST /namespaces/{namespace}/step-tasks/poll":                 true,

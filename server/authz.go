@@ -88,6 +88,7 @@ var routeNeeds = map[string]Need{
 	"GET /namespaces/{namespace}/workflows/{workflow_id}/documents/{document_id}": ns(access.Reader),
 	"POST /namespaces/{namespace}/workflow-search":                                ns(access.Reader),
 	"POST /namespaces/{namespace}/workflow-count":                                 ns(access.Reader),
+	"POST /namespaces/{namespace}/workflow-status-counts":                         ns(access.Reader),
 	"GET /namespaces/{namespace}/overview":                                        ns(access.Reader),
 	"GET /namespaces/{namespace}/queues":                                          ns(access.Reader),
 	"POST /namespaces/{namespace}/messages":                                       ns(access.Writer),

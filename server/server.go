@@ -405,6 +405,11 @@ func (h *handler) routes() []Route {
 			n, err := h.svc.CountWorkflows(ctx, req)
 			return Count{Count: n}, err
 		}).pathFields("namespace")},
+		{"POST", prefix + "/namespaces/{namespace}/workflow-status-counts", "Count runs matching a filter in each status, in one request (the filter's statuses are ignored)",
+			call(h, func(ctx context.Context, r *http.Request, req api.ListRequest) (StatusCounts, error) {
+				req.Namespace = r.PathValue("namespace")
+				return statusCounts(ctx, h.svc, req)
+			}).pathFields("namespace")},
 		{"POST", prefix + "/namespaces/{namespace}/workflow-tasks/poll", "Wait for a workflow task of a queue (204 when none came within wait)",
 			poll(h, h.svc.PollWorkflowTask).linked(token("/workflow-tasks/complete", "/workflow-tasks/fail", "/queries/answer")...)},
 		{"POST", prefix + "/workflow-tasks/complete", "Complete a workflow task with its commands", call(h, func(ctx context.Context, _ *http.Request, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
@@ -778,6 +783,28 @@ type DocumentValue struct {
 // Count is a count of runs.
 type Count struct {
 	Count int64 `json:"count"`
+}
+
+// StatusCounts is the number of runs matching a filter in each status, by
+// the status's name.
+type StatusCounts struct {
+	Counts map[string]int64 `json:"counts"`
+}
+
+// statusCounts counts req's runs in each status.
+func statusCounts(ctx context.Context, svc api.Service, req api.ListRequest) (StatusCounts, error) {
+	out := StatusCounts{Counts: map[string]int64{}}
+	for st := store.StatusRunning; st.Valid(); st++ {
+		req.Statuses = []store.RunStatus{st}
+		n, err := svc.CountWorkflows(ctx, req)
+		if err != nil {
+			// The filter's own error (a bad field) as it is: the same
+			// for every status.
+			return StatusCounts{}, err
+		}
+		out.Counts[st.String()] = n
+	}
+	return out, nil
 }
 
 func ref(r *http.Request, runID string) api.RunRef {

@@ -386,6 +386,21 @@ type RunFilter struct {
 	BusinessKeyPrefix string
 	// Attributes must all be equal.
 	Attributes map[string]string
+	// ClosedAfter (inclusive) and ClosedBefore (exclusive) keep the runs
+	// that closed in that range; either one set leaves out the runs still
+	// open.
+	ClosedAfter  time.Time
+	ClosedBefore time.Time
+	// ExcludeTypes leaves out the runs of these workflow types (Strand's
+	// own runs, for one).
+	ExcludeTypes []string
+}
+
+// Residual reports whether f has fields that no index or counter serves
+// (close times, excluded types): stores read the runs the rest of the
+// filter selects and check those on each.
+func (f RunFilter) Residual() bool {
+	return !f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero() || len(f.ExcludeTypes) > 0
 }
 
 // Matches reports whether a record satisfies the filter, namespace and
@@ -405,6 +420,13 @@ func (f RunFilter) Matches(r VisibilityRecord) bool {
 		return false
 	}
 	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) {
+		return false
+	}
+	// Close times compare in milliseconds, as stores keep them.
+	if (!f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero()) && r.CloseTime.IsZero() ||
+		!f.ClosedAfter.IsZero() && UnixMilli(r.CloseTime) < UnixMilli(f.ClosedAfter) ||
+		!f.ClosedBefore.IsZero() && UnixMilli(r.CloseTime) >= UnixMilli(f.ClosedBefore) ||
+		slices.Contains(f.ExcludeTypes, r.Type) {
 		return false
 	}
 	for name, value := range f.Attributes {
@@ -441,6 +463,10 @@ type ListRunsRequest struct {
 	// PageSize is the most records a page holds; 0 means 100.
 	PageSize  int
 	PageToken []byte
+	// Oldest lists the oldest start first (then the lowest run id);
+	// by default the newest start comes first. A page token goes on in
+	// the order of the listing that gave it.
+	Oldest bool
 }
 
 // RunPage is a page of visibility records.
@@ -471,3 +497,40 @@ const MaxPageSize = 10000
 // deleted sooner than that could vanish between a caller's start and its
 // first look at the run (or its result).
 const MinRetention = time.Minute
+
+// CountExcluding counts the runs of a filter whose only field no index
+// serves is ExcludeTypes, with count (a store's own count of a filter
+// without residual fields): the runs of the filter without the exclusion,
+// less those of each excluded type, so that a store counts them by its
+// counters rather than by reading every run. The reads are several, so
+// a count taken while runs start may be off by the runs started between
+// them (never below zero). ok is false for any other filter, which the
+// store counts itself.
+func CountExcluding(ctx context.Context, f RunFilter, count func(context.Context, RunFilter) (int64, error)) (n int64, ok bool, err error) {
+	if len(f.ExcludeTypes) == 0 || !f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero() {
+		return 0, false, nil
+	}
+	if f.Type != "" && slices.Contains(f.ExcludeTypes, f.Type) {
+		return 0, true, nil
+	}
+	all := f
+	all.ExcludeTypes = nil
+	if n, err = count(ctx, all); err != nil || f.Type != "" {
+		return n, true, err
+	}
+	var seen []string
+	for _, t := range f.ExcludeTypes {
+		if slices.Contains(seen, t) {
+			continue
+		}
+		seen = append(seen, t)
+		one := all
+		one.Type = t
+		m, err := count(ctx, one)
+		if err != nil {
+			return 0, true, err
+		}
+		n -= m
+	}
+	return max(n, 0), true, nil
+}

@@ -246,6 +246,9 @@ const MaxFilterStatuses = int(StatusTimedOut)
 // the SQL backends, and SQLite refuses a few hundred of them.
 const MaxFilterAttributes = 32
 
+// MaxFilterExcludeTypes bounds RunFilter.ExcludeTypes.
+const MaxFilterExcludeTypes = 32
+
 // Validate checks a filter.
 func (f RunFilter) Validate() error {
 	if f.Namespace == "" {
@@ -266,6 +269,17 @@ func (f RunFilter) Validate() error {
 		if k == "" {
 			return invalid("attributes", "empty attribute name")
 		}
+	}
+	if len(f.ExcludeTypes) > MaxFilterExcludeTypes {
+		return invalid("exclude_workflow_types", "%d types; at most %d", len(f.ExcludeTypes), MaxFilterExcludeTypes)
+	}
+	for i, t := range f.ExcludeTypes {
+		if t == "" {
+			return invalid(fmt.Sprintf("exclude_workflow_types[%d]", i), "empty workflow type")
+		}
+	}
+	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && !f.ClosedAfter.Before(f.ClosedBefore) {
+		return invalid("closed_before", "must be after closed_after")
 	}
 	for _, p := range []struct{ field, prefix string }{
 		{"workflow_id_prefix", f.WorkflowIDPrefix},

@@ -762,6 +762,16 @@ type plan struct {
 // business key prefix, an attribute, type, statuses; all runs without any
 // of them.
 func planFor(f store.RunFilter) plan {
+	p := planOf(f)
+	if f.Residual() {
+		// Close times and excluded types are checked on the rows read.
+		p.exact = false
+	}
+	return p
+}
+
+// planOf is planFor of the fields an index term can decide.
+func planOf(f store.RunFilter) plan {
 	fields := 0
 	for _, set := range []bool{f.WorkflowID != "", f.BusinessKey != "", f.Type != "", len(f.Statuses) > 0,
 		f.WorkflowIDPrefix != "", f.BusinessKeyPrefix != ""} {
@@ -821,6 +831,12 @@ type bounds struct {
 	upperRun   string
 	hasLower   bool
 	lowerStart int64
+	// lowerAfter makes the lower bound (start_time, run_id) > (lowerStart,
+	// lowerRun): an oldest-first listing's cursor.
+	lowerAfter bool
+	lowerRun   string
+	// oldest reads the oldest start first.
+	oldest bool
 }
 
 // runCursor is the position after a page: the last run listed. It is the
@@ -830,17 +846,20 @@ type runCursor struct {
 	RunID string `json:"run"`
 }
 
-func boundsFor(f store.RunFilter, c *runCursor) bounds {
-	var b bounds
+func boundsFor(f store.RunFilter, c *runCursor, oldest bool) bounds {
+	b := bounds{oldest: oldest}
 	if !f.StartedBefore.IsZero() {
 		// start < before is (start, run) < (before, "").
 		b.hasUpper, b.upperStart = true, store.UnixMilli(f.StartedBefore)
 	}
-	if c != nil && (!b.hasUpper || c.Start < b.upperStart || c.Start == b.upperStart && c.RunID < b.upperRun) {
+	if c != nil && !oldest && (!b.hasUpper || c.Start < b.upperStart || c.Start == b.upperStart && c.RunID < b.upperRun) {
 		b.hasUpper, b.upperStart, b.upperRun = true, c.Start, c.RunID
 	}
 	if !f.StartedAfter.IsZero() {
 		b.hasLower, b.lowerStart = true, store.UnixMilli(f.StartedAfter)
+	}
+	if c != nil && oldest && (!b.hasLower || c.Start >= b.lowerStart) {
+		b.hasLower, b.lowerStart, b.lowerAfter, b.lowerRun = true, c.Start, true, c.RunID
 	}
 	return b
 }
@@ -849,12 +868,13 @@ func boundsFor(f store.RunFilter, c *runCursor) bounds {
 func (b bounds) holds(r store.VisibilityRecord) bool {
 	start := store.UnixMilli(r.StartTime)
 	return (!b.hasUpper || start < b.upperStart || start == b.upperStart && r.RunID < b.upperRun) &&
-		(!b.hasLower || start >= b.lowerStart)
+		(!b.hasLower || start > b.lowerStart || start == b.lowerStart && (!b.lowerAfter || r.RunID > b.lowerRun))
 }
 
 // empty reports whether no start time is in the bounds.
 func (b bounds) empty() bool {
-	return b.hasUpper && b.hasLower && (b.upperStart < b.lowerStart || b.upperStart == b.lowerStart && b.upperRun == "")
+	return b.hasUpper && b.hasLower && (b.upperStart < b.lowerStart ||
+		b.upperStart == b.lowerStart && (b.upperRun == "" || b.lowerAfter && b.upperRun <= b.lowerRun))
 }
 
 // covers reports whether the bounds hold every start time of a day.
@@ -873,7 +893,10 @@ func (b bounds) where() (string, []any) {
 	if b.hasUpper {
 		cond, args = cond+` AND (start_time, run_id) < (?, ?)`, append(args, b.upperStart, b.upperRun)
 	}
-	if b.hasLower {
+	switch {
+	case b.hasLower && b.lowerAfter:
+		cond, args = cond+` AND (start_time, run_id) > (?, ?)`, append(args, b.lowerStart, b.lowerRun)
+	case b.hasLower:
 		cond, args = cond+` AND (start_time) >= (?)`, append(args, b.lowerStart)
 	}
 	return cond, args
@@ -901,6 +924,9 @@ func (s *Store) forDays(ctx context.Context, namespace string, p plan, b bounds,
 	}
 	if b.hasLower {
 		stmt, args = stmt+` AND day >= ?`, append(args, dayOf(b.lowerStart))
+	}
+	if b.oldest {
+		stmt += ` ORDER BY day ASC`
 	}
 	iter := s.query(ctx, stmt, args...).PageSize(1000).Iter()
 	var day, written int64
@@ -948,7 +974,11 @@ func (s *Store) dayParts(ctx context.Context, namespace string, p plan, day int6
 			return nil, fmt.Errorf("read visibility buckets of day %d: %w", day, err)
 		}
 	}
-	sort.SliceStable(parts, func(i, j int) bool { return parts[i].end > parts[j].end })
+	if b.oldest {
+		sort.SliceStable(parts, func(i, j int) bool { return parts[i].start < parts[j].start })
+	} else {
+		sort.SliceStable(parts, func(i, j int) bool { return parts[i].end > parts[j].end })
+	}
 	return parts, nil
 }
 
@@ -975,6 +1005,9 @@ type indexIter struct {
 
 func (s *Store) openIndex(ctx context.Context, namespace, kind, t string, day int64, b bounds, fetch int) *indexIter {
 	cond, args := b.where()
+	if b.oldest {
+		cond += ` ORDER BY start_time ASC, run_id ASC`
+	}
 	it := &indexIter{iter: s.query(ctx, `SELECT run_id, start_time, workflow_id, type, status, close_time, business_key, attributes, version
 		FROM {ks}.visibility_index WHERE namespace = ? AND kind = ? AND term = ? AND day = ?`+cond,
 		append([]any{namespace, kind, t, day}, args...)...).PageSize(fetch).Iter()}
@@ -1060,17 +1093,19 @@ func (s *Store) scanDay(ctx context.Context, f store.RunFilter, p plan, day int6
 	}()
 	empty, more = true, true
 	for more {
-		// Merge the partitions: take the newest of their heads, once
-		// every bucket that may hold a newer run is open.
+		// Merge the partitions: take the newest of their heads (the
+		// oldest, oldest first), once every bucket that may hold a newer
+		// (older) run is open.
 		var best *indexIter
 		for {
 			best = nil
 			for _, it := range iters {
-				if it.ok && (best == nil || newer(it.cur, best.cur)) {
+				if it.ok && (best == nil || newer(it.cur, best.cur) != b.oldest) {
 					best = it
 				}
 			}
-			if len(parts) == 0 || best != nil && parts[0].end <= store.UnixMilli(best.cur.StartTime) {
+			if len(parts) == 0 || best != nil && !b.oldest && parts[0].end <= store.UnixMilli(best.cur.StartTime) ||
+				best != nil && b.oldest && parts[0].start > store.UnixMilli(best.cur.StartTime) {
 				break
 			}
 			for _, t := range p.terms {
@@ -1132,8 +1167,8 @@ func (s *Store) scanPrefix(ctx context.Context, f store.RunFilter, p plan, day i
 			}
 		}
 	}
-	runs := slices.SortedFunc(maps.Values(latest), func(a, b store.VisibilityRecord) int {
-		if newer(a, b) {
+	runs := slices.SortedFunc(maps.Values(latest), func(x, y store.VisibilityRecord) int {
+		if newer(x, y) != b.oldest {
 			return -1
 		}
 		return 1
@@ -1259,7 +1294,7 @@ func (s *Store) ListRuns(ctx context.Context, req store.ListRunsRequest) (store.
 		}
 	}
 	size := store.PageSize(req.PageSize, 100)
-	err := s.scan(ctx, req.RunFilter, planFor(req.RunFilter), boundsFor(req.RunFilter, cursor), min(max(size+1, 100), 5000),
+	err := s.scan(ctx, req.RunFilter, planFor(req.RunFilter), boundsFor(req.RunFilter, cursor, req.Oldest), min(max(size+1, 100), 5000),
 		func(r store.VisibilityRecord) bool {
 			page.Runs = append(page.Runs, r)
 			return len(page.Runs) <= size
@@ -1285,7 +1320,15 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 	if err := s.namespaceExists(ctx, f.Namespace); err != nil {
 		return 0, err
 	}
-	p, b := planFor(f), boundsFor(f, nil)
+	return s.countRuns(ctx, f)
+}
+
+// countRuns is CountRuns of a filter checked already.
+func (s *Store) countRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if n, ok, err := store.CountExcluding(ctx, f, s.countRuns); ok {
+		return n, err
+	}
+	p, b := planFor(f), boundsFor(f, nil, false)
 	if p.exact {
 		return s.countExact(ctx, f.Namespace, p, b)
 	}

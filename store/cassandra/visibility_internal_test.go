@@ -110,31 +110,31 @@ func mustTerm(v string) string {
 func TestBounds(t *testing.T) {
 	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
 	f := store.RunFilter{Namespace: "n", StartedAfter: at(1000), StartedBefore: at(5000)}
-	b := boundsFor(f, nil)
-	if want := (bounds{true, 5000, "", true, 1000}); b != want {
+	b := boundsFor(f, nil, false)
+	if want := (bounds{hasUpper: true, upperStart: 5000, hasLower: true, lowerStart: 1000}); b != want {
 		t.Fatalf("bounds %+v, want %+v", b, want)
 	}
 	// A cursor below StartedBefore replaces it; one above does not.
-	if b := boundsFor(f, &runCursor{Start: 3000, RunID: "r"}); b.upperStart != 3000 || b.upperRun != "r" {
+	if b := boundsFor(f, &runCursor{Start: 3000, RunID: "r"}, false); b.upperStart != 3000 || b.upperRun != "r" {
 		t.Errorf("cursor below: %+v", b)
 	}
-	if b := boundsFor(f, &runCursor{Start: 6000, RunID: "r"}); b.upperStart != 5000 || b.upperRun != "" {
+	if b := boundsFor(f, &runCursor{Start: 6000, RunID: "r"}, false); b.upperStart != 5000 || b.upperRun != "" {
 		t.Errorf("cursor above: %+v", b)
 	}
-	if b := boundsFor(f, &runCursor{Start: 5000, RunID: "r"}); b.upperStart != 5000 || b.upperRun != "" {
+	if b := boundsFor(f, &runCursor{Start: 5000, RunID: "r"}, false); b.upperStart != 5000 || b.upperRun != "" {
 		t.Errorf("cursor at StartedBefore: %+v", b)
 	}
-	if !boundsFor(store.RunFilter{StartedAfter: at(5000), StartedBefore: at(5000)}, nil).empty() {
+	if !boundsFor(store.RunFilter{StartedAfter: at(5000), StartedBefore: at(5000)}, nil, false).empty() {
 		t.Error("[5000, 5000) is not empty")
 	}
-	if boundsFor(store.RunFilter{StartedAfter: at(5000)}, &runCursor{Start: 5000, RunID: "a"}).empty() {
+	if boundsFor(store.RunFilter{StartedAfter: at(5000)}, &runCursor{Start: 5000, RunID: "a"}, false).empty() {
 		t.Error("[5000, (5000, a)) is empty")
 	}
-	whole := boundsFor(store.RunFilter{StartedAfter: at(dayMillis), StartedBefore: at(2 * dayMillis)}, nil)
+	whole := boundsFor(store.RunFilter{StartedAfter: at(dayMillis), StartedBefore: at(2 * dayMillis)}, nil, false)
 	if !whole.covers(1) || whole.covers(0) || whole.covers(2) {
 		t.Errorf("covers: %+v", whole)
 	}
-	if boundsFor(store.RunFilter{StartedBefore: at(2*dayMillis - 1)}, nil).covers(1) {
+	if boundsFor(store.RunFilter{StartedBefore: at(2*dayMillis - 1)}, nil, false).covers(1) {
 		t.Error("a bound inside the day covers it")
 	}
 }

@@ -242,6 +242,15 @@ func testBadInput(t *testing.T, s *suite) {
 			_, err := s.st.CountRuns(s.ctx, store.RunFilter{Namespace: "default", Statuses: make([]store.RunStatus, store.MaxFilterStatuses+1)})
 			return err
 		}, store.ErrInvalidArgument},
+		{"list empty excluded type", func() error {
+			_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default", ExcludeTypes: []string{""}}})
+			return err
+		}, store.ErrInvalidArgument},
+		{"count closed range backwards", func() error {
+			now := store.Now()
+			_, err := s.st.CountRuns(s.ctx, store.RunFilter{Namespace: "default", ClosedAfter: now, ClosedBefore: now.Add(-time.Hour)})
+			return err
+		}, store.ErrInvalidArgument},
 		{"list too many attributes", func() error {
 			attrs := map[string]string{}
 			for i := range store.MaxFilterAttributes + 1 {

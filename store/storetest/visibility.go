@@ -65,6 +65,25 @@ func (s *suite) list(f store.RunFilter, pageSize int) []store.VisibilityRecord {
 	return out
 }
 
+// listOldest lists a filter's runs oldest first, in pages of pageSize.
+func (s *suite) listOldest(f store.RunFilter, pageSize int) []store.VisibilityRecord {
+	s.t.Helper()
+	var out []store.VisibilityRecord
+	var token []byte
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			s.t.Fatal("paging does not end")
+		}
+		p, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: f, PageSize: pageSize, PageToken: token, Oldest: true})
+		s.must(err)
+		out = append(out, p.Runs...)
+		if p.NextPageToken == nil {
+			return out
+		}
+		token = p.NextPageToken
+	}
+}
+
 func filter(all []store.VisibilityRecord, keep func(store.VisibilityRecord) bool) []store.VisibilityRecord {
 	var out []store.VisibilityRecord
 	for _, r := range all {
@@ -114,6 +133,30 @@ func testVisibilityFilters(t *testing.T, s *suite) {
 		return r.Type == "order" && r.Status == store.StatusRunning && r.Attributes["region"] == "us"
 	}))
 
+	// Close times: only closed runs, in order, across pages; excluded
+	// types are left out.
+	f = ns
+	f.ClosedAfter, f.ClosedBefore = all[19].CloseTime, all[3].CloseTime // runs 4 and 20
+	closed := filter(all, func(r store.VisibilityRecord) bool {
+		return !r.CloseTime.IsZero() && !r.CloseTime.Before(f.ClosedAfter) && r.CloseTime.Before(f.ClosedBefore)
+	})
+	if len(closed) != 4 {
+		t.Fatalf("closed range: the seed has %d runs closed in it, want 4", len(closed))
+	}
+	equal(t, "closed range", s.list(f, 2), closed)
+	f = ns
+	f.ExcludeTypes = []string{"refund"}
+	equal(t, "excluded type", s.list(f, 5), filter(all, func(r store.VisibilityRecord) bool { return r.Type != "refund" }))
+	f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning}
+	equal(t, "excluded type of statuses", s.list(f, 3), filter(all, func(r store.VisibilityRecord) bool { return r.Type != "refund" }))
+
+	oldest := slices.Clone(all)
+	slices.Reverse(oldest)
+	equal(t, "oldest first", s.listOldest(ns, 5), oldest)
+	f = ns
+	f.Statuses = []store.RunStatus{store.StatusCompleted, store.StatusRunning}
+	equal(t, "oldest first of statuses", s.listOldest(f, 4), oldest)
+
 	// Other namespaces are apart.
 	s.createNamespace("other")
 	if got := s.list(store.RunFilter{Namespace: "other"}, 0); len(got) != 0 {
@@ -157,9 +200,12 @@ func testVisibilityPaging(t *testing.T, s *suite) {
 		r.Namespace, r.StartTime = "ties", base
 		s.must(s.st.UpsertVisibility(s.ctx, r))
 	}
-	if n := len(s.list(store.RunFilter{Namespace: "ties"}, 3)); n != 10 {
-		t.Fatalf("listed %d of 10 runs with one start time", n)
+	ties := s.list(store.RunFilter{Namespace: "ties"}, 3)
+	if len(ties) != 10 {
+		t.Fatalf("listed %d of 10 runs with one start time", len(ties))
 	}
+	slices.Reverse(ties)
+	equal(t, "ties oldest first", s.listOldest(store.RunFilter{Namespace: "ties"}, 3), ties)
 	_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default"}, PageToken: []byte{1, 2, 3, 4, 5, 6}})
 	s.wantErr(err, store.ErrInvalidPageToken)
 }
@@ -213,7 +259,11 @@ func matchesFilter(f store.RunFilter, r store.VisibilityRecord) bool {
 		len(r.BusinessKey) < len(f.BusinessKeyPrefix) || r.BusinessKey[:len(f.BusinessKeyPrefix)] != f.BusinessKeyPrefix ||
 		len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.Status) ||
 		!f.StartedAfter.IsZero() && r.StartTime.Before(f.StartedAfter) ||
-		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) {
+		!f.StartedBefore.IsZero() && !r.StartTime.Before(f.StartedBefore) ||
+		(!f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero()) && r.CloseTime.IsZero() ||
+		!f.ClosedAfter.IsZero() && r.CloseTime.Before(f.ClosedAfter) ||
+		!f.ClosedBefore.IsZero() && !r.CloseTime.Before(f.ClosedBefore) ||
+		slices.Contains(f.ExcludeTypes, r.Type) {
 		return false
 	}
 	for k, v := range f.Attributes {
@@ -268,6 +318,19 @@ func countFilters(base time.Time) []store.RunFilter {
 		with(func(f *store.RunFilter) { f.Attributes = map[string]string{"region": "us"}; f.StartedAfter = at(2, 0) }),
 		with(func(f *store.RunFilter) { f.BusinessKey = "customer-1" }),
 		with(func(f *store.RunFilter) { f.WorkflowID = "wf-3" }),
+		// Excluded types are counted as the rest less their counts;
+		// close times through the rows read.
+		with(func(f *store.RunFilter) { f.ExcludeTypes = []string{"refund", "none-such", "refund"} }),
+		with(func(f *store.RunFilter) {
+			f.ExcludeTypes, f.Statuses, f.StartedAfter = []string{"order"}, []store.RunStatus{store.StatusCompleted}, at(1, 10)
+		}),
+		with(func(f *store.RunFilter) { f.ExcludeTypes, f.Type = []string{"order"}, "order" }),
+		with(func(f *store.RunFilter) {
+			f.ExcludeTypes, f.Attributes = []string{"order"}, map[string]string{"region": "eu"}
+		}),
+		with(func(f *store.RunFilter) { f.ClosedAfter, f.ClosedBefore = at(1, 0), at(4, 0) }),
+		with(func(f *store.RunFilter) { f.ClosedBefore, f.Type = at(3, 0), "order" }),
+		with(func(f *store.RunFilter) { f.ClosedAfter, f.ExcludeTypes = at(2, 0), []string{"order"} }),
 	)
 	return fs
 }
@@ -320,6 +383,13 @@ func testVisibilityCounts(t *testing.T, s *suite) {
 	}
 	s.must(s.st.UpsertVisibility(s.ctx, recs...))
 	s.checkCounts("after insert", base, want)
+	// Oldest first, every filter lists the same runs in the other order,
+	// across pages.
+	for _, f := range countFilters(base) {
+		newest := s.list(f, 7)
+		slices.Reverse(newest)
+		equal(t, fmt.Sprintf("oldest first %+v", f), s.listOldest(f, 7), newest)
+	}
 
 	// Updates: a status change (running to completed or failed), a type
 	// change, an attribute changed, dropped and added, a start time moved

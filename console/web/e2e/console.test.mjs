@@ -294,7 +294,20 @@ test('run page of a run of several steps and a timer', { timeout }, async () => 
     name: 'run-multistep',
     path: runPath(run),
     prepare: openBarsTable,
-    check: (page) => checkCompletedRun(page, run),
+    async check(page) {
+      await checkCompletedRun(page, run)
+      // The signal it received ("go") is marked on the timeline with its
+      // name: in the chart's description and in its table.
+      const timeline = card(page, 'Timeline')
+      const chart = timeline.getByRole('img', { name: /^Timeline of/ })
+      assert.match(await chart.getAttribute('aria-label'), /1 signal \(go\)/)
+      const signals = timeline.locator('details.bars-table tbody tr').filter({ hasText: /^Signals/ })
+      assert.deepEqual(
+        (await signals.locator('td:nth-child(2)').allInnerTexts()).map((t) => t.trim()),
+        ['go'],
+        'the bars table lists the signal by name',
+      )
+    },
   })
 })
 

@@ -175,6 +175,59 @@ test('instance page: summary, actions, variables after each action, timeline', {
   })
 })
 
+test('instance page: the path taken on the graph, failure edges around the nodes, the manual wait on the timeline', { timeout }, async () => {
+  const inst = instances.granted
+  await withPage(instancePath(inst.id), async (page) => {
+    const graph = card(page, 'State')
+    await graph.locator('.sm-node').first().waitFor()
+    // Its path: created, waited for a person, granted, finished, done.
+    const path = ['createCreditApplication', 'acceptCreditApplication', 'grantLoan', 'finishCreditApplication', 'done']
+    await eventually(async () => {
+      const visited = await graph.locator('.sm-node[data-visited]').evaluateAll((ns) => ns.map((n) => n.dataset.state))
+      assert.deepEqual(visited.sort(), [...path].sort(), 'the states it went through are marked')
+    })
+    for (let i = 1; i < path.length; i++) {
+      const edge = page.getByTestId(`rf__edge-${path[i - 1]}->${path[i]}`)
+      assert.ok(await edge.evaluate((e) => e.classList.contains('sm-edge-taken')), `move ${i} is drawn taken`)
+      assert.equal((await edge.locator('.sm-edge-steps').textContent()).trim(), String(i), `move ${i} is numbered`)
+    }
+    assert.equal(await page.locator('.react-flow__edge.sm-edge-taken').count(), path.length - 1, 'only its moves')
+
+    // No edge runs under a node (its own two only where it leaves and
+    // enters them); failure edges were drawn under other states.
+    const crossings = await page.evaluate(() => {
+      const boxes = [...document.querySelectorAll('.react-flow__node')].map((n) => ({
+        id: n.getAttribute('data-id'),
+        r: n.getBoundingClientRect(),
+      }))
+      const out = []
+      for (const e of document.querySelectorAll('.react-flow__edge')) {
+        const id = e.getAttribute('data-testid').replace('rf__edge-', '')
+        const [from, to] = id.split('->')
+        const line = e.querySelector('path.react-flow__edge-path')
+        const m = line.getScreenCTM()
+        const len = line.getTotalLength()
+        for (let l = 0; l <= len; l += 2) {
+          const p = line.getPointAtLength(l).matrixTransform(m)
+          for (const { id: n, r } of boxes) {
+            if ((n === from && l < 4) || (n === to && l > len - 4)) continue
+            if (p.x > r.left + 1 && p.x < r.right - 1 && p.y > r.top + 1 && p.y < r.bottom - 1) out.push(`${id} under ${n}`)
+          }
+        }
+      }
+      return [...new Set(out)]
+    })
+    assert.ok((await page.locator('.react-flow__edge.sm-edge-failure').count()) > 0, 'the graph has failure edges')
+    assert.deepEqual(crossings, [], 'edges cross no node')
+
+    // The wait in the manual state, between the first action and the person's change.
+    const chart = card(page, 'Timeline').getByRole('img')
+    await chart.locator('canvas').first().waitFor()
+    assert.match(await chart.getAttribute('aria-label'), /wait in manual states \(waited in acceptCreditApplication\)/)
+    await audit(page, 'statemachine-instance-path', { prepare: toTop })
+  })
+})
+
 test('moving a manual instance on from the form adds an external change', { timeout }, async () => {
   const inst = instances.waiting
   await withPage(instancePath(inst.id), async (page) => {

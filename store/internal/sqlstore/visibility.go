@@ -237,14 +237,26 @@ type runQuery struct {
 	// prefix's range): its rows are sorted, and no planner may read the
 	// start-time index instead.
 	sorted bool
+	// oldest lists the oldest start first.
+	oldest bool
 }
 
-// orderBy is the query's ORDER BY, newest start first.
+// orderBy is the query's ORDER BY, newest start first (oldest first with
+// q.oldest).
 func (q *runQuery) orderBy() string {
+	dir := direction(q.oldest)
 	if q.sorted {
-		return ` ORDER BY (` + q.key + `.start_time + 0) DESC, ` + q.key + `.run_id DESC`
+		return ` ORDER BY (` + q.key + `.start_time + 0)` + dir + `, ` + q.key + `.run_id` + dir
 	}
-	return ` ORDER BY ` + q.key + `.start_time DESC, ` + q.key + `.run_id DESC`
+	return ` ORDER BY ` + q.key + `.start_time` + dir + `, ` + q.key + `.run_id` + dir
+}
+
+// direction is the SQL of a listing's order.
+func direction(oldest bool) string {
+	if oldest {
+		return " ASC"
+	}
+	return " DESC"
 }
 
 // prefixFilter is a filter's prefix of one column.
@@ -305,9 +317,9 @@ func (q *runQuery) sql() string {
 // byte order (Dialect.Bytewise); with byPrefix set to its column (and no
 // exact workflow id or business key), the query reads that range and
 // sorts it (ListRuns says when).
-func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, d *Dialect, byPrefix string) runQuery {
+func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, d *Dialect, byPrefix string, oldest bool) runQuery {
 	indexedBy, opaque := d.IndexedBy, d.OpaqueBounds
-	q := runQuery{key: "v"}
+	q := runQuery{key: "v", oldest: oldest}
 	names := make([]string, 0, len(f.Attributes))
 	for k := range f.Attributes {
 		names = append(names, k)
@@ -394,6 +406,24 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, d *Dialect, byPre
 		}
 		q.and(off("v.status", false)+" IN ("+marks(len(statuses))+")", args...)
 	}
+	// Close times and excluded types no index serves: they are checked
+	// on the rows the rest of the filter reads.
+	if !f.ClosedAfter.IsZero() || !f.ClosedBefore.IsZero() {
+		q.and("(v.close_time + 0) <> 0")
+	}
+	if !f.ClosedAfter.IsZero() {
+		q.and("(v.close_time + 0) >= ?", store.UnixMilli(f.ClosedAfter))
+	}
+	if !f.ClosedBefore.IsZero() {
+		q.and("(v.close_time + 0) < ?", store.UnixMilli(f.ClosedBefore))
+	}
+	if len(f.ExcludeTypes) > 0 {
+		args := make([]any, len(f.ExcludeTypes))
+		for i, t := range f.ExcludeTypes {
+			args[i] = t
+		}
+		q.and("(v.type || '') NOT IN ("+marks(len(args))+")", args...)
+	}
 	k := q.key + "."
 	// bound is how a time or a cursor's run id is passed: as it is, or as
 	// a sub-select whose value the planner does not see (opaque).
@@ -403,16 +433,21 @@ func buildQuery(f store.RunFilter, tr timeRange, c *runCursor, d *Dialect, byPre
 		}
 		return "?"
 	}
-	if tr.hasLo {
+	// A cursor inside the range implies the bound it moves from (the
+	// upper one newest first, the lower one oldest first); with both, a
+	// planner may take the bound and read every page before the cursor.
+	if tr.hasLo && (c == nil || !oldest || c.Start < tr.lo) {
 		q.and(k+"start_time >= "+bound("BIGINT"), tr.lo)
 	}
-	// A cursor inside the range implies its upper bound; with both, a
-	// planner may take the bound and read every page before the cursor.
-	if tr.hasHi && (c == nil || c.Start >= tr.hi) {
+	if tr.hasHi && (c == nil || oldest || c.Start >= tr.hi) {
 		q.and(k+"start_time < "+bound("BIGINT"), tr.hi)
 	}
 	if c != nil {
-		q.and("("+k+"start_time, "+k+"run_id) < ("+bound("BIGINT")+", "+bound("TEXT")+")", c.Start, c.RunID)
+		cmp := " < "
+		if oldest {
+			cmp = " > "
+		}
+		q.and("("+k+"start_time, "+k+"run_id)"+cmp+"("+bound("BIGINT")+", "+bound("TEXT")+")", c.Start, c.RunID)
 	}
 	for _, name := range names {
 		q.and(`EXISTS (SELECT 1 FROM visibility_attributes x WHERE x.namespace = v.namespace AND x.run_id = v.run_id
@@ -504,14 +539,15 @@ func (s *Store) listRuns(ctx context.Context, req store.ListRunsRequest) (store.
 		for i, st := range statuses {
 			f := req.RunFilter
 			f.Statuses = []store.RunStatus{st}
-			q := buildQuery(f, tr, c, &s.d, "")
-			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT %s%s ORDER BY v.start_time DESC, v.run_id DESC LIMIT ?) s%d`,
-				prefixed("v.", visibilityColumns), q.sql(), i))
+			q := buildQuery(f, tr, c, &s.d, "", req.Oldest)
+			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT %s%s%s LIMIT ?) s%d`,
+				prefixed("v.", visibilityColumns), q.sql(), q.orderBy(), i))
 			args = append(append(args, q.args...), size+1)
 		}
-		query = strings.Join(parts, " UNION ALL ") + ` ORDER BY start_time DESC, run_id DESC LIMIT ?`
+		dir := direction(req.Oldest)
+		query = strings.Join(parts, " UNION ALL ") + ` ORDER BY start_time` + dir + `, run_id` + dir + ` LIMIT ?`
 	} else {
-		q := buildQuery(req.RunFilter, tr, c, &s.d, byPrefix)
+		q := buildQuery(req.RunFilter, tr, c, &s.d, byPrefix, req.Oldest)
 		query = `SELECT ` + prefixed("v.", visibilityColumns) + q.sql() + q.orderBy() + ` LIMIT ?`
 		args = q.args
 	}
@@ -551,7 +587,10 @@ func (s *Store) listRuns(ctx context.Context, req store.ListRunsRequest) (store.
 //     counts the runs of the prefix's index range, or, if the filter's
 //     type and statuses have fewer runs (their counters say), those runs
 //     with the prefix (countPrefixBy);
-//   - any other filter counts the runs through the index buildQuery picks,
+//   - a filter that excludes types (and no close times) is the count
+//     without them less the counts of those types (store.CountExcluding);
+//   - a filter of close times, and any other filter,
+//     counts the runs through the index buildQuery picks,
 //     in time proportional to the rows that index holds for the filter.
 //
 // On PostgreSQL each counter read adds the deltas not yet folded in.
@@ -567,6 +606,9 @@ func (s *Store) CountRuns(ctx context.Context, f store.RunFilter) (int64, error)
 
 // countRuns is CountRuns in s's database, of a filter checked already.
 func (s *Store) countRuns(ctx context.Context, f store.RunFilter) (int64, error) {
+	if n, ok, err := store.CountExcluding(ctx, f, s.countRuns); ok {
+		return n, err
+	}
 	byPrefix, err := s.countPrefixBy(ctx, f)
 	if err != nil {
 		return 0, err
@@ -627,7 +669,7 @@ func (s *Store) prefixRuns(ctx context.Context, namespace string, p prefixFilter
 func (s *Store) countQuery(f store.RunFilter, byPrefix string) (string, []any) {
 	tr := rangeOf(f)
 	index := func(tr timeRange) (string, []any) {
-		q := buildQuery(f, tr, nil, &s.d, byPrefix)
+		q := buildQuery(f, tr, nil, &s.d, byPrefix, false)
 		return `SELECT COUNT(*)` + q.sql(), q.args
 	}
 	// sum adds column n of table and, where the dialect has them, of its
@@ -640,7 +682,7 @@ func (s *Store) countQuery(f store.RunFilter, byPrefix string) (string, []any) {
 		}
 		return `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (` + query + `) c`, args
 	}
-	if f.WorkflowID != "" || f.BusinessKey != "" || len(prefixes(f)) > 0 {
+	if f.WorkflowID != "" || f.BusinessKey != "" || len(prefixes(f)) > 0 || f.Residual() {
 		return index(tr)
 	}
 	if len(f.Attributes) > 0 {

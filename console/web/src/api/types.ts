@@ -113,6 +113,14 @@ export interface ListRequest {
   /** Runs whose business key starts with this. */
   business_key_prefix?: string
   attributes?: Record<string, string>
+  /** Runs that closed at or after this (open runs are left out). */
+  closed_after?: string
+  /** Runs that closed before this (open runs are left out). */
+  closed_before?: string
+  /** Runs of these types are left out. */
+  exclude_workflow_types?: string[]
+  /** newest (start time, latest first; the default) or oldest. */
+  order?: 'newest' | 'oldest'
   page_size?: number
   page_token?: string
 }
@@ -140,6 +148,11 @@ export interface ListResponse {
 /** A count of runs. */
 export interface Count {
   count: number
+}
+
+/** The runs matching a filter in each status, by status. */
+export interface StatusCounts {
+  counts: Partial<Record<RunStatus, number>>
 }
 
 /** Who paused a run, when and why. */

@@ -12,6 +12,7 @@ import type {
   ResetOptions,
   StartRequest,
   StartResponse,
+  StatusCounts,
 } from './types'
 
 /** A run of a workflow in a namespace. */
@@ -33,6 +34,11 @@ export function searchWorkflows(namespace: string, filter: ListRequest, signal?:
 /** POST /namespaces/{ns}/workflow-count: how many runs match a filter. */
 export function countWorkflows(namespace: string, filter: ListRequest, signal?: AbortSignal): Promise<Count> {
   return request('POST', path`/namespaces/${namespace}/workflow-count`, { body: filter, signal })
+}
+
+/** POST /namespaces/{ns}/workflow-status-counts: how many runs match a filter, in each status. */
+export function countWorkflowsByStatus(namespace: string, filter: ListRequest, signal?: AbortSignal): Promise<StatusCounts> {
+  return request('POST', path`/namespaces/${namespace}/workflow-status-counts`, { body: filter, signal })
 }
 
 /**

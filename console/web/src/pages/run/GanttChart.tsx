@@ -19,6 +19,7 @@ const colors: Record<BarStatus, string> = {
   running: '--info',
   backoff: '--warn-soft',
   timer: '--timer',
+  signal: '--text',
 }
 
 /** Rows shown at once; more scroll with the slider at the right. */
@@ -38,10 +39,17 @@ export default function GanttChart({ gantt, label }: { gantt: GanttData; label?:
       height={shown * rowHeight + 70}
       label={
         label ??
-        `Timeline of ${gantt.rows.length} steps, timers and children, ${gantt.bars.length} bars; the table below lists them.`
+        `Timeline of ${gantt.rows.length} steps, timers and children, ${gantt.bars.length} bars${signalsText(gantt)}; the table below lists them.`
       }
     />
   )
+}
+
+/** ", 2 signals (approve, go)": the signals the chart marks, if any. */
+function signalsText(gantt: GanttData): string {
+  const names = gantt.bars.filter((b) => b.status === 'signal').map((b) => b.label)
+  if (names.length === 0) return ''
+  return `, ${names.length} signal${names.length === 1 ? '' : 's'} (${names.join(', ')})`
 }
 
 interface Palette {
@@ -93,6 +101,26 @@ function chartOption(
       const bar = bars[api.value(3) as number]
       const height = (api.size?.([0, 1]) as number[])[1]! * 0.6
       const box = params.coordSys as unknown as { x: number; y: number; width: number; height: number }
+      if (bar?.status === 'signal') {
+        // A signal: a diamond where it arrived, and its name beside it.
+        const [x, y] = [from[0]!, from[1]!]
+        if (x < box.x || x > box.x + box.width) return null
+        const r = height / 2
+        return {
+          type: 'group',
+          children: [
+            {
+              type: 'polygon',
+              shape: { points: [[x, y - r], [x + r, y], [x, y + r], [x - r, y]] },
+              style: { fill: fill.signal, stroke: surface, lineWidth: 1 },
+            },
+            {
+              type: 'text',
+              style: { text: bar.label, x: x + r + 3, y, verticalAlign: 'middle', fill: text, font: '11px sans-serif' },
+            },
+          ],
+        }
+      }
       const shape = graphic.clipRectByRect(
         { x: from[0]!, y: from[1]! - height / 2, width: Math.max(to[0]! - from[0]!, 3), height },
         { x: box.x, y: box.y, width: box.width, height: box.height },
@@ -163,6 +191,7 @@ function tooltip(row: string, b: GanttBar | undefined): string {
     `${formatTime(new Date(b.start), true)} → ${b.open ? 'now' : formatTime(new Date(b.end), true)}`,
     `${formatDuration(b.end - b.start)}${b.open ? ' so far' : ''}`,
   ]
+  if (b.status === 'signal') lines.splice(1, 3, `signal ${escape(b.label)}`, formatTime(new Date(b.start), true))
   if (b.detail) lines.push(`<span style="white-space:normal">${escape(b.detail)}</span>`)
   return `<div style="max-width:360px">${lines.join('<br>')}</div>`
 }

@@ -48,7 +48,7 @@ export function Timeline({ gantt }: { gantt: Gantt }) {
                   </td>
                   <td>{formatTime(new Date(b.start), true)}</td>
                   <td className="num">
-                    {formatDuration(b.end - b.start)}
+                    {b.status === 'signal' ? '—' : formatDuration(b.end - b.start)}
                     {b.open && ' so far'}
                   </td>
                   <td className="wrap">{b.detail ?? ''}</td>

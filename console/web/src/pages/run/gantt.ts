@@ -12,19 +12,24 @@ export const barStatuses = [
   'running',
   'backoff',
   'timer',
+  'signal',
 ] as const
 
 /** How a bar of the chart ended (or that it has not). */
 export type BarStatus = (typeof barStatuses)[number]
 
-/** A row of the chart: one step, timer or child workflow, by its seq. */
+/** A row of the chart: one step, timer or child workflow, by its seq; or the run's signals. */
 export interface GanttRow {
   seq: number
-  kind: 'step' | 'timer' | 'child'
+  kind: 'step' | 'timer' | 'child' | 'signal'
   label: string
 }
 
-/** One bar: a step attempt, a timer, or a child's run. Times are ms since the epoch. */
+/**
+ * One bar: a step attempt, a timer, or a child's run; or a signal's
+ * arrival, a mark at one time (start = end), labelled with its name. Times
+ * are ms since the epoch.
+ */
 export interface GanttBar {
   row: number
   start: number
@@ -91,10 +96,15 @@ export function buildGantt(events: HistoryEvent[], pending: PendingStep[], end: 
     })
   }
 
+  // The signals' row comes first, when the run received any.
+  if (events.some((e) => e.type === 'SignalReceived')) row('signal', 0, 'Signals')
   for (const e of events) {
     const t = Date.parse(e.time)
     const seq = e.seq ?? 0
     switch (e.type) {
+      case 'SignalReceived':
+        bars.push({ row: row('signal', 0, 'Signals'), start: t, end: t, status: 'signal', label: e.name ?? 'signal', open: false })
+        break
       case 'StepScheduled':
         steps.set(seq, { row: row('step', seq, `${e.name ?? 'step'} #${seq}`), start: t, attempt: 1 })
         break

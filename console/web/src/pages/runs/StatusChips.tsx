@@ -21,7 +21,7 @@ export function StatusChips({ namespace, search, counts, error }: StatusChipsPro
       <Link
         to="/namespaces/$namespace/runs"
         params={{ namespace }}
-        search={{ ...search, status }}
+        search={{ ...search, status, page: undefined }}
         className={`chip${status ? ` chip-${status}` : ''}`}
         // Exact: the chip of the status the URL names is the current one.
         activeOptions={{ exact: true }}

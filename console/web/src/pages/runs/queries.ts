@@ -1,5 +1,5 @@
-import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query'
-import { countWorkflows, searchWorkflows } from '../../api/workflows'
+import { keepPreviousData, useQuery } from '@tanstack/react-query'
+import { countWorkflowsByStatus, searchWorkflows } from '../../api/workflows'
 import type { ListRequest, RunStatus } from '../../api/types'
 import { runStatuses } from '../../api/types'
 
@@ -14,33 +14,27 @@ export const runsKeys = {
 }
 
 /** One page of runs matching filter (status, size and page token included). */
-export function useRunsPage(namespace: string, filter: ListRequest, live: boolean) {
+export function useRunsPage(namespace: string, filter: ListRequest, live: boolean, enabled = true) {
   return useQuery({
     queryKey: runsKeys.page(namespace, filter),
     queryFn: ({ signal }) => searchWorkflows(namespace, filter, signal),
     placeholderData: keepPreviousData,
     refetchInterval: live ? refreshMs : false,
+    enabled,
   })
 }
 
-/** The number of runs matching filter in each status, one call a status. */
+/** The number of runs matching filter in each status, in one request. */
 export function useStatusCounts(namespace: string, filter: ListRequest, live: boolean) {
-  return useQueries({
-    queries: runStatuses.map((status) => {
-      const f: ListRequest = { ...filter, statuses: [status] }
-      return {
-        queryKey: runsKeys.count(namespace, f),
-        queryFn: ({ signal }: { signal: AbortSignal }) => countWorkflows(namespace, f, signal),
-        placeholderData: keepPreviousData,
-        refetchInterval: live ? refreshMs : (false as const),
-      }
-    }),
-    combine: (results) => ({
-      counts: Object.fromEntries(runStatuses.map((s, i) => [s, results[i]?.data?.count])) as Record<
-        RunStatus,
-        number | undefined
-      >,
-      error: results.find((r) => r.error)?.error,
-    }),
+  const q = useQuery({
+    queryKey: runsKeys.count(namespace, filter),
+    queryFn: ({ signal }) => countWorkflowsByStatus(namespace, filter, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: live ? refreshMs : false,
   })
+  const counts = Object.fromEntries(runStatuses.map((s) => [s, q.data?.counts[s] ?? (q.data ? 0 : undefined)])) as Record<
+    RunStatus,
+    number | undefined
+  >
+  return { counts, error: q.error }
 }

@@ -1,12 +1,13 @@
 import { getRouteApi, Link } from '@tanstack/react-router'
 import { lazy, Suspense, useMemo, useState } from 'react'
 import { ApiError } from '../../api/client'
-import { varsAfterActions, type SmAction, type SmInstance } from '../../api/statemachines'
+import { varsAfterActions, type SmAction, type SmDefinition, type SmInstance } from '../../api/statemachines'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Fact } from '../../components/Fact'
 import { RefreshToggle } from '../../components/RefreshToggle'
 import { SmStatusBadge } from '../../components/SmStatusBadge'
 import { Time } from '../../components/Time'
+import { smPath } from '../../components/smLayout'
 import { formatDuration, parseTime } from '../../components/timeFormat'
 import type { BarStatus, Gantt } from '../run/gantt'
 import { namespaceSearch } from '../dags/search'
@@ -34,6 +35,11 @@ export function SmInstancePage() {
   // The instance's own version: its states and moves (a later one may differ).
   const def = useStateMachineVersion(inst?.type ?? '', inst?.version ?? 0)
   const definition = def.data
+  // The states it went through, for the graph to draw its path.
+  const path = useMemo(
+    () => (inst && definition ? smPath(definition, (inst.actions ?? []).map((a) => a.state), inst.state) : undefined),
+    [inst, definition],
+  )
   return (
     <section className="page" aria-labelledby="instance-title">
       <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -94,13 +100,14 @@ export function SmInstancePage() {
             <StateMachineGraph
               definition={definition}
               current={inst.state}
-              label={`The states of ${inst.type}; the instance is in ${inst.state}.`}
+              path={path}
+              label={`The states of ${inst.type}; the instance went through ${path?.join(', ') ?? inst.state} and is in ${inst.state}.`}
             />
           </Suspense>
         </section>
       )}
       {inst && <Actions inst={inst} />}
-      {inst && <Timeline inst={inst} now={q.dataUpdatedAt} />}
+      {inst && <Timeline inst={inst} definition={definition} now={q.dataUpdatedAt} />}
       {inst && <ManageForm inst={inst} namespace={namespace} definition={definition} />}
     </section>
   )
@@ -323,28 +330,45 @@ const barOf: Record<SmAction['type'], BarStatus> = {
   recovery: 'timed_out',
 }
 
-/** The actions' timeline: a row per action, a bar from its start to its end. */
-function Timeline({ inst, now }: { inst: SmInstance; now: number }) {
+/**
+ * The actions' timeline: a row per action, a bar from its start to its
+ * end; and a row per wait in a manual state, from the action that moved
+ * the instance there to the one that moved it on (or to now).
+ */
+function Timeline({ inst, definition, now }: { inst: SmInstance; definition: SmDefinition | undefined; now: number }) {
   const gantt: Gantt = useMemo(() => {
     const actions = (inst.actions ?? []).filter((a) => parseTime(a.execution_start))
-    return {
-      rows: actions.map((a, i) => ({ seq: i, kind: 'step', label: `${a.id} ${a.state}` })),
-      bars: actions.map((a, row) => {
-        const start = parseTime(a.execution_start)?.getTime() ?? now
-        const end = parseTime(a.execution_end)?.getTime()
-        return {
-          row,
-          start,
-          // An external change takes no time: drawn as a sliver.
-          end: Math.max(end ?? now, start + 1),
-          status: barOf[a.type] ?? 'completed',
-          label: actionLabels[a.type] ?? a.type,
-          open: end === undefined,
-          ...(a.type === 'stateExecutionFailed' && a.text ? { detail: a.text } : {}),
-        }
-      }),
-    }
-  }, [inst, now])
+    const rows: Gantt['rows'] = []
+    const bars: Gantt['bars'] = []
+    const waits = manualWaits(inst, actions, definition)
+    actions.forEach((a, i) => {
+      const start = parseTime(a.execution_start)?.getTime() ?? now
+      const end = parseTime(a.execution_end)?.getTime()
+      bars.push({
+        row: rows.push({ seq: rows.length, kind: 'step', label: `${a.id} ${a.state}` }) - 1,
+        start,
+        // An external change takes no time: drawn as a sliver.
+        end: Math.max(end ?? now, start + 1),
+        status: barOf[a.type] ?? 'completed',
+        label: actionLabels[a.type] ?? a.type,
+        open: end === undefined,
+        ...(a.type === 'stateExecutionFailed' && a.text ? { detail: a.text } : {}),
+      })
+      const wait = waits.get(i)
+      if (wait && end !== undefined) {
+        const until = i + 1 < actions.length ? parseTime(actions[i + 1]!.execution_start)?.getTime() : undefined
+        bars.push({
+          row: rows.push({ seq: rows.length, kind: 'step', label: `waited in ${wait}` }) - 1,
+          start: end,
+          end: Math.max(until ?? now, end + 1),
+          status: 'scheduled',
+          label: `waited in manual state ${wait}`,
+          open: until === undefined,
+        })
+      }
+    })
+    return { rows, bars }
+  }, [inst, definition, now])
   if (gantt.rows.length === 0) return null
   return (
     <section className="card" aria-labelledby="timeline-title">
@@ -352,9 +376,35 @@ function Timeline({ inst, now }: { inst: SmInstance; now: number }) {
       <Suspense fallback={<p className="muted">Loading the chart…</p>}>
         <GanttChart
           gantt={gantt}
-          label={`Timeline of the ${gantt.rows.length} actions: when each started and ended. The actions table above lists the same times.`}
+          label={`Timeline of the ${inst.actions?.length ?? 0} actions: when each started and ended${waitText(gantt)}. The actions table above lists the same times.`}
         />
       </Suspense>
     </section>
   )
+}
+
+/** ", and the waits in manual states (acceptCreditApplication)": what the timeline draws of them. */
+function waitText(gantt: Gantt): string {
+  const waits = gantt.bars.filter((b) => b.status === 'scheduled').map((b) => gantt.rows[b.row]?.label ?? '')
+  return waits.length ? `, and the ${waits.length === 1 ? 'wait' : 'waits'} in manual states (${waits.join('; ')})` : ''
+}
+
+/**
+ * The manual state the instance waited in after each action, by the
+ * action's index: the state of the path (smPath) the action led to, when
+ * that is a manual state. An instance still in one waits to now.
+ */
+function manualWaits(inst: SmInstance, actions: SmAction[], def: SmDefinition | undefined): Map<number, string> {
+  const out = new Map<number, string>()
+  if (!def) return out
+  const manual = new Set((def.states ?? []).filter((s) => s.kind === 'manual').map((s) => s.name))
+  actions.forEach((a, i) => {
+    const next = actions[i + 1]
+    // The path from this action's state to the next action's (or to where it is now).
+    const stretch = smPath(def, [a.state], next ? next.state : inst.state)
+    // Past the action's own state: an external change's state is where it moved to.
+    const after = stretch.length > 1 ? stretch[1]! : a.type === 'externalChange' ? a.state : undefined
+    if (after && manual.has(after) && (next || inst.state === after)) out.set(i, after)
+  })
+  return out
 }
