@@ -231,6 +231,7 @@ test(
         const said = await text(ev)
         assert.match(said, /Start to close 20 s/)
         assert.doesNotMatch(said, /20000000000|start_to_close/)
+      await ev.screenshot({ path: join(screenshots, 'phone-step-options.png') })
 
         // An AttributesUpserted event says what it set.
         const saga = fixture.sagas.sagas.completed

@@ -1,4 +1,5 @@
 import { Link } from '@tanstack/react-router'
+import { Fragment } from 'react'
 import { decodePayload } from '../../api/payload'
 import type { SagaRecord, Tryout } from '../../api/sagas'
 import type { Payload } from '../../api/types'
@@ -50,6 +51,20 @@ function cutJSON(value: object): string {
     length += part.length + 1
   }
   return `${open}${[...kept, '…'].join(',')}${close}`
+}
+
+/** An answer that may wrap after each comma (between two values), never inside a value that fits a line. */
+function breakable(text: string) {
+  return text.split(',').map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && (
+        <>
+          ,<wbr />
+        </>
+      )}
+      {part}
+    </Fragment>
+  ))
 }
 
 /** The document an answer is stored as, if it is one. */
@@ -170,7 +185,7 @@ export function Tryouts({ saga, now }: { saga: SagaRecord; now: number }) {
                         </Link>
                       ) : answer ? (
                         <code className="small answer" title={answer.full}>
-                          {answer.short}
+                          {breakable(answer.short)}
                         </code>
                       ) : (
                         <span className="muted">—</span>
