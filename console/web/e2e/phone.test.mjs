@@ -149,6 +149,25 @@ function overflow(page) {
   })
 }
 
+/** The words of letters only in the page's tables that are drawn on two lines or more (broken mid-word). */
+function brokenWords(page) {
+  return page.evaluate(() => {
+    const broken = []
+    const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT)
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.parentElement?.closest('table td') || n.parentElement.closest('.id')) continue
+      for (const m of n.textContent.matchAll(/[A-Za-z]{3,}/g)) {
+        const r = document.createRange()
+        r.setStart(n, m.index)
+        r.setEnd(n, m.index + m[0].length)
+        const lines = new Set([...r.getClientRects()].filter((b) => b.width > 0).map((b) => Math.round(b.top)))
+        if (lines.size > 1) broken.push(m[0])
+      }
+    }
+    return broken.slice(0, 5)
+  })
+}
+
 test('on a phone no page scrolls sideways, and the navigation opens from a menu button', { timeout }, async () => {
   const m = await makeThings()
   await withPage(
@@ -162,8 +181,10 @@ test('on a phone no page scrolls sideways, and the navigation opens from a menu 
         const o = await overflow(page)
         await page.screenshot({ path: join(screenshots, `phone-${name}.png`), fullPage: true })
         if (o.over > 0) wide.push(`${name} (${path}) is ${o.over} px wider than the screen: ${o.culprits.join('; ')}`)
+        const words = await brokenWords(page)
+        if (words.length) wide.push(`${name} (${path}) breaks words in its tables: ${words.join(', ')}`)
       }
-      assert.deepEqual(wide, [], 'pages that scroll sideways on a phone')
+      assert.deepEqual(wide, [], 'pages that scroll sideways or break words on a phone')
 
       // The navigation is behind a menu button: closed, it takes no room.
       const menu = page.getByRole('button', { name: 'Menu' })
@@ -181,6 +202,30 @@ test('on a phone no page scrolls sideways, and the navigation opens from a menu 
     },
     { size: phone },
   )
+})
+
+test('on a desktop no word in a table is broken either', { timeout }, async () => {
+  const m = await makeThings()
+  const sagas = fixture.sagas
+  const paths = [
+    `/namespaces/${ns}/overview`,
+    `/namespaces/${ns}/runs`,
+    `/namespaces/${ns}/queues`,
+    `/namespaces/${enc(sagas.namespace)}/sagas/${enc(sagas.sagas.stuck.id)}`,
+    '/audit',
+    `/namespaces/${ns}/tasks/${enc(m.task)}`,
+  ]
+  await withPage(paths[0], async (page) => {
+    const broken = []
+    for (const path of paths) {
+      await page.goto(path)
+      await page.locator('main h1').first().waitFor()
+      await settle(page)
+      const words = await brokenWords(page)
+      if (words.length) broken.push(`${path}: ${words.join(', ')}`)
+    }
+    assert.deepEqual(broken, [], 'words broken in tables')
+  })
 })
 
 /** A run's history, from the API. */
@@ -231,7 +276,7 @@ test(
         const said = await text(ev)
         assert.match(said, /Start to close 20 s/)
         assert.doesNotMatch(said, /20000000000|start_to_close/)
-      await ev.screenshot({ path: join(screenshots, 'phone-step-options.png') })
+        await ev.screenshot({ path: join(screenshots, 'phone-step-options.png') })
 
         // An AttributesUpserted event says what it set.
         const saga = fixture.sagas.sagas.completed
