@@ -136,7 +136,9 @@ export function TaskPage() {
                 <p className="notice task-form-hint">
                   {t.status === 'open'
                     ? 'Claim the task to fill in this form and complete it.'
-                    : `Claimed by ${t.assignee || 'someone else'}: only they can fill in this form and complete it.`}
+                    : t.status === 'claimed'
+                      ? `Claimed by ${t.assignee || 'someone else'}: only they can fill in this form and complete it.`
+                      : `The task is ${t.status}: it cannot be completed.`}
                 </p>
               )}
               <Suspense fallback={<p className="muted">Loading the form…</p>}>
