@@ -262,7 +262,11 @@ test(
         const row = page.getByRole('row').filter({ hasText: 'phone-nightly' })
         assert.match(await text(row), / 02:00:00 Europe\/Berlin \(in /)
 
-        // Every other time names its zone (the browser's, UTC here).
+        // Every other time names its zone (the browser's, UTC here); the
+        // overview's minutes say theirs.
+        await page.goto(`/namespaces/${ns}/overview`)
+        const minute = page.locator('table.minutes-table thead th').first()
+        assert.equal((await minute.textContent()).trim(), 'Minute (UTC)')
         await page.goto(runPath(fixture.runs.multistep))
         const summary = card(page, 'Summary')
         await summary.waitFor()
