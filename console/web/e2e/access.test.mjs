@@ -407,9 +407,10 @@ test(
       const cells = (await terminated.locator('td').allInnerTexts()).map((c) => c.replace(/\s+/g, ' ').trim())
       assert.equal(cells[1], admin.name, 'the actor')
       assert.match(cells[2], /^127\.0\.0\.1:\d+$/, 'the remote address')
-      assert.equal(cells[3], terminateAction, 'the action')
-      assert.equal(cells[5], ns, 'the namespace')
-      assert.equal(cells[6], '200 OK', 'the status')
+      assert.equal(cells[3], `Terminate run ${started}`, 'the action, in words')
+      assert.equal(await terminated.locator('td').nth(3).getAttribute('title'), terminateAction, 'the route')
+      assert.equal(cells[4], ns, 'the namespace')
+      assert.equal(cells[5], '200 OK', 'the status')
       assert.equal(
         await terminated.getByRole('link', { name: started, exact: true }).getAttribute('href'),
         `/namespaces/${ns}/runs/${started}/${runId}`,
@@ -480,7 +481,7 @@ test(
       await eventually(async () => {
         assert.equal(await terminated.count(), 1, 'the terminate is listed')
         assert.deepEqual(new Set(await attrs(rows, 'data-actor')), new Set([admin.name]), 'only the admin’s')
-        const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[5].innerText.trim()))
+        const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[4].innerText.trim()))
         assert.deepEqual(new Set(namespaces), new Set([ns]), 'only default’s')
       })
       assert.equal(await text(page.locator('main .page-header')), `Audit log namespace ${ns}`)
@@ -525,7 +526,7 @@ test('a namespace’s admin reads that namespace’s audit log only', { timeout 
         `/namespaces/${ns}/runs/${started}/${runId}`,
       )
       // Only default's entries: not the logins, which name no namespace.
-      const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[5].innerText.trim()))
+      const namespaces = await rows.evaluateAll((els) => els.map((el) => el.cells[4].innerText.trim()))
       assert.deepEqual(new Set(namespaces), new Set([ns]), 'only default’s entries')
       assert.equal(await page.locator('main tbody tr[data-action="POST /login"]').count(), 0, 'no login')
       await audit(page, 'audit-namespace-admin')

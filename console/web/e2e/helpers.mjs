@@ -84,6 +84,9 @@ const chromiumArgs = [
 /** The viewport every page is drawn in. */
 export const viewport = { width: 1366, height: 768 }
 
+/** A phone's viewport (an iPhone 14's CSS pixels), for phone.test.mjs. */
+export const phone = { width: 390, height: 844 }
+
 /** The themes every page is audited in: the first is the one a page opens in. */
 export const themes = ['light', 'dark']
 
@@ -142,12 +145,17 @@ const findings = new WeakMap()
  * and the server answered it with that status. A declared call that did
  * not fail so fails the test.
  *
- * base is the server whose console the page opens (default STRAND_URL).
+ * base is the server whose console the page opens (default STRAND_URL);
+ * size is the viewport's (default viewport; phone for a phone's screen).
  */
-export async function withPage(path, fn, { expectedErrors = [], expectedFailures = [], base = baseURL } = {}) {
+export async function withPage(
+  path,
+  fn,
+  { expectedErrors = [], expectedFailures = [], base = baseURL, size = viewport } = {},
+) {
   const context = await browser.newContext({
     baseURL: base,
-    viewport,
+    viewport: size,
     colorScheme: themes[0],
     locale: 'en-US',
     timezoneId: 'UTC',

@@ -28,6 +28,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A call the server never answered: it is down, or the network between is.
+ * The browser's own words for it ("Failed to fetch", "NetworkError when
+ * attempting to fetch resource") say nothing to a user.
+ */
+export class UnreachableError extends Error {
+  constructor(cause: unknown) {
+    super('The server cannot be reached: it may be down, or the network to it.', { cause })
+    this.name = 'UnreachableError'
+  }
+}
+
 /** How the console names itself in the history of the runs (and schedules, batches) it acts on. */
 export const identity = 'strand-console'
 
@@ -91,7 +103,14 @@ export async function request<T>(method: string, route: string, opts: RequestOpt
     init.headers = { ...init.headers, 'Content-Type': 'application/json' }
     init.body = JSON.stringify(opts.body)
   }
-  const res = await fetch(url, init)
+  let res: Response
+  try {
+    res = await fetch(url, init)
+  } catch (e) {
+    // An abort is the caller's own (a page left, a newer query): as it is.
+    if (e instanceof DOMException && e.name === 'AbortError') throw e
+    throw new UnreachableError(e)
+  }
   if (res.status === 204) return undefined as T
   const text = await res.text()
   if (res.status === 401 && !ownAnswer.has(route)) unauthenticated?.()

@@ -304,6 +304,7 @@ export type EventType =
   | 'WorkflowPaused'
   | 'WorkflowResumed'
   | 'WorkflowReset'
+  | 'AttributesUpserted'
 
 /** One entry of a run's history; each type uses the fields it needs. */
 export interface HistoryEvent {
@@ -334,6 +335,8 @@ export interface HistoryEvent {
     attempt?: number
   }
   target?: { namespace?: string; workflow_id: string; run_id?: string }
+  /** An AttributesUpserted event's changes: an empty value removes the attribute. */
+  attributes?: Record<string, string>
   recovery?: { from_node: string; to_node: string; reoffered: number; workflow_task?: boolean; steps?: number[] }
   /** Audit details the workflow task or the step attempt attached (large ones as documents). */
   details?: AuditDetail[]

@@ -14,6 +14,7 @@ import '@xyflow/react/dist/style.css'
 import { useEffect, useMemo } from 'react'
 import type { DagTask, DagTaskInstance } from '../api/dags'
 import { layoutDag, nodeHeight, nodeWidth } from './dagLayout'
+import { GraphScroll, readableZoom } from './GraphScroll'
 import { dagStateLabel, dagTone } from './dagStates'
 import { useTheme } from './theme'
 
@@ -98,39 +99,42 @@ export default function DagGraph({ tasks, states, selected, onSelect, label }: D
   // A new graph (another version, an edited text) is fitted again.
   const shape = useMemo(() => layout.tasks.map((t) => t.task.name).join('\u0000') + layout.edges.length, [layout])
   return (
-    <div className="dag-graph" style={{ height }} role="figure" aria-label={label}>
-      <ReactFlow
-        key={shape}
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        colorMode={theme}
-        fitView
-        fitViewOptions={fitOptions}
-        minZoom={0.2}
-        maxZoom={1.5}
-        nodesDraggable={false}
-        nodesConnectable={false}
-        nodesFocusable={false}
-        edgesFocusable={false}
-        elementsSelectable={false}
-        zoomOnScroll={false}
-        preventScrolling={false}
-        zoomOnDoubleClick={false}
-        // A node's button is clicked by the pointer or the keyboard; the
-        // click reaches the node (which, with a click handler, takes the
-        // pointer's events rather than leaving them to the pane).
-        onNodeClick={onSelect ? (_, n) => onSelect(n.id) : undefined}
-      >
-        <Controls showInteractive={false} position="bottom-left" orientation="horizontal" />
-        <FitOnResize />
-      </ReactFlow>
-    </div>
+    // Never drawn smaller than readable: on a narrow screen the box scrolls sideways.
+    <GraphScroll width={layout.width} label={label}>
+      <div className="dag-graph" style={{ height }} role="figure" aria-label={label}>
+        <ReactFlow
+          key={shape}
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={nodeTypes}
+          colorMode={theme}
+          fitView
+          fitViewOptions={fitOptions}
+          minZoom={0.2}
+          maxZoom={1.5}
+          nodesDraggable={false}
+          nodesConnectable={false}
+          nodesFocusable={false}
+          edgesFocusable={false}
+          elementsSelectable={false}
+          zoomOnScroll={false}
+          preventScrolling={false}
+          zoomOnDoubleClick={false}
+          // A node's button is clicked by the pointer or the keyboard; the
+          // click reaches the node (which, with a click handler, takes the
+          // pointer's events rather than leaving them to the pane).
+          onNodeClick={onSelect ? (_, n) => onSelect(n.id) : undefined}
+        >
+          <Controls showInteractive={false} position="bottom-left" orientation="horizontal" />
+          <FitOnResize />
+        </ReactFlow>
+      </div>
+    </GraphScroll>
   )
 }
 
-/** How the graph is fitted to its box: whole, at most at full size. */
-const fitOptions = { padding: 0.08, maxZoom: 1 }
+/** How the graph is fitted to its box: whole, at most at full size, at least readable. */
+const fitOptions = { padding: 0.08, maxZoom: 1, minZoom: readableZoom }
 
 /** Fits the graph again when its box changes size (a panel opened beside it, a narrower window). */
 function FitOnResize() {

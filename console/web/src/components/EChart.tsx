@@ -37,8 +37,37 @@ export function EChart({ option, height, label }: EChartProps) {
 
   useEffect(() => {
     // Merged, not replaced: a refresh keeps the reader's zoom.
-    chart.current?.setOption(option, { replaceMerge: ['series'] })
+    chart.current?.setOption(withTimeLabels(option), { replaceMerge: ['series'] })
   }, [option])
 
   return <div ref={box} className="chart" style={{ height }} role="img" aria-label={label} />
+}
+
+/**
+ * The labels of a time axis at each of its levels: the milliseconds after a
+ * dot ("02:52:32.080"; ECharts' own writes "02:52:32 080"), 24-hour clock.
+ */
+const timeLabels = {
+  year: '{yyyy}',
+  month: '{MMM}',
+  day: '{d} {MMM}',
+  hour: '{HH}:{mm}',
+  minute: '{HH}:{mm}',
+  second: '{HH}:{mm}:{ss}',
+  millisecond: '{HH}:{mm}:{ss}.{SSS}',
+  none: '{yyyy}-{MM}-{dd} {HH}:{mm}:{ss}.{SSS}',
+}
+
+type Axis = { type?: string; axisLabel?: { formatter?: unknown } & Record<string, unknown> } & Record<string, unknown>
+
+/** The option with timeLabels on each time axis whose labels have no formatter of the chart's own. */
+function withTimeLabels(option: EChartsCoreOption): EChartsCoreOption {
+  const fix = (a: unknown) => {
+    const axis = a as Axis | undefined
+    if (!axis || typeof axis !== 'object' || axis.type !== 'time' || axis.axisLabel?.formatter) return a
+    return { ...axis, axisLabel: { ...axis.axisLabel, formatter: timeLabels } }
+  }
+  const x = option.xAxis
+  if (x === undefined) return option
+  return { ...option, xAxis: Array.isArray(x) ? x.map(fix) : fix(x) }
 }

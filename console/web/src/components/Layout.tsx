@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query'
-import { Link, useNavigate } from '@tanstack/react-router'
-import { useState, type ReactNode } from 'react'
+import { Link, useNavigate, useRouterState } from '@tanstack/react-router'
+import { useEffect, useRef, useState, type ReactNode } from 'react'
 import { logout } from '../api/access'
 import type { Namespace } from '../api/types'
 import { namespaceSearch } from '../pages/dags/search'
@@ -22,6 +22,12 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
   // is not (or no longer) in it.
   const names = namespaces?.map((n) => n.name) ?? []
   if (!names.includes(namespace)) names.unshift(namespace)
+  // On a narrow screen the navigation is a menu the button opens; going to
+  // a page (or Escape) closes it.
+  const [menuOpen, setMenuOpen] = useState(false)
+  const menuButton = useRef<HTMLButtonElement>(null)
+  const href = useRouterState({ select: (s) => s.location.href })
+  useEffect(() => setMenuOpen(false), [href])
   return (
     <>
       <a className="skip-link" href="#main">
@@ -32,7 +38,34 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
           <img src="/favicon.svg" alt="" width="22" height="22" />
           Strand
         </Link>
-        <nav aria-label="Main">
+        <button
+          type="button"
+          ref={menuButton}
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
+          <span aria-hidden="true" className="menu-icon">
+            {menuOpen ? '✕' : '☰'}
+          </span>
+          Menu
+        </button>
+        <nav
+          aria-label="Main"
+          id="main-nav"
+          className={menuOpen ? 'open' : undefined}
+          // A link of the menu closes it, even the page already open.
+          onClick={(e) => {
+            if (e.target instanceof Element && e.target.closest('a')) setMenuOpen(false)
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape' && menuOpen) {
+              setMenuOpen(false)
+              menuButton.current?.focus()
+            }
+          }}
+        >
           <ul className="nav">
             <li>
               <Link to="/namespaces/$namespace/overview" params={{ namespace }}>

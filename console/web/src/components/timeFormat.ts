@@ -1,5 +1,5 @@
-// Time formatting shared by the pages: local wall-clock times, relative
-// ages and durations.
+// Time formatting shared by the pages: wall-clock times with their zone,
+// relative ages and durations.
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0')
 
@@ -10,10 +10,53 @@ export function parseTime(iso: string | undefined): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d
 }
 
-/** "2026-11-25 14:03:07" in local time; with millis, ".412" follows. */
-export function formatTime(d: Date, millis = false): string {
-  const s = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
-  return millis ? `${s}.${pad(d.getMilliseconds(), 3)}` : s
+/** The formatters of the zones times are shown in, by zone ('' for the browser's own). */
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+/** The parts of d's wall-clock time in timeZone (the browser's own when undefined), and the zone's short name. */
+function wallClock(d: Date, timeZone: string | undefined): Record<string, string> {
+  const key = timeZone ?? ''
+  let f = formatters.get(key)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    })
+    formatters.set(key, f)
+  }
+  return Object.fromEntries(f.formatToParts(d).map((p) => [p.type, p.value]))
+}
+
+/**
+ * "2026-11-25 14:03:07 UTC": the wall-clock time and its zone's short name
+ * ("UTC", "GMT+1"), in the browser's zone; in timeZone (an IANA name: a
+ * schedule's), that name follows instead ("2026-11-26 02:00:00
+ * Europe/Berlin"). With millis, ".412" follows the seconds.
+ */
+export function formatTime(d: Date, millis = false, timeZone?: string): string {
+  let p: Record<string, string>
+  let zone = timeZone
+  try {
+    p = wallClock(d, timeZone)
+  } catch {
+    // A zone this browser does not know: the browser's own, named so.
+    p = wallClock(d, undefined)
+    zone = undefined
+  }
+  const ms = millis ? `.${pad(d.getMilliseconds(), 3)}` : ''
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}${ms} ${zone ?? p.timeZoneName ?? ''}`.trimEnd()
+}
+
+/** The short name of the browser's zone at d ("UTC", "GMT+1"). */
+export function zoneName(d: Date = new Date()): string {
+  return wallClock(d, undefined).timeZoneName ?? ''
 }
 
 /** "850ms", "4.2s", "3m 04s", "2h 05m", "3d 4h". */
@@ -30,6 +73,31 @@ export function formatDuration(ms: number): string {
 /** A duration the API gives in nanoseconds. */
 export function formatNanos(ns: number): string {
   return formatDuration(ns / 1e6)
+}
+
+/**
+ * A configured duration the API gives in nanoseconds, in whole units: "5 s",
+ * "1 min 30 s", "2 h", "250 ms" (a step's timeouts, a retry's intervals).
+ */
+export function formatSetting(ns: number): string {
+  if (!ns) return '0 s'
+  let ms = Math.round(ns / 1e6)
+  if (ms === 0) return `${Math.round(ns / 1e3)} µs`
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ]
+  const parts: string[] = []
+  for (const [name, size] of units) {
+    if (ms >= size) {
+      parts.push(`${Math.floor(ms / size)} ${name}`)
+      ms %= size
+    }
+  }
+  return parts.join(' ')
 }
 
 /** "12s ago", "5m ago", "in 3m". */

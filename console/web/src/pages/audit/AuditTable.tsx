@@ -3,9 +3,10 @@ import { Fragment, useState } from 'react'
 import type { AuditEntry } from '../../api/audit'
 import { JsonView } from '../../components/JsonView'
 import { Time } from '../../components/Time'
+import { actionWords } from './actionWords'
 
 /** The columns of the table, for the detail row that spans them. */
-const columns = 8
+const columns = 7
 
 /** The entries, newest first; each opens a row below it with its request's query and body. */
 export function AuditTable({ entries }: { entries: AuditEntry[] }) {
@@ -26,7 +27,6 @@ export function AuditTable({ entries }: { entries: AuditEntry[] }) {
             <th scope="col">Actor</th>
             <th scope="col">Remote</th>
             <th scope="col">Action</th>
-            <th scope="col">Target</th>
             <th scope="col">Namespace</th>
             <th scope="col">Status</th>
             <th scope="col">Detail</th>
@@ -64,11 +64,8 @@ function EntryRow({ entry: e, open, onToggle }: { entry: AuditEntry; open: boole
       </td>
       <td className={e.actor === '(unauthenticated)' ? 'muted' : undefined}>{e.actor}</td>
       <td className="mono nowrap">{e.remote ?? <span className="muted">—</span>}</td>
-      <td>
-        <Action action={e.action} />
-      </td>
-      <td className="audit-target">
-        <Target entry={e} />
+      <td className="audit-action" title={e.action}>
+        <Action entry={e} />
       </td>
       <td>{e.namespace ?? <span className="muted">—</span>}</td>
       <td>
@@ -94,14 +91,22 @@ function EntryRow({ entry: e, open, onToggle }: { entry: AuditEntry; open: boole
   )
 }
 
-/** The route: its method, then its path as the API names it ("/namespaces/{namespace}/workflows"). */
-function Action({ action }: { action: string }) {
-  const cut = action.indexOf(' ')
-  if (cut < 0) return <span className="mono">{action}</span>
+/**
+ * What the entry did, in words, and what it acted on ("Signal run order-1"):
+ * a run links to its page. The route as the API names it is the cell's
+ * title; a route the console has no words for is shown as it is.
+ */
+function Action({ entry: e }: { entry: AuditEntry }) {
+  const { words, target, known } = actionWords(e)
   return (
     <>
-      <span className="tag">{action.slice(0, cut)}</span>{' '}
-      <span className="mono">{breakable(action.slice(cut + 1))}</span>
+      {known ? words : <span className="mono">{breakable(words)}</span>}
+      {target && (
+        <>
+          {' '}
+          <Target entry={e} target={target} />
+        </>
+      )}
     </>
   )
 }
@@ -117,22 +122,21 @@ function breakable(path: string) {
   ))
 }
 
-/** What the path named: a workflow's run links to the run's page. */
-function Target({ entry: e }: { entry: AuditEntry }) {
-  if (!e.target) return <span className="muted">—</span>
-  if (e.namespace && e.run_id && e.action.includes('/workflows/{workflow_id}')) {
+/** What the entry acted on: a workflow's run links to the run's page. */
+function Target({ entry: e, target }: { entry: AuditEntry; target: string }) {
+  if (e.namespace && e.run_id && e.target && e.action.includes('/workflows/{workflow_id}')) {
     return (
       <Link
         to="/namespaces/$namespace/runs/$workflowId/$runId"
         params={{ namespace: e.namespace, workflowId: e.target, runId: e.run_id }}
-        className="mono"
+        className="mono id"
         title={`run ${e.run_id}`}
       >
         {e.target}
       </Link>
     )
   }
-  return <span className="mono">{e.target}</span>
+  return <span className="mono id">{target}</span>
 }
 
 /** The reasons of the statuses the API answers with. */

@@ -8,6 +8,7 @@ import { namespaceSearch } from '../dags/search'
 import { exampleDag } from './example'
 import { problemText } from './problems'
 import type { EditorHandle } from './YamlEditor'
+import { plural } from '../../components/plural'
 
 // CodeMirror, React Flow and dagre load with the editor, not with the console.
 const YamlEditor = lazy(() => import('./YamlEditor'))
@@ -83,7 +84,7 @@ function Editor(props: { title: string; name?: string; version?: number; initial
       : current instanceof Error
         ? 'The check failed.'
         : current.valid
-          ? `Valid: ${current.definition?.name}, ${current.definition?.tasks.length ?? 0} tasks.`
+          ? `Valid: ${current.definition?.name}, ${plural(current.definition?.tasks.length ?? 0, 'task')}.`
           : `${problems.length} problem${problems.length === 1 ? '' : 's'}.`
 
   return (
@@ -169,7 +170,7 @@ function Editor(props: { title: string; name?: string; version?: number; initial
             {!valid && <span className="muted">of the last valid text</span>}
           </div>
           <Suspense fallback={<p className="muted">Loading the graph…</p>}>
-            <DagGraph tasks={preview} label={`The graph of the text: ${preview.length} tasks.`} />
+            <DagGraph tasks={preview} label={`The graph of the text: ${plural(preview.length, 'task')}.`} />
           </Suspense>
         </section>
       )}

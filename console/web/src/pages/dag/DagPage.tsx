@@ -11,6 +11,7 @@ import { namespaceSearch } from '../dags/search'
 import { DefinitionFacts, TasksTable } from './Definition'
 import { Instances } from './Instances'
 import { Versions } from './Versions'
+import { plural } from '../../components/plural'
 
 // React Flow and dagre load with the first graph, not with the console.
 const DagGraph = lazy(() => import('../../components/DagGraph'))
@@ -81,7 +82,7 @@ export function DagPage() {
               <Suspense fallback={<p className="muted">Loading the graph…</p>}>
                 <DagGraph
                   tasks={def.tasks}
-                  label={`The graph of ${name}: ${def.tasks.length} tasks; the table below lists them.`}
+                  label={`The graph of ${name}: ${plural(def.tasks.length, 'task')}; the table below lists them.`}
                 />
               </Suspense>
               <TasksTable tasks={def.tasks} />

@@ -60,42 +60,44 @@ export function MailboxPage() {
             {d.kept.length === 0 ? (
               <p className="muted">None: no message waits for a run.</p>
             ) : (
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Message</th>
-                    <th scope="col">Sent</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Payload</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.kept.map((m) => (
-                    <tr key={m.message_id}>
-                      <td className="mono">
-                        {m.message_id}
-                        {m.sender && <div className="small muted">from {m.sender}</div>}
-                      </td>
-                      <td>
-                        <Time value={m.sent} />
-                      </td>
-                      <td>
-                        <Time value={m.expires} />
-                      </td>
-                      <td>
-                        {m.broadcast
-                          ? `broadcast, delivered to ${m.delivered_to?.length ?? 0}`
-                          : 'to the first waiting'}
-                        {m.priority ? `, priority ${m.priority}` : ''}
-                      </td>
-                      <td>
-                        <JsonView value={m.payload} />
-                      </td>
+              <div className="table-wrap">
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Message</th>
+                      <th scope="col">Sent</th>
+                      <th scope="col">Expires</th>
+                      <th scope="col">Kind</th>
+                      <th scope="col">Payload</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {d.kept.map((m) => (
+                      <tr key={m.message_id}>
+                        <td className="mono">
+                          {m.message_id}
+                          {m.sender && <div className="small muted">from {m.sender}</div>}
+                        </td>
+                        <td>
+                          <Time value={m.sent} />
+                        </td>
+                        <td>
+                          <Time value={m.expires} />
+                        </td>
+                        <td>
+                          {m.broadcast
+                            ? `broadcast, delivered to ${m.delivered_to?.length ?? 0}`
+                            : 'to the first waiting'}
+                          {m.priority ? `, priority ${m.priority}` : ''}
+                        </td>
+                        <td>
+                          <JsonView value={m.payload} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
           </section>
           <section className="card" aria-labelledby="waiting-title">
@@ -103,54 +105,58 @@ export function MailboxPage() {
             {d.waiting.length === 0 ? (
               <p className="muted">None.</p>
             ) : (
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Run</th>
-                    <th scope="col">Waiting since</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.waiting.map((w) => (
-                    <tr key={w.id}>
-                      <td>
-                        <RunLink namespace={namespace} run={w.run} />
-                      </td>
-                      <td>
-                        <Time value={w.since} />
-                      </td>
+              <div className="table-wrap">
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Run</th>
+                      <th scope="col">Waiting since</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {d.waiting.map((w) => (
+                      <tr key={w.id}>
+                        <td>
+                          <RunLink namespace={namespace} run={w.run} />
+                        </td>
+                        <td>
+                          <Time value={w.since} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
           </section>
           {d.delivered && d.delivered.length > 0 && (
             <section className="card" aria-labelledby="delivered-title">
               <h2 id="delivered-title">Delivered lately</h2>
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Message</th>
-                    <th scope="col">To</th>
-                    <th scope="col">At</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...d.delivered].reverse().map((e) => (
-                    <tr key={e.message_id + e.at}>
-                      <td className="mono">{e.message_id}</td>
-                      <td>
-                        {e.started ? 'started ' : ''}
-                        <RunLink namespace={namespace} run={e.run} />
-                      </td>
-                      <td>
-                        <Time value={e.at} />
-                      </td>
+              <div className="table-wrap">
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Message</th>
+                      <th scope="col">To</th>
+                      <th scope="col">At</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {[...d.delivered].reverse().map((e) => (
+                      <tr key={e.message_id + e.at}>
+                        <td className="mono">{e.message_id}</td>
+                        <td>
+                          {e.started ? 'started ' : ''}
+                          <RunLink namespace={namespace} run={e.run} />
+                        </td>
+                        <td>
+                          <Time value={e.at} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             </section>
           )}
         </>

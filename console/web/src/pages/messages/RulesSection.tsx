@@ -27,36 +27,38 @@ export function RulesSection({ namespace, mayEdit }: { namespace: string; mayEdi
       <ErrorMessage error={q.error} title="Listing the rules failed" />
       {q.data &&
         (rules.length > 0 ? (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Message name</th>
-                <th scope="col">Starts</th>
-                <th scope="col">Queue</th>
-                {mayEdit && <th scope="col">Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rules.map((r) => (
-                <tr key={r.name}>
-                  <td>
-                    <Link to="/namespaces/$namespace/messages" params={{ namespace }} search={{ name: r.name }}>
-                      {r.name}
-                    </Link>
-                  </td>
-                  <td className="mono">{r.workflow_type}</td>
-                  <td className="mono">{r.queue || 'default'}</td>
-                  {mayEdit && (
-                    <td>
-                      <button type="button" className="danger" onClick={() => setDeleting(r.name)}>
-                        Delete
-                      </button>
-                    </td>
-                  )}
+          <div className="table-wrap">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Message name</th>
+                  <th scope="col">Starts</th>
+                  <th scope="col">Queue</th>
+                  {mayEdit && <th scope="col">Actions</th>}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {rules.map((r) => (
+                  <tr key={r.name}>
+                    <td>
+                      <Link to="/namespaces/$namespace/messages" params={{ namespace }} search={{ name: r.name }}>
+                        {r.name}
+                      </Link>
+                    </td>
+                    <td className="mono">{r.workflow_type}</td>
+                    <td className="mono">{r.queue || 'default'}</td>
+                    {mayEdit && (
+                      <td>
+                        <button type="button" className="danger" onClick={() => setDeleting(r.name)}>
+                          Delete
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         ) : (
           <p className="muted">No rules: a message no run waits for is kept until one does.</p>
         ))}

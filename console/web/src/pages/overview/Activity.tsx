@@ -1,6 +1,6 @@
 import { lazy, Suspense, useMemo } from 'react'
 import type { MinuteStats } from '../../api/types'
-import { formatTime } from '../../components/timeFormat'
+import { formatTime, zoneName } from '../../components/timeFormat'
 import { chartSeries, minutePoints, type Totals } from './overview'
 
 // ECharts is loaded with the first chart, not with the console.
@@ -47,7 +47,7 @@ export function Activity({ minutes, totals, since }: ActivityProps) {
             <caption className="visually-hidden">Runs started and closed per minute, the latest minute first</caption>
             <thead>
               <tr>
-                <th scope="col">Minute</th>
+                <th scope="col">Minute ({zoneName()})</th>
                 <th scope="col" className="num">
                   Started
                 </th>

@@ -4,7 +4,7 @@ import { use, type EChartsCoreOption } from 'echarts/core'
 import { useMemo } from 'react'
 import { EChart } from '../../components/EChart'
 import { cssVar, useTheme } from '../../components/theme'
-import { formatTime } from '../../components/timeFormat'
+import { formatTime, zoneName } from '../../components/timeFormat'
 import { chartSeries, type MinutePoint } from './overview'
 
 use([BarChart, LineChart, GridComponent, TooltipComponent, MarkAreaComponent])
@@ -107,7 +107,7 @@ function chartOption(points: MinutePoint[], since: Date | undefined, p: Palette)
         const t = params[0]?.value[0]
         if (t === undefined) return ''
         const rows = params.map((s) => `${s.marker}${s.seriesName}: <strong>${s.value[1] ?? 'not counted'}</strong>`)
-        return [`${hhmm(t)}–${hhmm(t + 60_000)}`, ...rows].join('<br>')
+        return [`${hhmm(t)}–${hhmm(t + 60_000)} ${zoneName(new Date(t))}`, ...rows].join('<br>')
       },
     },
     xAxis: {

@@ -1,10 +1,11 @@
 import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
-import type { EventType, HistoryEvent } from '../../api/types'
+import type { EventType, HistoryEvent, StepOptions } from '../../api/types'
 import { failureText, FailureView } from '../../components/FailureView'
 import { JsonView, PayloadView } from '../../components/JsonView'
 import { Time } from '../../components/Time'
-import { formatDuration, formatNanos } from '../../components/timeFormat'
+import { formatDuration, formatSetting } from '../../components/timeFormat'
+import { plural } from '../../components/plural'
 
 /** Events drawn at first, and added by each "show more". */
 const chunk = 500
@@ -27,7 +28,7 @@ export function History({ events, namespace }: { events: HistoryEvent[]; namespa
     <section className="card" aria-labelledby="history-title">
       <div className="card-header">
         <h2 id="history-title">History</h2>
-        <span className="muted">{events.length} events</span>
+        <span className="muted">{plural(events.length, 'event')}</span>
         <div className="spacer" />
         <button type="button" className="small" onClick={() => setOpen(new Set(visible.map((e) => e.id)))}>
           Expand all
@@ -104,9 +105,10 @@ function what(e: HistoryEvent): string {
   if (e.name) parts.push(e.name)
   if (e.seq) parts.push(`#${e.seq}`)
   if (e.attempt) parts.push(`attempt ${e.attempt}`)
-  if (e.timer) parts.push(`${formatNanos(e.timer.duration)}`)
+  if (e.timer) parts.push(formatSetting(e.timer.duration))
   if (e.child) parts.push(`child ${e.child.options.workflow_id ?? ''}${e.child.status ? ` ${e.child.status}` : ''}`)
   if (e.target) parts.push(`→ ${e.target.workflow_id}`)
+  if (e.attributes) parts.push(attributesText(e.attributes))
   if (e.reason) parts.push(`“${e.reason}”`)
   const f = failureText(e.failure)
   if (f) parts.push(f)
@@ -115,9 +117,7 @@ function what(e: HistoryEvent): string {
 
 function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace: string }) {
   const { start, child, target } = e
-  const rest = Object.fromEntries(
-    Object.entries({ step: e.step, timer: e.timer, recovery: e.recovery }).filter(([, v]) => v !== undefined),
-  )
+  const rest = Object.fromEntries(Object.entries({ recovery: e.recovery }).filter(([, v]) => v !== undefined))
   const childRun = child?.run_id && child.options.workflow_id
   return (
     <div className="event-details">
@@ -212,6 +212,44 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
           <JsonView value={child} />
         </div>
       )}
+      {e.step && (
+        <div className="detail-block">
+          <h3>Step options</h3>
+          <StepOptionsView step={e.step} />
+        </div>
+      )}
+      {e.timer && (
+        <div className="detail-block">
+          <h3>Timer</h3>
+          <dl className="facts compact">
+            <div>
+              <dt>Duration</dt>
+              <dd>{formatSetting(e.timer.duration)}</dd>
+            </div>
+            <div>
+              <dt>Fires at</dt>
+              <dd>
+                <Time value={e.timer.fire_time} millis />
+              </dd>
+            </div>
+          </dl>
+        </div>
+      )}
+      {e.attributes && (
+        <div className="detail-block">
+          <h3>Attributes set</h3>
+          <dl className="facts compact upserted">
+            {Object.entries(e.attributes)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, v]) => (
+                <div key={k}>
+                  <dt className="mono">{k}</dt>
+                  <dd>{v === '' ? <span className="muted">removed</span> : <span className="mono">{v}</span>}</dd>
+                </div>
+              ))}
+          </dl>
+        </div>
+      )}
       {Object.keys(rest).length > 0 && (
         <div className="detail-block">
           <h3>Attributes</h3>
@@ -219,6 +257,42 @@ function EventDetails({ event: e, namespace }: { event: HistoryEvent; namespace:
         </div>
       )}
     </div>
+  )
+}
+
+/** What an AttributesUpserted event set: "region=eu, tier removed". */
+function attributesText(attrs: Record<string, string>): string {
+  return Object.entries(attrs)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => (v === '' ? `${k} removed` : `${k}=${v}`))
+    .join(', ')
+}
+
+/** A step's options in words: its queue, its timeouts as durations ("5 s") and its retry policy. */
+function StepOptionsView({ step }: { step: StepOptions }) {
+  const r = step.retry
+  const facts: [string, string][] = []
+  if (step.queue) facts.push(['Queue', step.queue])
+  if (step.priority) facts.push(['Priority', String(step.priority)])
+  if (step.schedule_to_start) facts.push(['Schedule to start', formatSetting(step.schedule_to_start)])
+  if (step.start_to_close) facts.push(['Start to close', formatSetting(step.start_to_close)])
+  if (step.schedule_to_close) facts.push(['Schedule to close', formatSetting(step.schedule_to_close)])
+  if (step.heartbeat) facts.push(['Heartbeat', formatSetting(step.heartbeat)])
+  if (r?.initial_interval) facts.push(['Retry after', formatSetting(r.initial_interval)])
+  if (r?.backoff_coefficient) facts.push(['Backoff coefficient', String(r.backoff_coefficient)])
+  if (r?.maximum_interval) facts.push(['Longest retry interval', formatSetting(r.maximum_interval)])
+  if (r?.maximum_attempts) facts.push(['Attempts at most', String(r.maximum_attempts)])
+  if (r?.non_retryable_types?.length) facts.push(['Not retried on', r.non_retryable_types.join(', ')])
+  if (facts.length === 0) return <p className="muted">The defaults.</p>
+  return (
+    <dl className="facts compact step-options">
+      {facts.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
   )
 }
 

@@ -11,6 +11,7 @@ import { parseTime } from '../../components/timeFormat'
 import { Actions } from './Actions'
 import { buildGantt } from './gantt'
 import { History } from './History'
+import { NoWorker } from './NoWorker'
 import { Outcome } from './Outcome'
 import { Pending } from './Pending'
 import { refreshMs, useDescription, useHistory } from './queries'
@@ -77,6 +78,7 @@ export function RunPage() {
             <FailureView failure={d.workflow_task_failure} />
           </div>
         )}
+        {d && <NoWorker run={d} now={desc.dataUpdatedAt} />}
         {d && <Summary run={d} started={started} reset={reset} now={desc.dataUpdatedAt} />}
         <ErrorMessage error={history.error} title="Reading the history failed" />
         {events && (

@@ -1,4 +1,5 @@
 import { Link } from '@tanstack/react-router'
+import { Fragment } from 'react'
 import { decodePayload } from '../../api/payload'
 import type { SagaRecord, Tryout } from '../../api/sagas'
 import type { Payload } from '../../api/types'
@@ -6,17 +7,23 @@ import { formatBytes } from '../../components/JsonView'
 import { formatDuration, formatTime, parseTime } from '../../components/timeFormat'
 import { OutcomeBadge } from './badges'
 
-/** How many characters of an answer the table shows. */
-const previewChars = 28
+/** How many characters of an answer the table shows: a longer one is cut between two of its values. */
+const previewChars = 160
 
-/** An answer on one line, cut to previewChars, and in full (up to a point) for its title. */
+/**
+ * An answer as the table shows it: whole when it is short, else cut after
+ * its last top-level value that fits ('{"ref":"H-17",…}'), never inside a
+ * value; and in full (up to a point) for its title.
+ */
 export function answerPreview(answer: Payload | undefined): { short: string; full: string } | undefined {
   if (answer === undefined) return undefined
   const p = decodePayload(answer)
   let full: string
+  let short: string | undefined
   switch (p.kind) {
     case 'json':
       full = typeof p.value === 'string' ? p.value : JSON.stringify(p.value)
+      if (full.length > previewChars && typeof p.value === 'object' && p.value !== null) short = cutJSON(p.value)
       break
     case 'binary':
       full = `binary, ${p.size} bytes`
@@ -25,8 +32,39 @@ export function answerPreview(answer: Payload | undefined): { short: string; ful
       full = `document ${p.id}, ${p.size} bytes: the run's history loads it`
       break
   }
-  const short = full.length > previewChars ? full.slice(0, previewChars - 1) + '…' : full
+  short ??= full.length > previewChars ? full.slice(0, previewChars - 1) + '…' : full
   return { short, full: full.length > 2000 ? full.slice(0, 2000) + '…' : full }
+}
+
+/** An object or array's JSON with as many of its top-level values as fit previewChars, then "…". */
+function cutJSON(value: object): string {
+  const array = Array.isArray(value)
+  const parts = array
+    ? (value as unknown[]).map((v) => JSON.stringify(v))
+    : Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+  const [open, close] = array ? ['[', ']'] : ['{', '}']
+  const kept: string[] = []
+  let length = 2
+  for (const part of parts) {
+    if (length + part.length + 1 > previewChars - 2) break
+    kept.push(part)
+    length += part.length + 1
+  }
+  return `${open}${[...kept, '…'].join(',')}${close}`
+}
+
+/** An answer that may wrap after each comma (between two values), never inside a value that fits a line. */
+function breakable(text: string) {
+  return text.split(',').map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && (
+        <>
+          ,<wbr />
+        </>
+      )}
+      {part}
+    </Fragment>
+  ))
 }
 
 /** The document an answer is stored as, if it is one. */
@@ -134,7 +172,7 @@ export function Tryouts({ saga, now }: { saga: SagaRecord; now: number }) {
                         <span className="muted">—</span>
                       )}
                     </td>
-                    <td className="saga-answer nowrap">
+                    <td className="saga-answer">
                       {doc ? (
                         // Stored apart: the run's history loads it.
                         <Link
@@ -146,8 +184,8 @@ export function Tryouts({ saga, now }: { saga: SagaRecord; now: number }) {
                           document, {formatBytes(doc.size)}
                         </Link>
                       ) : answer ? (
-                        <code className="small" title={answer.full}>
-                          {answer.short}
+                        <code className="small answer" title={answer.full}>
+                          {breakable(answer.short)}
                         </code>
                       ) : (
                         <span className="muted">—</span>

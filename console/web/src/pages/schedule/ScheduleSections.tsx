@@ -86,7 +86,8 @@ export function NextFires({ schedule: d }: SectionProps) {
         <ol className="fires">
           {fires.map((t) => (
             <li key={t}>
-              <Time value={t} age />
+              {/* In the schedule's own zone, the one its calendar is read in. */}
+              <Time value={t} age timeZone={d.schedule.spec.time_zone || 'UTC'} />
             </li>
           ))}
         </ol>

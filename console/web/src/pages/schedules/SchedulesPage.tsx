@@ -134,7 +134,13 @@ function SchedulesTable({ namespace, schedules }: { namespace: string; schedules
               <td>
                 <ScheduleState paused={s.paused ?? false} />
               </td>
-              <td>{s.paused ? <span className="muted">—</span> : <Time value={s.next_fire} age />}</td>
+              <td>
+                {s.paused ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <Time value={s.next_fire} age timeZone={s.spec?.time_zone || 'UTC'} />
+                )}
+              </td>
               <td>
                 <Time value={s.create_time} />
               </td>

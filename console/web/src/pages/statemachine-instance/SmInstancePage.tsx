@@ -17,7 +17,7 @@ import { ManageForm } from './ManageForm'
 // ECharts is loaded with the first chart, not with the console.
 const GanttChart = lazy(() => import('../run/GanttChart'))
 // React Flow and dagre load with the first graph.
-const StateMachineGraph = lazy(() => import('../../components/StateMachineGraph'))
+const StateMachineGraph = lazy(() => import('../../components/ReadableSmGraph'))
 
 const route = getRouteApi('/statemachine-instances/$namespace/$id')
 

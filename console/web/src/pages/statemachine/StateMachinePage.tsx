@@ -15,7 +15,7 @@ import { CreateForm } from './CreateForm'
 import { Instances } from './Instances'
 
 // React Flow and dagre load with the first graph, not with the console.
-const StateMachineGraph = lazy(() => import('../../components/StateMachineGraph'))
+const StateMachineGraph = lazy(() => import('../../components/ReadableSmGraph'))
 
 const route = getRouteApi('/statemachines/$type')
 

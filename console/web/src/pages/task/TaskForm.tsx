@@ -13,12 +13,15 @@ export default function TaskForm({
   initial,
   outcomes,
   pending,
+  disabled = false,
   onComplete,
 }: {
   schema: Record<string, unknown> | undefined
   initial: unknown
   outcomes: string[]
   pending: boolean
+  /** Shown but not filled in: the task is not the user's to complete (yet). */
+  disabled?: boolean
   onComplete: (outcome: string, data: unknown) => void
 }) {
   const [data, setData] = useState<unknown>(initial)
@@ -31,13 +34,20 @@ export default function TaskForm({
       onChange={(e) => setData(e.formData)}
       onSubmit={(e) => onComplete(outcome, e.formData)}
       showErrorList="top"
+      disabled={disabled}
       noHtml5Validate
       // The errors are on the form; rjsf would also log them as console errors.
       onError={() => {}}
     >
       <div className="actions">
         {outcomes.map((o) => (
-          <button key={o} type="submit" className="primary" disabled={pending} onClick={() => setOutcome(o)}>
+          <button
+            key={o}
+            type="submit"
+            className="primary"
+            disabled={pending || disabled}
+            onClick={() => setOutcome(o)}
+          >
             Complete: {o}
           </button>
         ))}

@@ -25,12 +25,16 @@ export function TaskPage() {
   const outcomes = t?.options.outcomes?.length ? t.options.outcomes : ['done']
   return (
     <section className="page" aria-labelledby="task-title">
+      {/* The way back to the inbox. */}
+      <nav aria-label="Breadcrumb" className="breadcrumb">
+        <Link to="/namespaces/$namespace/tasks" params={{ namespace }}>
+          Tasks
+        </Link>
+        <span aria-hidden="true"> / </span>
+        <span>{t?.options.title || taskId}</span>
+      </nav>
       <div className="page-header">
         <h1 id="task-title">{t?.options.title || 'Task'}</h1>
-        <div className="spacer" />
-        <Link to="/namespaces/$namespace/tasks" params={{ namespace }}>
-          Inbox
-        </Link>
       </div>
       <ErrorMessage error={q.error} title="Reading the task failed" />
       {q.isPending && <p className="muted">Loading the task…</p>}
@@ -124,15 +128,28 @@ export function TaskPage() {
               </form>
             </section>
           )}
-          {holder && (
+          {!t.outcome && (
+            // Shown before the task is claimed too, what it asks read-only.
             <section className="card" aria-labelledby="task-form-title">
               <h2 id="task-form-title">Complete</h2>
+              {!holder && (
+                <p className="notice task-form-hint">
+                  {t.status === 'open'
+                    ? 'Claim the task to fill in this form and complete it.'
+                    : t.status === 'claimed'
+                      ? `Claimed by ${t.assignee || 'someone else'}: only they can fill in this form and complete it.`
+                      : `The task is ${t.status}: it cannot be completed.`}
+                </p>
+              )}
               <Suspense fallback={<p className="muted">Loading the form…</p>}>
                 <TaskForm
+                  // Drawn anew when it becomes the user's to fill in.
+                  key={holder ? 'mine' : 'shown'}
                   schema={t.options.form}
                   initial={t.options.data}
                   outcomes={outcomes}
                   pending={act.isPending}
+                  disabled={!holder}
                   onComplete={(outcome, data) => act.mutate({ action: 'complete', outcome, data })}
                 />
               </Suspense>
