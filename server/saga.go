@@ -44,11 +44,11 @@ type SagaDecision struct {
 // business's key (default NAME-TIME-RANDOM); it runs once unless IDReuse
 // (never, failed or always) lets it run again, as a new transaction.
 type SagaRun struct {
-	Name     string          `json:"name" required:"true" max:"100"`
+	Name     string          `json:"name" required:"true" max:"100" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"`
 	Version  int32           `json:"version,omitempty" minimum:"0"`
 	Input    json.RawMessage `json:"input,omitempty" max:"16777216"`
 	ID       string          `json:"id,omitempty" max:"250"`
-	IDReuse  string          `json:"id_reuse,omitempty" max:"16"`
+	IDReuse  string          `json:"id_reuse,omitempty" pattern:"^(|never|failed|always)$"`
 	Identity string          `json:"identity,omitempty" max:"256"`
 }
 

@@ -278,8 +278,8 @@ func (f RunFilter) Validate() error {
 			return invalid(fmt.Sprintf("exclude_workflow_types[%d]", i), "empty workflow type")
 		}
 	}
-	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && !f.ClosedAfter.Before(f.ClosedBefore) {
-		return invalid("closed_before", "must be after closed_after")
+	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && f.ClosedBefore.Before(f.ClosedAfter) {
+		return invalid("closed_before", "must not be before closed_after")
 	}
 	for _, p := range []struct{ field, prefix string }{
 		{"workflow_id_prefix", f.WorkflowIDPrefix},
