@@ -335,7 +335,8 @@ type ListRequest struct {
 	ClosedAfter  time.Time `json:"closed_after,omitzero"`
 	ClosedBefore time.Time `json:"closed_before,omitzero"`
 	// ExcludeWorkflowTypes leaves out the runs of these types: Strand's own
-	// runs (SystemWorkflowTypes), for one.
+	// runs (SystemWorkflowTypes), for one. An empty type excludes
+	// nothing.
 	ExcludeWorkflowTypes []string `json:"exclude_workflow_types,omitempty" max:"32" maxvalue:"250" text:"true"`
 	// Order is the order of a list: OrderNewest (the default) or
 	// OrderOldest, by start time. A page token goes on in the order of

@@ -794,6 +794,13 @@ type StatusCounts struct {
 // statusCounts counts req's runs in each status.
 func statusCounts(ctx context.Context, svc api.Service, req api.ListRequest) (StatusCounts, error) {
 	out := StatusCounts{Counts: map[string]int64{}}
+	// The filter's statuses are ignored, but must be statuses: a request
+	// the API document refuses is refused.
+	for _, st := range req.Statuses {
+		if !st.Valid() {
+			return StatusCounts{}, api.InvalidArgument("statuses", "unknown status %d", st)
+		}
+	}
 	for st := store.StatusRunning; st.Valid(); st++ {
 		req.Statuses = []store.RunStatus{st}
 		n, err := svc.CountWorkflows(ctx, req)

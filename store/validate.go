@@ -273,11 +273,6 @@ func (f RunFilter) Validate() error {
 	if len(f.ExcludeTypes) > MaxFilterExcludeTypes {
 		return invalid("exclude_workflow_types", "%d types; at most %d", len(f.ExcludeTypes), MaxFilterExcludeTypes)
 	}
-	for i, t := range f.ExcludeTypes {
-		if t == "" {
-			return invalid(fmt.Sprintf("exclude_workflow_types[%d]", i), "empty workflow type")
-		}
-	}
 	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && f.ClosedBefore.Before(f.ClosedAfter) {
 		return invalid("closed_before", "must not be before closed_after")
 	}

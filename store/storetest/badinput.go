@@ -242,8 +242,8 @@ func testBadInput(t *testing.T, s *suite) {
 			_, err := s.st.CountRuns(s.ctx, store.RunFilter{Namespace: "default", Statuses: make([]store.RunStatus, store.MaxFilterStatuses+1)})
 			return err
 		}, store.ErrInvalidArgument},
-		{"list empty excluded type", func() error {
-			_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default", ExcludeTypes: []string{""}}})
+		{"list too many excluded types", func() error {
+			_, err := s.st.ListRuns(s.ctx, store.ListRunsRequest{RunFilter: store.RunFilter{Namespace: "default", ExcludeTypes: make([]string, store.MaxFilterExcludeTypes+1)}})
 			return err
 		}, store.ErrInvalidArgument},
 		{"count closed range backwards", func() error {
