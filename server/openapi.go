@@ -33,6 +33,8 @@ import (
 //	max:"N"           a limit in bytes for a string or []byte, in entries
 //	                  for a map or a slice
 //	pattern:"RE"      a string's regular expression
+//	enum:"A,B"        a string's only values ("" among them when it starts
+//	                  with a comma)
 //	keys:"nonempty"   a map's keys are not empty
 //	zero:"default"    with minimum: 0 is taken too (it means the default)
 //	text:"true"       a string (or a map's keys and values) without NUL
@@ -551,6 +553,13 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	}
 	if v := f.Tag.Get("pattern"); v != "" {
 		constraints["pattern"] = v // ECMA-262, as JSON Schema has it: Go's regexp lacks lookahead
+	}
+	if v, ok := f.Tag.Lookup("enum"); ok {
+		var vals []any
+		for _, val := range strings.Split(v, ",") {
+			vals = append(vals, val)
+		}
+		constraints["enum"] = vals
 	}
 	if v := f.Tag.Get("maxvalue"); v != "" {
 		n := mustInt(f, "maxvalue", v)

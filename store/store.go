@@ -520,8 +520,8 @@ func CountExcluding(ctx context.Context, f RunFilter, count func(context.Context
 	}
 	var seen []string
 	for _, t := range f.ExcludeTypes {
-		if slices.Contains(seen, t) {
-			continue
+		if t == "" || slices.Contains(seen, t) {
+			continue // "" excludes nothing: no run is of no type
 		}
 		seen = append(seen, t)
 		one := all

@@ -273,9 +273,6 @@ func (f RunFilter) Validate() error {
 	if len(f.ExcludeTypes) > MaxFilterExcludeTypes {
 		return invalid("exclude_workflow_types", "%d types; at most %d", len(f.ExcludeTypes), MaxFilterExcludeTypes)
 	}
-	if !f.ClosedAfter.IsZero() && !f.ClosedBefore.IsZero() && f.ClosedBefore.Before(f.ClosedAfter) {
-		return invalid("closed_before", "must not be before closed_after")
-	}
 	for _, p := range []struct{ field, prefix string }{
 		{"workflow_id_prefix", f.WorkflowIDPrefix},
 		{"business_key_prefix", f.BusinessKeyPrefix},

@@ -331,6 +331,10 @@ func countFilters(base time.Time) []store.RunFilter {
 		with(func(f *store.RunFilter) { f.ClosedAfter, f.ClosedBefore = at(1, 0), at(4, 0) }),
 		with(func(f *store.RunFilter) { f.ClosedBefore, f.Type = at(3, 0), "order" }),
 		with(func(f *store.RunFilter) { f.ClosedAfter, f.ExcludeTypes = at(2, 0), []string{"order"} }),
+		// A range that ends before it starts matches nothing; an empty
+		// type excludes nothing.
+		with(func(f *store.RunFilter) { f.ClosedAfter, f.ClosedBefore = at(4, 0), at(1, 0) }),
+		with(func(f *store.RunFilter) { f.ExcludeTypes = []string{""} }),
 	)
 	return fs
 }
