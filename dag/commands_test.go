@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -544,6 +545,66 @@ tasks:
 	for _, r := range page.Runs {
 		if r.BusinessKey != "daily" {
 			t.Errorf("instance %s has business key %q", r.WorkflowID, r.BusinessKey)
+		}
+	}
+
+	// In a schedule's time zone, the business dates are that zone's:
+	// 02:00 in Shanghai is 18:00 UTC the day before, and 23:00 in Los
+	// Angeles is the next day in UTC, across its change to daylight
+	// saving time on 2026-03-08.
+	for _, z := range []struct {
+		zone, cron string
+		start      [3]int
+		want       []string
+	}{
+		{"Asia/Shanghai", "0 2 * * *", [3]int{2026, 1, 1}, []string{"20260101_20251231_20251231", "20260102_20260101_20260101", "20260103_20260102_20260102"}},
+		{"America/Los_Angeles", "0 23 * * *", [3]int{2026, 3, 7}, []string{"20260307_20260306_20260306", "20260308_20260307_20260307", "20260309_20260308_20260308"}},
+	} {
+		loc, err := time.LoadLocation(z.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "daily-" + strings.ToLower(strings.ReplaceAll(z.zone, "/", "-"))
+		zdir := t.TempDir()
+		e.apply(fmt.Sprintf(`name: %s
+params: {day: '$[yyyyMMdd-1]'}
+tasks:
+  - {name: mark, type: shell, script: 'touch %s/${system.biz.curdate}_${day}_${system.biz.date}'}
+`, name, zdir))
+		action, err := dag.ScheduleAction(dag.RunInput{DAG: name, TimeZone: z.zone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.sched.CreateSchedule(e.ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: name},
+			Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: []string{z.cron}, TimeZone: z.zone}, Action: action, Paused: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := time.Date(z.start[0], time.Month(z.start[1]), z.start[2], 0, 0, 0, 0, loc)
+		err = e.sched.BackfillSchedule(e.ctx, api.BackfillScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: name},
+			Start: from, End: from.AddDate(0, 0, 3), Parallelism: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			entries, _ := os.ReadDir(zdir)
+			var got []string
+			for _, en := range entries {
+				got = append(got, en.Name())
+			}
+			if slices.Equal(got, z.want) {
+				break
+			}
+			if time.Now().After(deadline) || len(got) >= len(z.want) {
+				t.Fatalf("%s: the backfilled instances' dates (curdate_$[yyyyMMdd-1]_biz.date) are %v; want %v", z.zone, got, z.want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		for _, r := range e.instances(name, 3).Runs {
+			if d := r.Attributes[dag.AttrDate]; !slices.Contains([]string{z.want[0][:8], z.want[1][:8], z.want[2][:8]}, d) {
+				t.Errorf("%s: instance %s has business date %q; want one of the zone's", z.zone, r.WorkflowID, d)
+			}
 		}
 	}
 }

@@ -32,6 +32,34 @@ type RunInput struct {
 	// ScheduleTime is the business time the time expressions count from;
 	// zero: the schedule's fire time, or the instance's start.
 	ScheduleTime time.Time `json:"schedule_time,omitzero"`
+	// TimeZone is the IANA time zone (such as Asia/Shanghai) the business
+	// dates, time expressions and system parameters are computed in: a
+	// schedule's zone; empty: UTC.
+	TimeZone string `json:"time_zone,omitempty"`
+}
+
+// BusinessTime returns at in the instance's time zone: the time its
+// business dates, time expressions and system parameters count from.
+// Without a zone, at is as given (a schedule's fire time is in UTC).
+func (in RunInput) BusinessTime(at time.Time) (time.Time, error) {
+	if in.TimeZone == "" {
+		return at, nil
+	}
+	loc, err := loadZone(in.TimeZone)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return at.In(loc), nil
+}
+
+// loadZone returns the IANA time zone name, refusing the machine's own
+// ("Local"), which differs from one worker to the next.
+func loadZone(name string) (*time.Location, error) {
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		return nil, api.InvalidArgument("time_zone", "%q is not an IANA time zone (such as Asia/Shanghai or UTC)", name)
+	}
+	return loc, nil
 }
 
 // Check reports the first invalid option of in, as an invalid argument.
@@ -43,6 +71,11 @@ func (in RunInput) Check() error {
 		return api.InvalidArgument("failure_strategy", "%q: want end or continue", in.FailureStrategy)
 	case in.Priority != "" && in.Priority.level() == 0:
 		return api.InvalidArgument("priority", "%q: want highest, high, medium, low or lowest", in.Priority)
+	}
+	if in.TimeZone != "" {
+		if _, err := loadZone(in.TimeZone); err != nil {
+			return err
+		}
 	}
 	if w := in.Warning; w != nil {
 		switch w.Type {

@@ -63,6 +63,7 @@ type interpreter struct {
 	inst    Instance
 	index   map[string]int
 	base    time.Time
+	zone    string // the IANA time zone of base, or empty
 	group   string
 	prio    Priority
 	warning Warning
@@ -92,9 +93,13 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	if base.IsZero() {
 		base = workflow.Now(ctx)
 	}
+	base, err := in.BusinessTime(base)
+	if err != nil {
+		return nil, workflow.NewError(ErrorInvalid, err.Error(), true)
+	}
 	// Answered from the start: until the definition is read, the instance
 	// is submitted.
-	ip := &interpreter{base: base, index: map[string]int{}, cancels: map[string]workflow.CancelFunc{}}
+	ip := &interpreter{base: base, zone: in.TimeZone, index: map[string]int{}, cancels: map[string]workflow.CancelFunc{}}
 	ip.inst = Instance{DAG: in.DAG, Version: in.Version, State: StateSubmitted, ScheduleTime: base, StartTime: workflow.Now(ctx), Tasks: []TaskInstance{}}
 	workflow.SetQueryHandler(ctx, QueryInstance, func(struct{}) (*Instance, error) { return &ip.inst, nil })
 	_, ip.memo.on = info.Memo[MemoInstance]

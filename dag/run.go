@@ -92,7 +92,7 @@ func (ip *interpreter) run(ctx workflow.Context, i int, t Task, vars map[string]
 			local[k] = vars[k]
 		}
 		ti.Child = ip.instanceID + "." + t.Name
-		in := RunInput{DAG: t.DAG, Version: t.Version, Params: local, ScheduleTime: ip.base, WorkerGroup: ip.group}
+		in := RunInput{DAG: t.DAG, Version: t.Version, Params: local, ScheduleTime: ip.base, TimeZone: ip.zone, WorkerGroup: ip.group}
 		opts := workflow.ChildOptions{WorkflowID: ti.Child, Queue: Queue, BusinessKey: t.DAG, Attributes: map[string]string{AttrDAG: t.DAG}}
 		if ip.memo.on {
 			// Listed and read as submitted until a worker runs it.

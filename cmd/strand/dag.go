@@ -204,6 +204,7 @@ func newDAGCommand() *cobra.Command {
 		group      string
 		strategy   string
 		scheduleAt string
+		runZone    string
 		from       []string
 		wait       bool
 	)
@@ -215,7 +216,7 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := dag.RunInput{DAG: args[0], Version: version, WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), StartFrom: from}
+			in := dag.RunInput{DAG: args[0], Version: version, WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), StartFrom: from, TimeZone: runZone}
 			switch in.FailureStrategy {
 			case "", dag.FailureEnd, dag.FailureContinue:
 			default:
@@ -247,6 +248,7 @@ func newDAGCommand() *cobra.Command {
 	rf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
 	rf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
 	rf.StringVar(&scheduleAt, "schedule-time", "", "the business time time expressions count from (RFC 3339; default now)")
+	rf.StringVar(&runZone, "time-zone", "", "the IANA time zone business dates and time expressions are computed in (default UTC, or --schedule-time's offset)")
 	rf.StringSliceVar(&from, "start-from", nil, "start at these tasks; those they do not lead to count as succeeded")
 	rf.BoolVar(&wait, "wait", false, "wait for the instance to end and print its tasks")
 
@@ -416,7 +418,9 @@ func newDAGCommand() *cobra.Command {
 			if !rel.Online {
 				return fmt.Errorf("%w: %s is offline: put it online first (strand dag online %s)", api.ErrFailedPrecondition, args[0], args[0])
 			}
-			in := dag.RunInput{DAG: args[0], WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), Priority: dag.Priority(priority)}
+			// The instances compute their business dates in the zone the
+			// cron expressions are read in.
+			in := dag.RunInput{DAG: args[0], WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), Priority: dag.Priority(priority), TimeZone: timeZone}
 			if warnType != "" {
 				in.Warning = &dag.Warning{Type: dag.WarningType(warnType), Group: warnGroup}
 			}
@@ -441,7 +445,7 @@ func newDAGCommand() *cobra.Command {
 	}
 	sf := sched.Flags()
 	sf.StringArrayVar(&cronSpecs, "cron", nil, "a cron expression (repeat for several calendars)")
-	sf.StringVar(&timeZone, "time-zone", "", "the IANA time zone of the cron expressions (default UTC)")
+	sf.StringVar(&timeZone, "time-zone", "", "the IANA time zone of the cron expressions and of the business dates (default UTC)")
 	sf.StringVar(&schedID, "id", "", "the schedule's id (default dag-NAME)")
 	sf.StringArrayVar(&params, "param", nil, "a start parameter NAME=VALUE (repeat)")
 	sf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")

@@ -62,6 +62,17 @@ tasks:
 	if out, _ := cli("dag", "logs", "etl-1", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
 		t.Fatalf("logs: %s", out)
 	}
+	// In a time zone: 18:00 UTC on February 28 is March 1 in Shanghai.
+	out, code = cli("dag", "run", "etl", "--id", "etl-zone", "--schedule-time", "2026-02-28T18:00:00Z", "--time-zone", "Asia/Shanghai", "--wait")
+	if code != 0 || !strings.Contains(out, "etl version 1: success") {
+		t.Fatalf("run --time-zone: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "logs", "etl-zone", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
+		t.Fatalf("logs of the run in Asia/Shanghai: %s", out)
+	}
+	if out, code := cli("dag", "run", "etl", "--time-zone", "Mars/Olympus"); code == 0 || !strings.Contains(out, `"Mars/Olympus" is not an IANA time zone`) {
+		t.Fatalf("run in an unknown time zone: exit %d: %s", code, out)
+	}
 	// The instance's attributes: listed by state, by the DAG's commands and
 	// by the generic ones.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
