@@ -61,6 +61,10 @@ type Applied struct {
 	// Changed says a new version was stored.
 	Changed bool
 	Release Release
+	// Warnings are what may fail later but did not stop the apply: a
+	// sub_process or a dependent naming a DAG that does not exist (it may
+	// be applied later), each at its line and column.
+	Warnings []Problem
 }
 
 // Apply checks a definition's text and stores it as a new version when it
@@ -94,7 +98,33 @@ func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline boo
 		}
 	}
 	a.Release = rel
+	if a.Warnings, err = c.checkReferences(ctx, def); err != nil {
+		return Applied{}, err
+	}
 	return a, nil
+}
+
+// checkReferences warns of each DAG the definition names that does not
+// exist, or is deleted: it may be applied later, so it is no error.
+func (c *Catalog) checkReferences(ctx context.Context, def *Definition) ([]Problem, error) {
+	var warnings []Problem
+	exists := map[string]bool{}
+	for _, r := range def.refs {
+		ok, seen := exists[r.dag]
+		if !seen {
+			rel, found, err := c.release(ctx, r.dag)
+			if err != nil {
+				return nil, err
+			}
+			ok = found && !rel.Deleted
+			exists[r.dag] = ok
+		}
+		if !ok {
+			warnings = append(warnings, Problem{Pos: r.pos, Field: r.field,
+				Message: fmt.Sprintf("no DAG %q to %s (apply it before running %s)", r.dag, r.what, def.Name)})
+		}
+	}
+	return warnings, nil
 }
 
 func (c *Catalog) release(ctx context.Context, name string) (Release, bool, error) {

@@ -291,6 +291,8 @@ func (p *parser) checkTask(d *Definition, i int, index map[string]int, ancestors
 		need("a definition to run (dag)", t.DAG)
 		if t.DAG == d.Name {
 			p.failAt(f+".dag", "a definition may not run itself as a sub-process")
+		} else if t.DAG != "" {
+			d.refs = append(d.refs, reference{dag: t.DAG, field: f + ".dag", pos: p.pos[f+".dag"], what: "run as a sub-process"})
 		}
 	case TypeConditions:
 		if t.When == nil || len(t.When.Tasks) == 0 {
@@ -345,6 +347,12 @@ func (p *parser) checkTask(d *Definition, i int, index map[string]int, ancestors
 			df := fmt.Sprintf("%s.depends[%d]", f, j)
 			if dep.DAG == "" {
 				p.failAt(df, "a dependency needs a definition (dag)")
+			} else if dep.DAG != d.Name {
+				field := df + ".dag"
+				if _, ok := p.pos[field]; !ok {
+					field = df
+				}
+				d.refs = append(d.refs, reference{dag: dep.DAG, field: field, pos: p.pos[field], what: "depend on"})
 			}
 			if dep.Date != "" {
 				templates[fmt.Sprintf("depends[%d].date", j)] = dep.Date

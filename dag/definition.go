@@ -38,6 +38,19 @@ type Definition struct {
 	WorkerGroup string `json:"worker_group,omitempty"`
 	// Priority is the default priority of the tasks.
 	Priority Priority `json:"priority,omitempty"`
+
+	// refs are the other DAGs the tasks name (sub_process and dependent),
+	// each at its place in the file, for Apply's warnings.
+	refs []reference
+}
+
+// reference is a task's naming of another DAG.
+type reference struct {
+	dag   string
+	field string
+	pos   Pos
+	// what the task does with it, for the warning ("run as a sub-process").
+	what string
 }
 
 // FailureStrategy says what the first failed task does to the instance.

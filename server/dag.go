@@ -36,6 +36,10 @@ type DAGApplied struct {
 	SHA1    string      `json:"sha1"`
 	Changed bool        `json:"changed"`
 	Release dag.Release `json:"release"`
+	// Warnings are what did not stop the apply but may fail a run: a
+	// sub_process or a dependent naming a DAG that does not exist (yet),
+	// each with its line and column.
+	Warnings []dag.Problem `json:"warnings,omitempty"`
 }
 
 // DAGList is the DAGs.
@@ -139,7 +143,7 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			if err != nil {
 				return DAGApplied{}, err
 			}
-			return DAGApplied{Name: a.Definition.Name, Version: a.Version, SHA1: a.SHA1, Changed: a.Changed, Release: a.Release}, nil
+			return DAGApplied{Name: a.Definition.Name, Version: a.Version, SHA1: a.SHA1, Changed: a.Changed, Release: a.Release, Warnings: a.Warnings}, nil
 		})},
 		{"GET", dags, "List the DAGs with their current version and release state", get(h, func(ctx context.Context, _ *http.Request) (DAGList, error) {
 			all, err := catalog.List(ctx)

@@ -53,6 +53,9 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return definitionFileError(err, file)
 			}
+			for _, w := range a.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", file, w)
+			}
 			return o.print(cmd.OutOrStdout(), a, func(tw *tabwriter.Writer) {
 				what := "unchanged"
 				if a.Changed {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,6 +40,51 @@ func TestDAGVerbs(t *testing.T) {
 	if out, _ := cli("dag", "list"); strings.Contains(out, "etl") {
 		t.Fatalf("a refused definition was stored: %s", out)
 	}
+	// References: a sub_process or a dependent naming a DAG that does not
+	// exist (yet) is stored with a warning at its line and column; a DAG
+	// running itself as a sub_process is refused and stores nothing.
+	refs := filepath.Join(dir, "refs.yaml")
+	os.WriteFile(refs, []byte("name: refs\ntasks:\n  - {name: child, type: sub_process, dag: nope-child}\n  - name: wait\n    type: dependent\n    depends:\n      - {dag: nope-dag}\n"), 0o644)
+	out, code := cli("dag", "apply", "-f", refs)
+	if code != 0 || !strings.Contains(out, "refs version 1 stored") ||
+		strings.Count(out, "warning: ") != 2 ||
+		!strings.Contains(out, `/refs.yaml: line 3, column 43: tasks[0].dag: no DAG "nope-child" to run as a sub-process (apply it before running refs)`) ||
+		!strings.Contains(out, `/refs.yaml: line 7, column 15: tasks[1].depends[0].dag: no DAG "nope-dag" to depend on (apply it before running refs)`) {
+		t.Fatalf("apply with missing references: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "list"); !strings.Contains(out, "refs") {
+		t.Fatalf("a definition with warnings was not stored: %s", out)
+	}
+	// The API returns the warnings; a DAG that exists is no warning.
+	body, _ := json.Marshal(map[string]string{"text": "name: refs-api\ntasks:\n  - {name: child, type: sub_process, dag: refs}\n  - {name: wait, type: dependent, depends: [{dag: nope-dag}]}\n"})
+	res, err := http.Post(url+"/api/v1/dags", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied struct {
+		Version  int32
+		Warnings []struct {
+			Line, Column   int
+			Field, Message string
+		}
+	}
+	err = json.NewDecoder(res.Body).Decode(&applied)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK || applied.Version != 1 || len(applied.Warnings) != 1 ||
+		applied.Warnings[0].Line != 4 || applied.Warnings[0].Column != 51 || applied.Warnings[0].Field != "tasks[1].depends[0].dag" ||
+		!strings.Contains(applied.Warnings[0].Message, `no DAG "nope-dag" to depend on`) {
+		t.Fatalf("apply through the API: %s, %v: %+v", res.Status, err, applied)
+	}
+	self := filepath.Join(dir, "selfish.yaml")
+	os.WriteFile(self, []byte("name: selfish\ntasks:\n  - {name: me, type: sub_process, dag: selfish}\n"), 0o644)
+	if out, code := cli("dag", "apply", "-f", self); code != 2 || !strings.Contains(out, "selfish.yaml: invalid definition: line 3, column 40: tasks[0].dag: a definition may not run itself as a sub-process") {
+		t.Fatalf("self-reference: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "list"); strings.Contains(out, "selfish") {
+		t.Fatalf("a refused definition was stored: %s", out)
+	}
+	cli("dag", "delete", "refs")
+	cli("dag", "delete", "refs-api")
 	good := filepath.Join(dir, "etl.yaml")
 	os.WriteFile(good, []byte(`name: etl
 params: {day: '$[yyyyMMdd-1]'}
@@ -55,7 +103,7 @@ tasks:
 	if out, code := cli("dag", "apply", "-f", good); code != 0 || !strings.Contains(out, "etl version 1 unchanged") {
 		t.Fatalf("apply again: exit %d: %s", code, out)
 	}
-	out, code := cli("dag", "run", "etl", "--id", "etl-1", "--schedule-time", "2026-03-01T06:00:00Z", "--wait")
+	out, code = cli("dag", "run", "etl", "--id", "etl-1", "--schedule-time", "2026-03-01T06:00:00Z", "--wait")
 	if code != 0 || !strings.Contains(out, "etl version 1: success") || !strings.Contains(out, "rows=12") {
 		t.Fatalf("run: exit %d: %s", code, out)
 	}
