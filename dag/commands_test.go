@@ -408,9 +408,10 @@ tasks:
 	}
 }
 
-// workerKilled: a worker SIGKILLed mid-task has the task retried by its
-// retry policy on another worker. It takes the heartbeat timeout (15s)
-// for the engine to see the task's worker gone.
+// workerKilled: a worker SIGKILLed mid-task takes its task's processes
+// with it (the script and the script's children), and the task is retried
+// by its retry policy on another worker. It takes the heartbeat timeout
+// (15s) for the engine to see the task's worker gone.
 //
 // It runs in a namespace of its own with workers of its own, so that the
 // kill stops no work of the other subtests (every worker also runs the
@@ -420,9 +421,8 @@ func workerKilled(t *testing.T, e *env) {
 	e.startWorker("c1")
 	e.startWorker("c2")
 	dir := t.TempDir()
-	// The first attempt runs until it is killed (the test kills its
-	// process group, which outlives its worker, once the worker is
-	// dead); the retry ends at once.
+	// The first attempt runs until it is killed, with a child of its own;
+	// the retry ends at once.
 	e.apply(fmt.Sprintf(`name: crashy
 tasks:
   - name: work
@@ -431,21 +431,30 @@ tasks:
     retry_interval: 1s
     script: |
       echo attempt >> %[1]s/attempts
-      if [ "$(wc -l < %[1]s/attempts)" -eq 1 ]; then echo $$ > %[1]s/first; sleep 300; fi
+      if [ "$(wc -l < %[1]s/attempts)" -eq 1 ]; then
+        sleep 300 &
+        echo $$ $! > %[1]s/first.tmp; mv %[1]s/first.tmp %[1]s/first
+        wait
+      fi
 `, dir))
-	first := func() int {
+	first := func() []int {
 		b, _ := os.ReadFile(filepath.Join(dir, "first"))
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		return pid
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			if pid, _ := strconv.Atoi(f); pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
 	}
 	t.Cleanup(func() {
-		if pid := first(); pid > 0 {
-			syscall.Kill(-pid, syscall.SIGKILL)
+		for _, pid := range first() {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 	id := e.start(dag.RunInput{DAG: "crashy"})
-	e.waitFor(id, "the first attempt", 30*time.Second, func(*dag.Instance) bool { return first() > 0 })
-	pid := first()
+	e.waitFor(id, "the first attempt", 30*time.Second, func(*dag.Instance) bool { return len(first()) == 2 })
+	pids := first()
 	// Which worker runs it: the one of this namespace whose process has a
 	// bash child.
 	var victim string
@@ -464,7 +473,16 @@ tasks:
 	e.mu.Lock()
 	delete(e.workers, victim)
 	e.mu.Unlock()
-	syscall.Kill(-pid, syscall.SIGKILL)
+	// The script (bash) and its child (sleep) die with their worker.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for !procGone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d of the killed worker's task still runs; want it dead with its worker", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	inst := e.wait(id)
 	if inst.State != dag.StateSuccess {
 		t.Fatalf("after the worker was killed: %s", states0(inst))
@@ -475,6 +493,18 @@ tasks:
 	if b, _ := os.ReadFile(filepath.Join(dir, "attempts")); strings.Count(string(b), "attempt") != 2 {
 		t.Fatalf("attempts: %q; want the killed one and its retry", b)
 	}
+}
+
+// procGone reports whether process pid is gone: no longer there, or a
+// zombie (an orphan that init has not reaped yet holds nothing).
+func procGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
 }
 
 // hasChild reports whether process pid has a child named name (started

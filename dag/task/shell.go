@@ -92,7 +92,10 @@ var setValueRE = regexp.MustCompile(`\$\{setValue\(\s*([^=()\s]+)\s*=(.*?)\)\}`)
 // whole process group gets SIGTERM, then SIGKILL after sh.KillGrace if
 // anything is left, and the error wraps context.Cause(ctx). Processes the
 // script left behind in its group are killed when bash exits: a task's
-// processes end with it. The working directory is removed.
+// processes end with it. They also end with the worker: when the worker
+// process dies (even by SIGKILL), a watchdog process SIGKILLs the group,
+// and on Linux bash gets the parent-death signal. The working directory
+// is removed.
 func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error) {
 	if err := context.Cause(ctx); err != nil {
 		return ShellResult{}, fmt.Errorf("shell task not started: %w", err)
@@ -138,6 +141,10 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 	cmd.Stdout = outW // *os.File: the child gets the descriptor, exec copies nothing
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeath(cmd.SysProcAttr)
+	// The parent-death signal is sent when the starting thread exits: keep
+	// this goroutine on it until bash has been waited for.
+	defer lockThread()()
 	err = cmd.Start()
 	// The child holds its own copies of the write ends; ours must go so
 	// that the readers see EOF once the script's processes are gone.
@@ -147,6 +154,13 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 		return ShellResult{}, fmt.Errorf("shell task: start bash: %w", err)
 	}
 	pid := cmd.Process.Pid
+	stopWatchdog, err := startWatchdog(pid)
+	if err != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		cmd.Wait()
+		return ShellResult{}, err
+	}
+	defer stopWatchdog()
 
 	lw := &lineWriter{w: log}
 	outputs := map[string]string{}
@@ -225,6 +239,36 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 		return res, fmt.Errorf("shell task: write log: %w", lw.err)
 	}
 	return res, nil
+}
+
+// startWatchdog starts the process that kills process group pgid when the
+// worker dies, however it dies: a bash, in a process group of its own so
+// that signals to the worker's group pass it by, reading a pipe whose
+// write end only the worker holds. The worker's death closes the pipe, and
+// on that end of file the watchdog SIGKILLs the group, the script's
+// children included (the parent-death signal reaches bash alone). The
+// returned stop ends the watchdog without its killing anything; call it
+// once the group is gone.
+func startWatchdog(pgid int) (stop func(), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("shell task: watchdog pipe: %w", err)
+	}
+	cmd := exec.Command("bash", "-c", `trap '' HUP INT QUIT TERM; read -r line || kill -KILL -- "-$1"`,
+		"strand-shell-watchdog", strconv.Itoa(pgid))
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("shell task: start watchdog: %w", err)
+	}
+	return func() {
+		w.Write([]byte("done\n"))
+		w.Close()
+		cmd.Wait()
+	}, nil
 }
 
 // shellEnv is the worker's environment plus add, whose names are sorted.
