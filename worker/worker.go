@@ -458,33 +458,21 @@ type stepRuntime struct {
 }
 
 // autoHeartbeat heartbeats for the step (api.StepTask.AutoHeartbeat)
-// five times per heartbeat timeout until stop is called.
+// five times per heartbeat timeout until stop is called, carrying on the
+// details of its last heartbeat. ctx is the step's.
 func (r *stepRuntime) autoHeartbeat(ctx context.Context) (stop func()) {
 	r.last = r.t.HeartbeatDetails
 	every := max(r.t.HeartbeatTimeout/5, 10*time.Millisecond)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.mu.Lock()
-				last := r.last
-				r.mu.Unlock()
-				_ = r.beat(ctx, last)
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+	return step.HeartbeatEvery(ctx, every, func() any {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return carried(r.last)
+	})
 }
+
+// carried are heartbeat details encoded already: those an automatic
+// heartbeat carries on, sent as they are.
+type carried api.Value
 
 func (r *stepRuntime) AuditDetail(name string, value any) error { return r.details.Set(name, value) }
 
@@ -497,14 +485,18 @@ func (r *stepRuntime) Info() step.Info {
 }
 
 func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
-	p, err := sdk.Encode(details)
-	if err != nil {
-		return err
+	p, ok := details.(carried)
+	if !ok {
+		b, err := sdk.Encode(details)
+		if err != nil {
+			return err
+		}
+		p = b
 	}
 	r.mu.Lock()
-	r.last = p
+	r.last = api.Value(p)
 	r.mu.Unlock()
-	return r.beat(ctx, p)
+	return r.beat(ctx, api.Value(p))
 }
 
 // beat sends a heartbeat with details p.
