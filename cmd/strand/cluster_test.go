@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -416,6 +417,17 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	// cores ran ten times as many busy threads took past 3 minutes.
 	wctx, wcancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer wcancel()
+	// n1 was killed and n2 paused: their shards were taken over. A node
+	// that a busy machine starved past its TTL lost its lease too, and
+	// says so in its log: a takeover from it is as expected.
+	lapsed := map[string]bool{"n1": true, "n2": true}
+	mu.Lock()
+	for _, n := range nodes {
+		if b, _ := os.ReadFile(n.log); strings.Contains(string(b), "node lease expired") {
+			lapsed[n.id] = true
+		}
+	}
+	mu.Unlock()
 	var recovered atomic.Int64
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -423,7 +435,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			checkClusterRun(t, wctx, usable, id, &recovered)
+			checkClusterRun(t, wctx, usable, id, lapsed, &recovered)
 		})
 	}
 	wg.Wait()
@@ -470,7 +482,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 }
 
 // checkClusterRun waits for workflow id to complete and checks its history.
-func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, id string, recovered *atomic.Int64) {
+func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, id string, lapsed map[string]bool, recovered *atomic.Int64) {
 	var res api.Result
 	for {
 		up := usable()
@@ -528,9 +540,9 @@ func checkClusterRun(t *testing.T, ctx context.Context, usable func() []*node, i
 		recovered.Add(1)
 	}
 	for from, n := range takeovers {
-		// n1 was killed and n2 paused: one takeover each.
-		if n > 1 || from != "n1" && from != "n2" {
-			t.Errorf("%s: %d RunRecovered events for a takeover from %s; want at most one, from n1 or n2", id, n, from)
+		// One takeover from each node that lost its shards.
+		if n > 1 || !lapsed[from] {
+			t.Errorf("%s: %d RunRecovered events for a takeover from %s; want at most one, from a node that lost its lease (%v)", id, n, from, slices.Sorted(maps.Keys(lapsed)))
 		}
 	}
 	if len(completed) != 3 {
