@@ -30,9 +30,9 @@ func newWorkerCommand() *cobra.Command {
 		identity    string
 		stopWait    time.Duration
 		// issue 35: tenants, python and big-data tasks
-		tenants    []string
-		anyTenant  bool
-		tools      task.Tools
+		tenants   []string
+		anyTenant bool
+		tools     task.Tools
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
