@@ -26,7 +26,7 @@ func TestDAGsGuideTenantsAndTaskTypes(t *testing.T) {
 	}{
 		{"### Example: tenants", true, []string{"whoami version 1 stored", "running as nobody on queue root.etl", "nobody on queue root.adhoc"}},
 		{"### Example: big-data tasks", false, []string{"nightly-report version 1 stored", "rows=42",
-			"command: /", "spark-submit got: --master yarn --deploy-mode cluster --class com.example.Aggregate --driver-memory 1g --num-executors 4 --executor-memory 2g --queue root.reports /opt/jobs/report.jar --day 20260228 --rows 42"}},
+			"command: ", "spark-submit got: --master yarn --deploy-mode cluster --class com.example.Aggregate --driver-memory 1g --num-executors 4 --executor-memory 2g --queue root.reports /opt/jobs/report.jar --day 20260228 --rows 42"}},
 	} {
 		t.Run(ex.heading, func(t *testing.T) {
 			if ex.root && os.Geteuid() != 0 {
