@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/dag"
 )
 
@@ -52,7 +53,11 @@ func tenantRoutes(h *handler, svc dag.Service) []Route {
 			return catalog.UpdateTenant(ctx, r.PathValue("name"), dag.TenantChange{User: req.User, Queue: req.Queue, Description: req.Description}, req.Identity)
 		})},
 		{"DELETE", one, "Delete a tenant (tasks naming it fail from then on)", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
-			return struct{}{}, catalog.DeleteTenant(ctx, r.PathValue("name"), "")
+			by := ""
+			if id, ok := access.FromContext(ctx); ok {
+				by = id.Name
+			}
+			return struct{}{}, catalog.DeleteTenant(ctx, r.PathValue("name"), by)
 		})},
 	}
 }
