@@ -41,9 +41,9 @@ func newWorkerCommand() *cobra.Command {
 tasks of its worker groups, and runs them: shell scripts (bash, in a fresh directory), HTTP
 calls and SQL statements against the named data sources, python scripts, stored procedures,
 and the command lines of spark, flink, mr (hadoop jar), datax and sqoop tasks. A task naming
-a tenant runs as the tenant's OS user on a worker allowed to (--tenant, --run-as-tenants). It also runs the sagas defined in
-YAML (strand saga apply): their interpreter, and the HTTP calls and compensations of its
-worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
+a tenant runs as the tenant's OS user on a worker allowed to (--tenant, --run-as-tenants).
+It also runs the sagas defined in YAML (strand saga apply): their interpreter, and the HTTP
+calls and compensations of its worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
 group, and a worker that dies has its tasks retried elsewhere by their retry policy.`,
 		Example: `  strand worker --server http://127.0.0.1:8233 --group default --concurrency 8 \
       --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db`,
