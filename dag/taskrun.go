@@ -22,8 +22,6 @@ const (
 	// exist on the worker, or the worker may not run tasks as it. It is
 	// not retried.
 	ErrorTenant = "strand.dag.tenant"
-	// ErrorDataSource: a task's data source is unknown or cannot serve it.
-	ErrorDataSource = "strand.dag.datasource"
 )
 
 // runProcess runs a task that runs a process (shell, python, and the
@@ -140,7 +138,7 @@ func (r *TaskRunner) tenantOf(ctx context.Context, t Task) (*task.User, string, 
 // source, found as a sql task's is.
 func (r *TaskRunner) runProcedure(ctx context.Context, t Task, log io.Writer) (TaskResult, error) {
 	if r.DataSources == nil {
-		return TaskResult{}, workflow.NewError(ErrorDataSource, fmt.Sprintf("data source %q: this worker has none", t.DataSource), true)
+		return TaskResult{}, workflow.NewError("strand.dag.datasource", fmt.Sprintf("data source %q: this worker has none", t.DataSource), true)
 	}
 	args := make([]task.ProcedureArg, len(t.Args))
 	for i, a := range t.Args {
@@ -149,7 +147,7 @@ func (r *TaskRunner) runProcedure(ctx context.Context, t Task, log io.Writer) (T
 	pr, err := task.RunProcedure(ctx, r.DataSources, task.Procedure{DataSource: t.DataSource, Name: t.Procedure, Args: args}, log)
 	var unknown *task.UnknownDataSourceError
 	if errors.As(err, &unknown) || errors.Is(err, task.ErrNoProcedures) {
-		err = workflow.NewError(ErrorDataSource, err.Error(), true)
+		err = workflow.NewError("strand.dag.datasource", err.Error(), true)
 	}
 	return TaskResult{Outputs: pr.Outputs}, err
 }
