@@ -101,6 +101,11 @@ func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline boo
 	if a.Warnings, err = c.checkReferences(ctx, def); err != nil {
 		return Applied{}, err
 	}
+	tw, err := c.checkTenants(ctx, def) // issue 35: tenants
+	if err != nil {
+		return Applied{}, err
+	}
+	a.Warnings = append(a.Warnings, tw...)
 	return a, nil
 }
 

@@ -43,6 +43,7 @@ func (p *parser) check(d *Definition) {
 		p.failAt("warning.type", "%q: want none, success, failure or all", d.Warning.Type)
 	}
 	p.checkPriority("priority", d.Priority)
+	p.checkDefinitionTenant(d) // issue 35: tenants
 	if len(d.Tasks) == 0 {
 		if _, ok := p.pos["tasks"]; ok {
 			p.failAt("tasks", "a definition has at least one task")
@@ -361,6 +362,8 @@ func (p *parser) checkTask(d *Definition, i int, index map[string]int, ancestors
 	case TypeStep:
 		need("a step name (step)", t.Step)
 	}
+	// Issue 35: tenants, queues, python, procedure and big-data tasks.
+	p.checkTaskType(d, t, f, templates)
 	for field, v := range templates {
 		full := f + "." + field
 		if _, ok := p.pos[full]; !ok {

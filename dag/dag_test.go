@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,11 +154,18 @@ func (e *env) inNamespace(ns string) *env {
 }
 
 // startWorker starts a strand worker process of the default group in
-// e's namespace.
-func (e *env) startWorker(identity string) *exec.Cmd {
+// e's namespace; extra flags are added (a --group or --workdir of them
+// replaces the default's).
+func (e *env) startWorker(identity string, extra ...string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(strandBin, "worker", "--server", e.url, "--namespace", e.ns, "--group", "default", "--identity", identity,
-		"--workdir", e.root.TempDir(), "--stop-wait", "2s", "--datasource", "local=sqlite:"+e.dataPath)
+	args := []string{"worker", "--server", e.url, "--namespace", e.ns, "--identity", identity, "--stop-wait", "2s", "--datasource", "local=sqlite:" + e.dataPath}
+	if !slices.Contains(extra, "--group") {
+		args = append(args, "--group", "default")
+	}
+	if !slices.Contains(extra, "--workdir") {
+		args = append(args, "--workdir", e.root.TempDir())
+	}
+	cmd := exec.Command(strandBin, append(args, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		e.t.Fatal(err)

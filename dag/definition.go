@@ -39,6 +39,13 @@ type Definition struct {
 	// Priority is the default priority of the tasks.
 	Priority Priority `json:"priority,omitempty"`
 
+	// Tenants (issue 35): Tenant names the tenant whose OS user runs the
+	// tasks that run processes, unless a task names its own.
+	Tenant string `json:"tenant,omitempty"`
+	// tenantRefs are the tenants the definition names, each at its place
+	// in the file, for Apply's warnings.
+	tenantRefs []reference
+
 	// refs are the other DAGs the tasks name (sub_process and dependent),
 	// each at its place in the file, for Apply's warnings.
 	refs []reference
@@ -170,10 +177,63 @@ type Task struct {
 	// dependent
 	Depends       []Dependency `json:"depends,omitempty"`
 	CheckInterval Duration     `json:"check_interval,omitempty"`
-	// step: a Go step registered on a worker of Queue.
+	// step: a Go step registered on a worker of Queue. For the task types
+	// that run processes (shell, python, spark, flink, mr, datax, sqoop),
+	// Queue is the (YARN) queue the task carries, default its tenant's.
 	Step  string          `json:"step,omitempty"`
 	Queue string          `json:"queue,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+
+	// Tenants, python, procedure and big-data tasks (issue 35); their
+	// parsing and checks are in tasktypes.go.
+	// Tenant names the tenant whose OS user runs the task's processes
+	// (default the definition's).
+	Tenant string `json:"tenant,omitempty"`
+	// procedure: a stored procedure of DataSource called with Args.
+	Procedure string         `json:"procedure,omitempty"`
+	Args      []ProcedureArg `json:"args,omitempty"`
+	// spark, flink, mr: the program and its resources.
+	ProgramType    string `json:"program_type,omitempty"`
+	MainClass      string `json:"main_class,omitempty"`
+	MainJar        string `json:"main_jar,omitempty"`
+	DeployMode     string `json:"deploy_mode,omitempty"`
+	AppName        string `json:"app_name,omitempty"`
+	DriverCores    int    `json:"driver_cores,omitempty"`
+	DriverMemory   string `json:"driver_memory,omitempty"`
+	NumExecutors   int    `json:"num_executors,omitempty"`
+	ExecutorCores  int    `json:"executor_cores,omitempty"`
+	ExecutorMemory string `json:"executor_memory,omitempty"`
+	Slots          int    `json:"slots,omitempty"`
+	TaskManagers   int    `json:"task_managers,omitempty"`
+	JobManagerMem  string `json:"job_manager_memory,omitempty"`
+	TaskManagerMem string `json:"task_manager_memory,omitempty"`
+	Parallelism    int    `json:"parallelism,omitempty"`
+	// MainArgs and Others are command-line text as written in bash: the
+	// program's arguments, and more options of the tool.
+	MainArgs string `json:"main_args,omitempty"`
+	Others   string `json:"others,omitempty"`
+	// datax: the job (JSON) and the JVM's heap in GB.
+	Job string `json:"job,omitempty"`
+	Xms int    `json:"xms,omitempty"`
+	Xmx int    `json:"xmx,omitempty"`
+	// sqoop: an import into HDFS (or Hive) or an export from HDFS; a
+	// free-form import query is SQL.
+	Mode               string   `json:"mode,omitempty"`
+	Connect            string   `json:"connect,omitempty"`
+	Username           string   `json:"username,omitempty"`
+	PasswordFile       string   `json:"password_file,omitempty"`
+	Table              string   `json:"table,omitempty"`
+	Columns            []string `json:"columns,omitempty"`
+	Where              string   `json:"where,omitempty"`
+	SplitBy            string   `json:"split_by,omitempty"`
+	Mappers            int      `json:"mappers,omitempty"`
+	TargetDir          string   `json:"target_dir,omitempty"`
+	DeleteTargetDir    bool     `json:"delete_target_dir,omitempty"`
+	ExportDir          string   `json:"export_dir,omitempty"`
+	HiveTable          string   `json:"hive_table,omitempty"`
+	FieldsTerminatedBy string   `json:"fields_terminated_by,omitempty"`
+	UpdateKey          string   `json:"update_key,omitempty"`
+	UpdateMode         string   `json:"update_mode,omitempty"`
 }
 
 // TaskType is the kind of a task.
@@ -189,6 +249,15 @@ const (
 	TypeSwitch     TaskType = "switch"
 	TypeDependent  TaskType = "dependent"
 	TypeStep       TaskType = "step"
+
+	// Python, procedure and big-data task types (issue 35).
+	TypePython    TaskType = "python"
+	TypeProcedure TaskType = "procedure"
+	TypeSpark     TaskType = "spark"
+	TypeFlink     TaskType = "flink"
+	TypeMR        TaskType = "mr"
+	TypeDataX     TaskType = "datax"
+	TypeSqoop     TaskType = "sqoop"
 )
 
 // TaskTimeout bounds one attempt of a task.

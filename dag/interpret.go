@@ -605,5 +605,6 @@ func expandTask(t Task, vars map[string]string, base time.Time) (Task, error) {
 	for i := range t.Depends {
 		t.Depends[i].Date = x(t.Depends[i].Date)
 	}
+	expandTaskType(&t, x, xs) // issue 35: python, procedure and big-data tasks
 	return t, firstErr
 }

@@ -212,6 +212,8 @@ func (p *parser) definition(n *yaml.Node) *Definition {
 			d.WorkerGroup = p.str(v, f)
 		case "priority":
 			d.Priority = Priority(p.str(v, f))
+		case "tenant": // issue 35: tenants
+			d.Tenant = p.str(v, f)
 		case "tasks":
 			p.each(v, f, "tasks", func(e *yaml.Node, f string) { d.Tasks = append(d.Tasks, p.task(e, f)) })
 		default:
@@ -294,13 +296,13 @@ func (p *parser) task(n *yaml.Node, path string) Task {
 	})
 	if typeNode == nil {
 		if n.Kind == yaml.MappingNode {
-			p.fail(n, path+".type", "missing: want one of shell, http, sql, sub_process, conditions, switch, dependent, step")
+			p.fail(n, path+".type", "missing: want one of %s", taskTypeList)
 		}
 		return t
 	}
 	allowed, known := typeFields[t.Type]
 	if !known {
-		p.fail(typeNode, path+".type", "unknown task type %q: want one of shell, http, sql, sub_process, conditions, switch, dependent, step", t.Type)
+		p.fail(typeNode, path+".type", "unknown task type %q: want one of %s", t.Type, taskTypeList)
 		return t
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -443,5 +445,7 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 			break
 		}
 		t.Input = b
+	default: // issue 35: tenants, python, procedure and big-data tasks
+		p.taskTypeField(t, key, v, f)
 	}
 }

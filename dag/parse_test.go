@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml syntax", "name: x\ntasks: [\n  {name: a", "line 2"},
 		{"json syntax", "{\"name\": \"x\",\n \"tasks\": [}", "line 2, column 12"},
 		{"unknown field", "name: x\ntasks:\n  - name: a\n    type: shell\n    script: true\n    scirpt: typo\n", "line 6, column 5: tasks[0].scirpt: unknown field of a shell task"},
-		{"unknown type", "name: x\ntasks:\n  - name: a\n    type: spark\n", "line 4, column 11: tasks[0].type: unknown task type \"spark\""},
+		{"unknown type", "name: x\ntasks:\n  - name: a\n    type: hive\n", "line 4, column 11: tasks[0].type: unknown task type \"hive\""},
 		{"missing tasks", "name: x\n", "tasks: missing"},
 		{"duplicate", "name: x\ntasks:\n  - {name: a, type: shell, script: 'true'}\n  - {name: a, type: shell, script: 'true'}\n", "line 4, column 12: tasks[1].name: task \"a\" is defined twice"},
 		{"unknown upstream", "name: x\ntasks:\n  - {name: a, type: shell, script: 'true', upstream: [b]}\n", "line 3, column 55: tasks[0].upstream[0]: unknown task \"b\""},

@@ -196,6 +196,18 @@ type TaskRunner struct {
 	WorkDir string
 	// HTTP is the client of http tasks (default: http.DefaultClient).
 	HTTP *http.Client
+
+	// Issue 35: tenants, python and big-data tasks.
+	// Tenants looks a tenant up (Catalog.Tenant); nil fails the tasks
+	// that name one.
+	Tenants func(ctx context.Context, name string) (Tenant, error)
+	// RunAs names the tenants whose OS users this worker may run tasks
+	// as; AllTenants allows every tenant. Switching users needs root.
+	RunAs      []string
+	AllTenants bool
+	// Tools are the programs of python and big-data tasks; blanks are
+	// found as Tools.WithDefaults finds them.
+	Tools task.Tools
 }
 
 // RegisterTasks registers the built-in task types on w, a worker of a
@@ -243,10 +255,10 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 
 func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskResult, error) {
 	switch t.Type {
-	case TypeShell:
-		sr, err := task.RunShell(ctx, task.Shell{Script: t.Script, Env: t.Env, WorkDir: r.WorkDir}, log)
-		res := TaskResult{ExitCode: sr.ExitCode, PID: sr.PID, Outputs: pick(t.Outputs, sr.Outputs)}
-		return res, err
+	case TypeShell, TypePython, TypeSpark, TypeFlink, TypeMR, TypeDataX, TypeSqoop: // issue 35: tenants, more types
+		return r.runProcess(ctx, t, log)
+	case TypeProcedure:
+		return r.runProcedure(ctx, t, log)
 	case TypeHTTP:
 		client := r.HTTP
 		if client == nil {

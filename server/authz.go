@@ -165,6 +165,14 @@ var routeNeeds = map[string]Need{
 	"GET /statemachines/{type}":                    {Scope: Authenticated},
 	"GET /statemachines/{type}/versions/{version}": {Scope: Authenticated},
 
+	// Tenants (issue 35) name the workers' OS users: changed by cluster
+	// admins alone.
+	"GET /tenants":           {Scope: Authenticated},
+	"POST /tenants":          {Scope: ClusterAdmin},
+	"GET /tenants/{name}":    {Scope: Authenticated},
+	"PUT /tenants/{name}":    {Scope: ClusterAdmin},
+	"DELETE /tenants/{name}": {Scope: ClusterAdmin},
+
 	// The cluster.
 	"GET /namespaces":  {Scope: Authenticated}, // narrowed to the caller's
 	"POST /namespaces": {Scope: ClusterAdmin},

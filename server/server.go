@@ -532,6 +532,7 @@ func (h *handler) routes() []Route {
 	}
 	if d, ok := h.svc.(dag.Service); ok {
 		routes = append(routes, dagRoutes(h, d)...)
+		routes = append(routes, tenantRoutes(h, d)...) // issue 35: tenants
 	}
 	if sm, ok := h.svc.(statemachine.Service); ok {
 		routes = append(routes, stateMachineRoutes(h, sm)...)

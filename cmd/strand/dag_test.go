@@ -85,6 +85,54 @@ func TestDAGVerbs(t *testing.T) {
 	}
 	cli("dag", "delete", "refs")
 	cli("dag", "delete", "refs-api")
+
+	// Tenants: defined with the CLI and the API, named by DAGs (an unknown
+	// one is a warning at its line and column); a worker not allowed to
+	// run as a tenant refuses the task, naming the tenant and itself.
+	if out, code := cli("tenant", "create", "t1", "--user", "nobody", "--queue", "root.t1"); code != 0 || !regexp.MustCompile(`t1\s+nobody\s+root.t1`).MatchString(out) {
+		t.Fatalf("tenant create: exit %d: %s", code, out)
+	}
+	if out, code := cli("tenant", "create", "t1", "--user", "root"); code == 0 || !strings.Contains(out, `tenant "t1" exists (OS user nobody)`) {
+		t.Fatalf("tenant create twice: exit %d: %s", code, out)
+	}
+	if out, code := cli("tenant", "create", "bad/name", "--user", "nobody"); code == 0 || !strings.Contains(out, `"bad/name" is not a tenant name`) {
+		t.Fatalf("tenant create with a bad name: exit %d: %s", code, out)
+	}
+	if out, code := cli("tenant", "update", "t1", "--queue", "root.t1.night"); code != 0 || !strings.Contains(out, "root.t1.night") {
+		t.Fatalf("tenant update: exit %d: %s", code, out)
+	}
+	body, _ = json.Marshal(map[string]string{"name": "t2", "user": "nobody"})
+	if res, err := http.Post(url+"/api/v1/tenants", "application/json", bytes.NewReader(body)); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/v1/tenants: %v, %v", res, err)
+	}
+	if out, _ := cli("tenant", "list"); !regexp.MustCompile(`(?s)t1\s+nobody\s+root.t1.night.*t2\s+nobody`).MatchString(out) {
+		t.Fatalf("tenant list: %s", out)
+	}
+	req, _ := http.NewRequest("DELETE", url+"/api/v1/tenants/t2", nil)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE /api/v1/tenants/t2: %v, %v", res, err)
+	}
+	if res, err := http.Get(url + "/api/v1/tenants/t2"); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET a deleted tenant: %v, %v", res, err)
+	}
+	if out, code := cli("tenant", "show", "t2"); code == 0 || !strings.Contains(out, `no tenant "t2"`) {
+		t.Fatalf("tenant show of a deleted tenant: exit %d: %s", code, out)
+	}
+	tenanted := filepath.Join(dir, "tenanted.yaml")
+	os.WriteFile(tenanted, []byte("name: tenanted\ntenant: ghost\ntasks:\n  - {name: who, type: shell, tenant: t1, retries: 2, script: 'id -un'}\n"), 0o644)
+	out, code = cli("dag", "apply", "-f", tenanted)
+	if code != 0 || strings.Count(out, "warning: ") != 1 ||
+		!strings.Contains(out, `/tenanted.yaml: line 2, column 9: tenant: no tenant "ghost" (create it with strand tenant create ghost --user OS_USER before running tenanted)`) {
+		t.Fatalf("apply naming an unknown tenant: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "tenanted", "--id", "tenanted-1", "--wait"); code == 0 || !regexp.MustCompile(`who\s+shell\s+failure\s+1 `).MatchString(out) {
+		t.Fatalf("a task as a tenant on a worker not allowed: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "tasks", "tenanted-1", "-o", "json"); !regexp.MustCompile(`worker \S+:\d+ may not run tasks as tenant t1 \(OS user nobody\): start it with --tenant t1 or --run-as-tenants`).MatchString(out) {
+		t.Fatalf("the refusal: %s", out)
+	}
+	cli("dag", "delete", "tenanted")
+	cli("tenant", "delete", "t1")
 	good := filepath.Join(dir, "etl.yaml")
 	os.WriteFile(good, []byte(`name: etl
 params: {day: '$[yyyyMMdd-1]'}

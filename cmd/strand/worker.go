@@ -29,15 +29,21 @@ func newWorkerCommand() *cobra.Command {
 		workDir     string
 		identity    string
 		stopWait    time.Duration
+		// issue 35: tenants, python and big-data tasks
+		tenants   []string
+		anyTenant bool
+		tools     task.Tools
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
-		Short: "Run DAG instances and their shell, http and sql tasks, and YAML sagas and their HTTP calls, for worker groups",
+		Short: "Run DAG instances and their tasks, and YAML sagas and their HTTP calls, for worker groups",
 		Long: `strand worker polls a Strand server for the DAG interpreter's workflow tasks and for the
 tasks of its worker groups, and runs them: shell scripts (bash, in a fresh directory), HTTP
-calls and SQL statements against the named data sources. It also runs the sagas defined in
-YAML (strand saga apply): their interpreter, and the HTTP calls and compensations of its
-worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
+calls and SQL statements against the named data sources, python scripts, stored procedures,
+and the command lines of spark, flink, mr (hadoop jar), datax and sqoop tasks. A task naming
+a tenant runs as the tenant's OS user on a worker allowed to (--tenant, --run-as-tenants).
+It also runs the sagas defined in YAML (strand saga apply): their interpreter, and the HTTP
+calls and compensations of its worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
 group, and a worker that dies has its tasks retried elsewhere by their retry policy.`,
 		Example: `  strand worker --server http://127.0.0.1:8233 --group default --concurrency 8 \
       --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db`,
@@ -64,8 +70,11 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 			}
 			log := slog.Default()
 			ctx := cmd.Context()
+			if (len(tenants) > 0 || anyTenant) && os.Geteuid() != 0 {
+				return &usageError{fmt.Errorf("--tenant, --run-as-tenants: running tasks as a tenant's OS user needs a worker running as root (this one runs as uid %d)", os.Geteuid())}
+			}
 			stop, err := startDAGWorkers(ctx, svc, dagWorkerOptions{namespace: o.namespace, groups: groups, concurrency: concurrency,
-				sources: list, workDir: workDir, identity: identity, log: log})
+				sources: list, workDir: workDir, identity: identity, log: log, tenants: tenants, anyTenant: anyTenant, tools: tools})
 			if err != nil {
 				return err
 			}
@@ -87,6 +96,14 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 	f.StringVar(&workDir, "workdir", "", "where shell tasks get their working directories (default: the system's temporary directory)")
 	f.StringVar(&identity, "identity", "", "this worker's name in task instances (default HOST:PID)")
 	f.DurationVar(&stopWait, "stop-wait", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are stopped")
+	f.StringArrayVar(&tenants, "tenant", nil, "a tenant whose OS user this worker may run tasks as (repeat; the worker must run as root)")
+	f.BoolVar(&anyTenant, "run-as-tenants", false, "run tasks as any tenant's OS user (the worker must run as root)")
+	f.StringVar(&tools.Python, "python", "", "the interpreter of python tasks and of DataX (default python3 on PATH)")
+	f.StringVar(&tools.SparkSubmit, "spark-submit", "", "spark-submit, for spark tasks (default $SPARK_HOME/bin/spark-submit, else on PATH)")
+	f.StringVar(&tools.Flink, "flink", "", "flink, for flink tasks (default $FLINK_HOME/bin/flink, else on PATH)")
+	f.StringVar(&tools.Hadoop, "hadoop", "", "hadoop, for mr tasks (default $HADOOP_HOME/bin/hadoop, else on PATH)")
+	f.StringVar(&tools.Sqoop, "sqoop", "", "sqoop, for sqoop tasks (default $SQOOP_HOME/bin/sqoop, else on PATH)")
+	f.StringVar(&tools.DataX, "datax", "", "DataX's datax.py, for datax tasks (default $DATAX_HOME/bin/datax.py, else on PATH)")
 	return cmd
 }
 
@@ -99,6 +116,11 @@ type dagWorkerOptions struct {
 	workDir     string
 	identity    string
 	log         *slog.Logger
+	// issue 35: the tenants tasks may run as, and the tools of python and
+	// big-data tasks.
+	tenants   []string
+	anyTenant bool
+	tools     task.Tools
 }
 
 // startDAGWorkers starts the interpreters' workers (DAGs on dag.Queue,
@@ -128,7 +150,8 @@ func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (
 	sagas := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: saga.Queue, Identity: o.identity, Logger: o.log})
 	saga.Register(sagas, svc)
 	workers := []*worker.Worker{interp, sagas}
-	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir}
+	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir,
+		Tenants: dag.NewCatalog(svc).Tenant, RunAs: o.tenants, AllTenants: o.anyTenant, Tools: o.tools}
 	calls := &saga.HTTPRunner{Logger: o.log}
 	for _, g := range o.groups {
 		w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: o.identity,

@@ -9,6 +9,7 @@ package task
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ type Shell struct {
 	// KillGrace is how long a stopped script's process group has between
 	// SIGTERM and SIGKILL (default 5s).
 	KillGrace time.Duration
+	// User, when set, is the OS user the script runs as (a tenant's): it
+	// owns the working directory, and HOME, USER and LOGNAME are its. The
+	// worker needs the privilege to switch users (root).
+	User *User
 }
 
 // ShellResult is what a shell task left.
@@ -53,18 +58,22 @@ type ShellResult struct {
 
 // ExitError is the error of a script that exited with a non-zero code.
 type ExitError struct {
-	// Code is bash's exit code; 128+N when it was ended by signal N.
+	// Code is the program's exit code; 128+N when it was ended by signal N.
 	Code int
-	// Signal is the signal that ended bash, or 0 when it exited by itself.
+	// Signal is the signal that ended the program, or 0 when it exited by
+	// itself.
 	Signal syscall.Signal
+
+	what, program string // "shell task", "bash"
 }
 
 // Error implements error.
 func (e *ExitError) Error() string {
+	what, prog := cmp.Or(e.what, "shell task"), cmp.Or(e.program, "bash")
 	if e.Signal != 0 {
-		return fmt.Sprintf("shell task: bash was ended by signal %d (%v), exit code %d", int(e.Signal), e.Signal, e.Code)
+		return fmt.Sprintf("%s: %s was ended by signal %d (%v), exit code %d", what, prog, int(e.Signal), e.Signal, e.Code)
 	}
-	return fmt.Sprintf("shell task: exit code %d", e.Code)
+	return fmt.Sprintf("%s: exit code %d", what, e.Code)
 }
 
 const (
@@ -97,16 +106,34 @@ var setValueRE = regexp.MustCompile(`\$\{setValue\(\s*([^=()\s]+)\s*=(.*?)\)\}`)
 // and on Linux bash gets the parent-death signal. The working directory
 // is removed.
 func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error) {
+	return runScript(ctx, sh, program{what: "shell task", path: "bash", file: "script.sh"}, log)
+}
+
+// program is what runs a task's script: a shell task's bash, a python
+// task's interpreter.
+type program struct {
+	// what names the task in errors ("shell task").
+	what string
+	// path is the program, looked up on PATH when it has no slash.
+	path string
+	// file is the script's file name in the working directory.
+	file string
+}
+
+// runScript runs sh.Script with prog as RunShell describes: every task type
+// that runs a process shares its working directory, process group,
+// watchdog, parent-death signal, log and outputs.
+func runScript(ctx context.Context, sh Shell, prog program, log io.Writer) (ShellResult, error) {
 	if err := context.Cause(ctx); err != nil {
-		return ShellResult{}, fmt.Errorf("shell task not started: %w", err)
+		return ShellResult{}, fmt.Errorf("%s not started: %w", prog.what, err)
 	}
 	grace := sh.KillGrace
 	if grace <= 0 {
 		grace = defaultKillGrace
 	}
-	env, err := shellEnv(sh.Env)
+	env, err := shellEnv(sh.User, sh.Env)
 	if err != nil {
-		return ShellResult{}, err
+		return ShellResult{}, fmt.Errorf("%s: %w", prog.what, err)
 	}
 	parent := sh.WorkDir
 	if parent == "" {
@@ -114,36 +141,47 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 	}
 	dir, err := os.MkdirTemp(parent, "strand-shell-")
 	if err != nil {
-		return ShellResult{}, fmt.Errorf("shell task: make working directory: %w", err)
+		return ShellResult{}, fmt.Errorf("%s: make working directory: %w", prog.what, err)
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "script.sh")
+	script := filepath.Join(dir, prog.file)
 	if err := os.WriteFile(script, []byte(sh.Script), 0o600); err != nil {
-		return ShellResult{}, fmt.Errorf("shell task: write script: %w", err)
+		return ShellResult{}, fmt.Errorf("%s: write script: %w", prog.what, err)
+	}
+	if u := sh.User; u != nil {
+		// The tenant's user owns what the task works on.
+		for _, p := range []string{dir, script} {
+			if err := os.Chown(p, int(u.UID), int(u.GID)); err != nil {
+				return ShellResult{}, fmt.Errorf("%s: give the working directory to user %s: %w", prog.what, u.Name, err)
+			}
+		}
 	}
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return ShellResult{}, fmt.Errorf("shell task: stdout pipe: %w", err)
+		return ShellResult{}, fmt.Errorf("%s: stdout pipe: %w", prog.what, err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return ShellResult{}, fmt.Errorf("shell task: stderr pipe: %w", err)
+		return ShellResult{}, fmt.Errorf("%s: stderr pipe: %w", prog.what, err)
 	}
 	defer outR.Close()
 	defer errR.Close()
 
-	cmd := exec.Command("bash", script)
+	cmd := exec.Command(prog.path, prog.file)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout = outW // *os.File: the child gets the descriptor, exec copies nothing
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if u := sh.User; u != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	}
 	setParentDeath(cmd.SysProcAttr)
 	// The parent-death signal is sent when the starting thread exits: keep
-	// this goroutine on it until bash has been waited for.
+	// this goroutine on it until the program has been waited for.
 	defer lockThread()()
 	err = cmd.Start()
 	// The child holds its own copies of the write ends; ours must go so
@@ -151,14 +189,17 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		return ShellResult{}, fmt.Errorf("shell task: start bash: %w", err)
+		if sh.User != nil {
+			return ShellResult{}, fmt.Errorf("%s: start %s as user %s: %w", prog.what, prog.path, sh.User.Name, err)
+		}
+		return ShellResult{}, fmt.Errorf("%s: start %s: %w", prog.what, prog.path, err)
 	}
 	pid := cmd.Process.Pid
 	stopWatchdog, err := startWatchdog(pid)
 	if err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		cmd.Wait()
-		return ShellResult{}, err
+		return ShellResult{}, fmt.Errorf("%s: %w", prog.what, err)
 	}
 	defer stopWatchdog()
 
@@ -193,7 +234,8 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 	)
 	select {
 	case waitErr = <-waited:
-		// bash is done; background children may still hold the pipes.
+		// The program is done; background children may still hold the
+		// pipes.
 		timer := time.NewTimer(pipeGrace)
 		select {
 		case <-readersDone:
@@ -222,21 +264,21 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 
 	res := ShellResult{ExitCode: exitCode(cmd.ProcessState), Outputs: outputs, PID: pid}
 	if stopped {
-		return res, fmt.Errorf("shell task killed (process group %d, exit code %d): %w", pid, res.ExitCode, context.Cause(ctx))
+		return res, fmt.Errorf("%s killed (process group %d, exit code %d): %w", prog.what, pid, res.ExitCode, context.Cause(ctx))
 	}
 	var ee *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &ee) {
-		return res, fmt.Errorf("shell task: wait for bash: %w", waitErr)
+		return res, fmt.Errorf("%s: wait for %s: %w", prog.what, prog.path, waitErr)
 	}
 	if res.ExitCode != 0 {
-		xe := &ExitError{Code: res.ExitCode}
+		xe := &ExitError{Code: res.ExitCode, what: prog.what, program: filepath.Base(prog.path)}
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			xe.Signal = ws.Signal()
 		}
 		return res, xe
 	}
 	if lw.err != nil {
-		return res, fmt.Errorf("shell task: write log: %w", lw.err)
+		return res, fmt.Errorf("%s: write log: %w", prog.what, lw.err)
 	}
 	return res, nil
 }
@@ -252,7 +294,7 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 func startWatchdog(pgid int) (stop func(), err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("shell task: watchdog pipe: %w", err)
+		return nil, fmt.Errorf("watchdog pipe: %w", err)
 	}
 	cmd := exec.Command("bash", "-c", `trap '' HUP INT QUIT TERM; read -r line || kill -KILL -- "-$1"`,
 		"strand-shell-watchdog", strconv.Itoa(pgid))
@@ -262,7 +304,7 @@ func startWatchdog(pgid int) (stop func(), err error) {
 	r.Close()
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("shell task: start watchdog: %w", err)
+		return nil, fmt.Errorf("start watchdog: %w", err)
 	}
 	return func() {
 		w.Write([]byte("done\n"))
@@ -271,17 +313,21 @@ func startWatchdog(pgid int) (stop func(), err error) {
 	}, nil
 }
 
-// shellEnv is the worker's environment plus add, whose names are sorted.
-func shellEnv(add map[string]string) ([]string, error) {
+// shellEnv is the worker's environment, then u's HOME, USER and LOGNAME
+// when u is set, plus add, whose names are sorted.
+func shellEnv(u *User, add map[string]string) ([]string, error) {
 	names := make([]string, 0, len(add))
 	for k := range add {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("shell task: bad environment variable name %q", k)
+			return nil, fmt.Errorf("bad environment variable name %q", k)
 		}
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	env := os.Environ()
+	if u != nil {
+		env = append(env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
+	}
 	for _, k := range names {
 		env = append(env, k+"="+add[k])
 	}
