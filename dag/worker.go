@@ -1,7 +1,6 @@
 package dag
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,35 +153,6 @@ func InstanceOf(ctx context.Context, svc api.Service, r store.VisibilityRecord) 
 		inst.State = StateKill
 	}
 	return &inst, nil
-}
-
-func (s *interpreterSteps) alert(ctx context.Context, a Alert) (struct{}, error) {
-	g, err := s.catalog.AlertGroup(ctx, a.Group)
-	if errors.Is(err, api.ErrNotFound) {
-		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
-	}
-	if err != nil {
-		return struct{}{}, err
-	}
-	body, _ := json.Marshal(a)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, bytes.NewReader(body))
-	if err != nil {
-		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", step.GetInfo(ctx).IdempotencyKey)
-	for k, v := range g.Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return struct{}{}, fmt.Errorf("alert group %s: %w", a.Group, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return struct{}{}, fmt.Errorf("alert group %s: the webhook answered %s", a.Group, resp.Status)
-	}
-	return struct{}{}, nil
 }
 
 // TaskRunner runs the built-in task types for a worker group: register it
