@@ -26,10 +26,9 @@ type Service = api.FrontEndService
 // Queue.
 func Register(w *worker.Worker, svc Service) {
 	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
-	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc), http: &http.Client{Timeout: 30 * time.Second}}
+	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc)}
 	worker.RegisterStepNamed(w, stepResolve, s.resolve)
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)
-	worker.RegisterStepNamed(w, stepAlert, s.alert)
 	worker.RegisterStepNamed(w, stepTails, s.tails)
 }
 
@@ -49,7 +48,6 @@ func (s *interpreterSteps) tails(ctx context.Context, in TailsRequest) (map[stri
 type interpreterSteps struct {
 	svc     Service
 	catalog *Catalog
-	http    *http.Client
 }
 
 func (s *interpreterSteps) resolve(ctx context.Context, in RunInput) (Resolved, error) {

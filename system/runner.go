@@ -58,6 +58,10 @@ type RunnerOptions struct {
 	Interval time.Duration
 	// Worker configures each namespace's worker.
 	Worker worker.Options
+	// Register, when set, registers more steps and workflows on each
+	// namespace's worker, before it starts (strand server adds the
+	// delivery of DAG alerts).
+	Register func(w *worker.Worker, namespace string)
 	Logger *slog.Logger
 }
 
@@ -142,6 +146,9 @@ func (r *Runner) sync(ctx context.Context) error {
 			continue
 		}
 		w := NewWorker(r.svc, n, r.opts.Worker)
+		if r.opts.Register != nil {
+			r.opts.Register(w, n)
+		}
 		if err := w.Start(ctx); err != nil {
 			return fmt.Errorf("system: start the worker of namespace %s: %w", n, err)
 		}
