@@ -62,7 +62,7 @@ type RunnerOptions struct {
 	// namespace's worker, before it starts (strand server adds the
 	// delivery of DAG alerts).
 	Register func(w *worker.Worker, namespace string)
-	Logger *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Runner runs the system worker of each namespace. Every node of a
