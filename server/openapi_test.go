@@ -496,7 +496,11 @@ func TestOpenAPIMethodNotAllowed(t *testing.T) {
 	}
 	for path, ms := range methods {
 		sort.Strings(ms)
-		req, _ := http.NewRequest("DELETE", srv.URL+concrete(op{path: path}), nil)
+		probe := "DELETE" // a method no path of this server takes, but those that delete
+		if slices.Contains(ms, "DELETE") {
+			probe = "PATCH"
+		}
+		req, _ := http.NewRequest(probe, srv.URL+concrete(op{path: path}), nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -507,11 +511,11 @@ func TestOpenAPIMethodNotAllowed(t *testing.T) {
 		allow := strings.Split(resp.Header.Get("Allow"), ", ")
 		for _, m := range ms {
 			if !slices.Contains(allow, m) {
-				t.Errorf("DELETE %s: Allow %v lacks %s", path, allow, m)
+				t.Errorf("%s %s: Allow %v lacks %s", probe, path, allow, m)
 			}
 		}
 		if resp.StatusCode != http.StatusMethodNotAllowed || e.Code != server.CodeMethodNotAllowed {
-			t.Errorf("DELETE %s: %d %+v, want 405", path, resp.StatusCode, e)
+			t.Errorf("%s %s: %d %+v, want 405", probe, path, resp.StatusCode, e)
 		}
 	}
 	resp, err := http.Get(srv.URL + "/api/v1/no-such-thing")
