@@ -29,6 +29,10 @@ func Register(w *worker.Worker, svc Service) {
 	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc)}
 	worker.RegisterStepNamed(w, stepResolve, s.resolve)
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)
+	// Alerts go to the system queue, where strand server delivers them
+	// with its SMTP settings; one an instance scheduled here before an
+	// upgrade is still delivered (its webhook; email needs the server).
+	worker.RegisterStepNamed(w, stepAlert, NewAlerter(svc, AlertOptions{}).step)
 	worker.RegisterStepNamed(w, stepTails, s.tails)
 }
 
