@@ -417,10 +417,15 @@ type ChannelResult struct {
 	permanent bool
 }
 
-// SentAlert is an alert a group sent, and what each channel answered.
+// SentAlert is an alert a group sent, and what each channel answered
+// (at its last attempt).
 type SentAlert struct {
-	Alert   Alert           `json:"alert"`
-	Results []ChannelResult `json:"results"`
+	// ID is the same for every attempt of one alert: a retry updates its
+	// entry.
+	ID       string          `json:"id,omitempty"`
+	Attempts int32           `json:"attempts,omitempty"`
+	Alert    Alert           `json:"alert"`
+	Results  []ChannelResult `json:"results"`
 }
 
 // historyKind is the store records' kind of the groups' recent alerts;
@@ -463,6 +468,17 @@ func (a *Alerter) remember(ctx context.Context, s SentAlert) {
 		} else if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, api.ErrNotFound) {
 			a.opts.Logger.Warn("dag: recent alerts not kept", "group", s.Alert.Group, "err", err)
 			return
+		}
+		if i := slices.IndexFunc(list, func(e SentAlert) bool { return s.ID != "" && e.ID == s.ID }); i >= 0 {
+			// A retry: the channels an earlier attempt delivered keep
+			// their answers.
+			for _, r := range list[i].Results {
+				if !slices.ContainsFunc(s.Results, func(n ChannelResult) bool { return n.Channel == r.Channel }) {
+					s.Results = append(s.Results, r)
+				}
+			}
+			slices.SortFunc(s.Results, func(x, y ChannelResult) int { return strings.Compare(x.Channel, y.Channel) })
+			list = slices.Delete(list, i, i+1)
 		}
 		list = append([]SentAlert{s}, list...)
 		list = list[:min(len(list), historyLength)]
@@ -513,7 +529,8 @@ func (a *Alerter) step(ctx context.Context, al Alert) (struct{}, error) {
 	if len(done) > 0 {
 		_ = step.Heartbeat(ctx, done)
 	}
-	a.remember(ctx, SentAlert{Alert: al, Results: results})
+	info := step.GetInfo(ctx)
+	a.remember(ctx, SentAlert{ID: info.IdempotencyKey, Attempts: info.Attempt, Alert: al, Results: results})
 	if len(failed) == 0 {
 		return struct{}{}, nil
 	}

@@ -427,11 +427,21 @@ tasks:
 func httpAndAlerts(t *testing.T, e *env) {
 	var mu sync.Mutex
 	var alerts []dag.Alert
+	var flaky int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/order":
 			body, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, `{"data": {"id": "ord-%s"}}`, body)
+		case "/flaky":
+			// Fails its first call: the retry resends the webhook only.
+			mu.Lock()
+			flaky++
+			first := flaky == 1
+			mu.Unlock()
+			if first {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+			}
 		case "/alert":
 			var a dag.Alert
 			_ = json.NewDecoder(r.Body).Decode(&a)
@@ -511,6 +521,38 @@ tasks:
 	if len(recent) != 1 || recent[0].Alert.Task != "lost" || len(recent[0].Results) != 2 ||
 		recent[0].Results[0].Delivered || !strings.Contains(recent[0].Results[0].Answer, "550") || !recent[0].Results[1].Delivered {
 		t.Fatalf("recent alerts of ops-refused: %+v", recent)
+	}
+
+	// A webhook that fails once: the retry calls it again but does not
+	// send the email again, and the group's recent alerts keep one entry.
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops-flaky", dag.AlertGroup{URL: srv.URL + "/flaky",
+		Emails: []string{"flaky@example.com"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(fmt.Sprintf(`name: calls-flaky
+warning: {type: failure, group: ops-flaky}
+tasks:
+  - {name: lost, type: http, url: '%s/nowhere'}
+`, srv.URL))
+	inst, _ = e.run(dag.RunInput{DAG: "calls-flaky", ScheduleTime: time.Date(2026, 1, 2, 2, 0, 0, 0, time.UTC)})
+	if inst.State != dag.StateFailure {
+		t.Fatalf("calls-flaky: %s", states0(inst))
+	}
+	recent, err = e.alerter.Recent(e.ctx, "ops-flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recent) != 1 || recent[0].Attempts != 2 || len(recent[0].Results) != 2 || !recent[0].Results[0].Delivered || !recent[0].Results[1].Delivered {
+		t.Fatalf("recent alerts of ops-flaky: %+v", recent)
+	}
+	var sent int
+	for _, m := range e.smtp.Messages() {
+		if slices.Contains(m.To, "flaky@example.com") {
+			sent++
+		}
+	}
+	if sent != 1 {
+		t.Fatalf("the email of ops-flaky was sent %d times", sent)
 	}
 }
 
