@@ -58,7 +58,7 @@ func (d userDirectory) UserEmail(ctx context.Context, name string) (string, erro
 		return "", api.InvalidArgument("users", "user %s is disabled", name)
 	}
 	if u.Email == "" {
-		return "", api.InvalidArgument("users", "user %s has no email address: list the address itself (--email)", name)
+		return "", api.InvalidArgument("users", "user %s has no email address: give them one (strand user email %s ADDRESS) or list the address itself (--email)", name, name)
 	}
 	return u.Email, nil
 }

@@ -279,6 +279,14 @@ func alertGroups(t *testing.T, url string, mail *testsmtp.Server) {
 	if out, code := cli("alert-group", "list"); code != 0 || strings.Contains(out, "bad") {
 		t.Fatalf("a refused alert group was stored: exit %d: %s", code, out)
 	}
+	// Given an address, bob may be a recipient.
+	if out, code := cli("user", "email", "bob", "bob@example.com"); code != 0 || !strings.Contains(out, "bob's email address: bob@example.com") {
+		t.Fatalf("user email: exit %d: %s", code, out)
+	}
+	if out, code := cli("alert-group", "set", "bobs", "--user", "bob"); code != 0 || !strings.Contains(out, "alert group bobs: email to bob") {
+		t.Fatalf("alert-group set with bob: exit %d: %s", code, out)
+	}
+	cli("alert-group", "delete", "bobs")
 	out, code := cli("alert-group", "set", "data-team", "--user", "alice", "--email", "oncall@example.com", "--cc", "lead@example.com", "--webhook", hook.URL)
 	if code != 0 || !strings.Contains(out, "alert group data-team: email to alice, oncall@example.com (cc lead@example.com); webhook "+hook.URL) {
 		t.Fatalf("alert-group set: exit %d: %s", code, out)
