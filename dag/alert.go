@@ -602,6 +602,9 @@ func (a *Alerter) email(ctx context.Context, g AlertGroup, al Alert) ChannelResu
 		return r
 	}
 	r.Delivered, r.Answer = true, answer
+	if len(missing) > 0 {
+		r.Answer += "; not to " + strings.Join(missing, ", ")
+	}
 	return r
 }
 
@@ -639,7 +642,7 @@ func (a *Alerter) Test(ctx context.Context, group, by string) ([]ChannelResult, 
 	if err != nil {
 		return nil, err
 	}
-	al := Alert{Event: EventTest, Group: group, Time: time.Now().UTC(), Message: "a test alert sent by " + cmp.Or(by, "someone") + " (strand alert-group test)"}
+	al := Alert{Event: EventTest, Group: group, Time: time.Now().UTC(), Message: "a test alert sent by " + cmp.Or(by, "someone")}
 	results := a.deliver(ctx, g, al, nil, "")
 	a.remember(ctx, SentAlert{Alert: al, Results: results})
 	return results, nil
