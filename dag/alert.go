@@ -112,7 +112,7 @@ func (g *AlertGroup) check() error {
 	g.Users, g.Emails, g.CC = clean(g.Users), clean(g.Emails), clean(g.CC)
 	g.URL = strings.TrimSpace(g.URL)
 	for _, u := range g.Users {
-		if strings.ContainsAny(u, " \t\r\n,") || len(u) > 128 {
+		if u == "" || strings.ContainsAny(u, " \t\r\n,\x00") || len(u) > 128 {
 			return api.InvalidArgument("users", "%q is not a user name", u)
 		}
 	}
@@ -132,9 +132,12 @@ func (g *AlertGroup) check() error {
 			return api.InvalidArgument("url", "want an http:// or https:// URL, got %q", g.URL)
 		}
 	}
-	for k := range g.Headers {
-		if k == "" || strings.ContainsAny(k, " :\r\n") {
+	for k, v := range g.Headers {
+		if k == "" || strings.ContainsAny(k, " :\r\n\x00") {
 			return api.InvalidArgument("headers", "%q is not a header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return api.InvalidArgument("headers", "the value of %s has a line break", k)
 		}
 	}
 	if len(g.CC) > 0 && len(g.Users)+len(g.Emails) == 0 {
