@@ -300,6 +300,18 @@ func (s *Service) SetGroups(ctx context.Context, name string, groups []string) (
 	})
 }
 
+// SetEmail sets a user's email address (empty: none): where the alert
+// groups naming the user email them.
+func (s *Service) SetEmail(ctx context.Context, name, email string) (User, error) {
+	if email != "" && (!strings.Contains(email, "@") || len(email) > 256) {
+		return User{}, api.InvalidArgument("email", "%q is not an email address", email)
+	}
+	return s.updateUser(ctx, name, func(su *storedUser) error {
+		su.Email = email
+		return nil
+	})
+}
+
 // checkGroups checks group names: a name as users have, each once.
 func checkGroups(groups []string) error {
 	for i, g := range groups {

@@ -34,13 +34,6 @@ type Release struct {
 	Deleted bool `json:"deleted,omitempty"`
 }
 
-// AlertGroup is where an alert group's alerts go: a webhook called with an
-// Alert as its JSON body, retried until it answers 2xx.
-type AlertGroup struct {
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers,omitempty"`
-}
-
 // Catalog keeps definitions, their versions and releases, and alert
 // groups, in the store's definitions through the public API.
 type Catalog struct {
@@ -305,28 +298,4 @@ func (c *Catalog) resolve(ctx context.Context, in RunInput) (Resolved, error) {
 		return Resolved{}, err
 	}
 	return Resolved{Version: d.Version, Body: string(d.Body)}, nil
-}
-
-// SetAlertGroup stores an alert group.
-func (c *Catalog) SetAlertGroup(ctx context.Context, name string, g AlertGroup, by string) error {
-	if !validName.MatchString(name) {
-		return api.InvalidArgument("name", "%q is not an alert group name", name)
-	}
-	if !strings.HasPrefix(g.URL, "http://") && !strings.HasPrefix(g.URL, "https://") {
-		return api.InvalidArgument("url", "want an http:// or https:// URL, got %q", g.URL)
-	}
-	body, _ := json.Marshal(g)
-	_, err := c.cl.PutDefinition(ctx, api.Definition{Type: alertPrefix + name, Body: body, ModifiedBy: by})
-	return err
-}
-
-// AlertGroup returns an alert group.
-func (c *Catalog) AlertGroup(ctx context.Context, name string) (AlertGroup, error) {
-	d, err := c.cl.GetDefinition(ctx, alertPrefix+name, 0)
-	if err != nil {
-		return AlertGroup{}, fmt.Errorf("dag: alert group %s: %w", name, err)
-	}
-	var g AlertGroup
-	err = json.Unmarshal(d.Body, &g)
-	return g, err
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/internal/testenv"
+	"github.com/strandhq/strand/internal/testsmtp"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store"
@@ -75,6 +76,10 @@ type env struct {
 	ns     string
 	client *dag.Client
 	sched  *schedule.Service
+	// smtp receives the alert emails the system workers send; alerter
+	// reads the groups' recent alerts.
+	smtp    *testsmtp.Server
+	alerter *dag.Alerter
 
 	// dataPath is the SQLite file every worker knows as the data source
 	// "local".
@@ -125,7 +130,11 @@ func newEnv(t *testing.T, st store.Store) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	runner := system.NewRunner(eng, system.RunnerOptions{Logger: testenv.Logger(), Worker: worker.Options{Logger: testenv.Logger()}})
+	mail := testsmtp.Start(t)
+	alerter := dag.NewAlerter(eng, dag.AlertOptions{Mail: &dag.MailServer{Addr: mail.Addr, From: "strand@example.com", TLS: dag.MailPlain},
+		Records: st, Logger: testenv.Logger()})
+	runner := system.NewRunner(eng, system.RunnerOptions{Logger: testenv.Logger(), Worker: worker.Options{Logger: testenv.Logger()},
+		Register: func(w *worker.Worker, _ string) { dag.RegisterAlerts(w, alerter) }})
 	if err := runner.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +142,7 @@ func newEnv(t *testing.T, st store.Store) *env {
 	sched := schedule.NewService(eng)
 	srv := httptest.NewServer(server.New(served{eng, sched, batch.NewService(eng)}, server.Options{PollWait: time.Second, Logger: testenv.Logger()}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, ns: api.DefaultNamespace, client: dag.NewClient(eng, ""), sched: sched,
+	e := &env{t: t, root: t, ctx: ctx, eng: eng, url: srv.URL, ns: api.DefaultNamespace, client: dag.NewClient(eng, ""), sched: sched, smtp: mail, alerter: alerter,
 		procs: &procs{workers: map[string]*exec.Cmd{}}, dataPath: filepath.Join(t.TempDir(), "data.db")}
 	e.startWorker("w1")
 	return e
@@ -417,15 +426,29 @@ tasks:
 }
 
 // httpAndAlerts: an http task's output goes to the next task; a failed
-// instance calls its alert group's webhook.
+// instance alerts its group through each channel, naming the failed task
+// and its error: the webhook gets the alert as JSON, and the email (a real
+// SMTP server) goes to the group's address with a copy. An SMTP server
+// that refuses the address is recorded with the group's recent alerts and
+// does not stop the webhook or the instance.
 func httpAndAlerts(t *testing.T, e *env) {
 	var mu sync.Mutex
 	var alerts []dag.Alert
+	var flaky int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/order":
 			body, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, `{"data": {"id": "ord-%s"}}`, body)
+		case "/flaky":
+			// Fails its first call: the retry resends the webhook only.
+			mu.Lock()
+			flaky++
+			first := flaky == 1
+			mu.Unlock()
+			if first {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+			}
 		case "/alert":
 			var a dag.Alert
 			_ = json.NewDecoder(r.Body).Decode(&a)
@@ -437,7 +460,12 @@ func httpAndAlerts(t *testing.T, e *env) {
 		}
 	}))
 	defer srv.Close()
-	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops", dag.AlertGroup{URL: srv.URL + "/alert"}, "test"); err != nil {
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops", dag.AlertGroup{URL: srv.URL + "/alert",
+		Emails: []string{"oncall@example.com"}, CC: []string{"lead@example.com"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops-refused", dag.AlertGroup{URL: srv.URL + "/alert",
+		Emails: []string{"refused@example.com"}}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	e.apply(fmt.Sprintf(`name: calls
@@ -447,7 +475,7 @@ tasks:
   - {name: use, type: shell, upstream: [order], script: 'test "${id}" = ord-7'}
   - {name: missing, type: http, upstream: [use], url: '%s/nowhere'}
 `, srv.URL, srv.URL))
-	inst, err := e.run(dag.RunInput{DAG: "calls"})
+	inst, err := e.run(dag.RunInput{DAG: "calls", ScheduleTime: time.Date(2026, 1, 2, 2, 0, 0, 0, time.UTC), TimeZone: "Asia/Shanghai"})
 	if err == nil {
 		t.Fatal("a 404 succeeded")
 	}
@@ -457,10 +485,81 @@ tasks:
 	if inst.Tasks[0].Outputs["id"] != "ord-7" {
 		t.Fatalf("outputs %+v", inst.Tasks[0].Outputs)
 	}
+	taskErr := task(inst, "missing").Error
+	if taskErr == "" {
+		t.Fatalf("the failed task has no error: %+v", inst.Tasks)
+	}
 	mu.Lock()
-	defer mu.Unlock()
-	if len(alerts) != 1 || alerts[0].Event != "instance_failure" || alerts[0].DAG != "calls" {
-		t.Fatalf("alerts %+v", alerts)
+	got := slices.Clone(alerts)
+	mu.Unlock()
+	if len(got) != 1 || got[0].Event != "instance_failure" || got[0].DAG != "calls" || got[0].Task != "missing" ||
+		!strings.Contains(got[0].Message, taskErr) || len(got[0].Failed) != 1 || got[0].Failed[0] != (dag.FailedTask{Name: "missing", Error: taskErr}) ||
+		got[0].BusinessDate != "20260101" || got[0].TimeZone != "Asia/Shanghai" {
+		t.Fatalf("webhook alerts %+v", got)
+	}
+	id := got[0].Instance
+	wait, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	m, ok := e.smtp.Wait(wait, func(m testsmtp.Message) bool { return strings.Contains(m.Body, id) })
+	if !ok {
+		t.Fatalf("no email about %s; got %+v", id, e.smtp.Messages())
+	}
+	if !strings.Contains(m.Subject, "DAG calls failed at missing") || !strings.Contains(m.Subject, "business date 20260101, Asia/Shanghai") ||
+		!strings.Contains(m.Body, "missing: "+taskErr) || !strings.Contains(m.Body, "strand dag tasks "+id) ||
+		!slices.Equal(m.To, []string{"oncall@example.com", "lead@example.com"}) || m.Header.Get("Cc") != "lead@example.com" {
+		t.Fatalf("email: to %v, cc %q, subject %q\n%s", m.To, m.Header.Get("Cc"), m.Subject, m.Body)
+	}
+
+	// The SMTP server refuses the address: the webhook is still called,
+	// the instance ends as it would, and the group's recent alerts say so.
+	e.apply(fmt.Sprintf(`name: calls-refused
+warning: {type: failure, group: ops-refused}
+tasks:
+  - {name: lost, type: http, url: '%s/nowhere'}
+`, srv.URL))
+	inst, err = e.run(dag.RunInput{DAG: "calls-refused"})
+	if err == nil || inst.State != dag.StateFailure {
+		t.Fatalf("calls-refused: %v %s", err, states0(inst))
+	}
+	recent, err := e.alerter.Recent(e.ctx, "ops-refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recent) != 1 || recent[0].Alert.Task != "lost" || len(recent[0].Results) != 2 ||
+		recent[0].Results[0].Delivered || !strings.Contains(recent[0].Results[0].Answer, "550") || !recent[0].Results[1].Delivered {
+		t.Fatalf("recent alerts of ops-refused: %+v", recent)
+	}
+
+	// A webhook that fails once: the retry calls it again but does not
+	// send the email again, and the group's recent alerts keep one entry.
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "ops-flaky", dag.AlertGroup{URL: srv.URL + "/flaky",
+		Emails: []string{"flaky@example.com"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(fmt.Sprintf(`name: calls-flaky
+warning: {type: failure, group: ops-flaky}
+tasks:
+  - {name: lost, type: http, url: '%s/nowhere'}
+`, srv.URL))
+	inst, _ = e.run(dag.RunInput{DAG: "calls-flaky", ScheduleTime: time.Date(2026, 1, 2, 2, 0, 0, 0, time.UTC)})
+	if inst.State != dag.StateFailure {
+		t.Fatalf("calls-flaky: %s", states0(inst))
+	}
+	recent, err = e.alerter.Recent(e.ctx, "ops-flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recent) != 1 || recent[0].Attempts != 2 || len(recent[0].Results) != 2 || !recent[0].Results[0].Delivered || !recent[0].Results[1].Delivered {
+		t.Fatalf("recent alerts of ops-flaky: %+v", recent)
+	}
+	var sent int
+	for _, m := range e.smtp.Messages() {
+		if slices.Contains(m.To, "flaky@example.com") {
+			sent++
+		}
+	}
+	if sent != 1 {
+		t.Fatalf("the email of ops-flaky was sent %d times", sent)
 	}
 }
 

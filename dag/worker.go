@@ -1,7 +1,6 @@
 package dag
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,10 +26,13 @@ type Service = api.FrontEndService
 // Queue.
 func Register(w *worker.Worker, svc Service) {
 	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
-	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc), http: &http.Client{Timeout: 30 * time.Second}}
+	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc)}
 	worker.RegisterStepNamed(w, stepResolve, s.resolve)
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)
-	worker.RegisterStepNamed(w, stepAlert, s.alert)
+	// Alerts go to the system queue, where strand server delivers them
+	// with its SMTP settings; one an instance scheduled here before an
+	// upgrade is still delivered (its webhook; email needs the server).
+	worker.RegisterStepNamed(w, stepAlert, NewAlerter(svc, AlertOptions{}).step)
 	worker.RegisterStepNamed(w, stepTails, s.tails)
 }
 
@@ -50,7 +52,6 @@ func (s *interpreterSteps) tails(ctx context.Context, in TailsRequest) (map[stri
 type interpreterSteps struct {
 	svc     Service
 	catalog *Catalog
-	http    *http.Client
 }
 
 func (s *interpreterSteps) resolve(ctx context.Context, in RunInput) (Resolved, error) {
@@ -154,35 +155,6 @@ func InstanceOf(ctx context.Context, svc api.Service, r store.VisibilityRecord) 
 		inst.State = StateKill
 	}
 	return &inst, nil
-}
-
-func (s *interpreterSteps) alert(ctx context.Context, a Alert) (struct{}, error) {
-	g, err := s.catalog.AlertGroup(ctx, a.Group)
-	if errors.Is(err, api.ErrNotFound) {
-		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
-	}
-	if err != nil {
-		return struct{}{}, err
-	}
-	body, _ := json.Marshal(a)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, bytes.NewReader(body))
-	if err != nil {
-		return struct{}{}, workflow.NewError("strand.dag.alert_group", err.Error(), true)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", step.GetInfo(ctx).IdempotencyKey)
-	for k, v := range g.Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return struct{}{}, fmt.Errorf("alert group %s: %w", a.Group, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return struct{}{}, fmt.Errorf("alert group %s: the webhook answered %s", a.Group, resp.Status)
-	}
-	return struct{}{}, nil
 }
 
 // TaskRunner runs the built-in task types for a worker group: register it

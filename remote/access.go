@@ -64,6 +64,11 @@ func (s *Service) SetGroups(ctx context.Context, name string, groups []string) (
 	return s.UpdateUser(ctx, name, server.UpdateUserRequest{Groups: &groups})
 }
 
+// SetEmail sets a user's email address.
+func (s *Service) SetEmail(ctx context.Context, name, email string) (access.User, error) {
+	return s.UpdateUser(ctx, name, server.UpdateUserRequest{Email: &email})
+}
+
 // DeleteUser deletes a user and revokes their tokens.
 func (s *Service) DeleteUser(ctx context.Context, name string) error {
 	_, err := s.do(ctx, sendOnce, "DELETE", "/users/"+url.PathEscape(name), nil, nil)

@@ -51,6 +51,8 @@ type UpdateUserRequest struct {
 	Disabled     *bool  `json:"disabled,omitempty"`
 	// Groups, when set, replaces the groups the user is in.
 	Groups *[]string `json:"groups,omitempty" max:"100" maxvalue:"128"`
+	// Email, when set, replaces the user's email address ("": none).
+	Email *string `json:"email,omitempty" max:"256"`
 }
 
 // CreateTokenResponse is a new token: shown this once.
@@ -120,7 +122,7 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 		{"GET", prefix + "/users/{user}", "Describe a user", get(h, func(ctx context.Context, r *http.Request) (access.User, error) {
 			return ac.GetUser(ctx, r.PathValue("user"))
 		})},
-		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag, disabled flag or groups", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
+		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag, disabled flag, groups or email address", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
 			name := r.PathValue("user")
 			if req.Password != "" {
 				if err := ac.SetPassword(ctx, name, req.Password); err != nil {
@@ -139,6 +141,11 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 			}
 			if req.Groups != nil {
 				if _, err := ac.SetGroups(ctx, name, *req.Groups); err != nil {
+					return access.User{}, err
+				}
+			}
+			if req.Email != nil {
+				if _, err := ac.SetEmail(ctx, name, *req.Email); err != nil {
 					return access.User{}, err
 				}
 			}

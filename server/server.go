@@ -89,6 +89,9 @@ type Options struct {
 	// other with ("Authorization: Node SECRET"); the peering route refuses
 	// every other caller once Access is set.
 	ClusterSecret string
+	// Alerts delivers the DAGs' alerts for the alert groups' test route
+	// (nil: webhooks only, and users found through Access).
+	Alerts *dag.Alerter
 }
 
 // New returns the HTTP handler of svc.
@@ -532,7 +535,8 @@ func (h *handler) routes() []Route {
 	}
 	if d, ok := h.svc.(dag.Service); ok {
 		routes = append(routes, dagRoutes(h, d)...)
-		routes = append(routes, tenantRoutes(h, d)...) // issue 35: tenants
+		routes = append(routes, tenantRoutes(h, d)...)
+		routes = append(routes, alertRoutes(h, d)...)
 	}
 	if sm, ok := h.svc.(statemachine.Service); ok {
 		routes = append(routes, stateMachineRoutes(h, sm)...)

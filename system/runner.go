@@ -1,7 +1,8 @@
 // Package system runs Strand's own workflows: the runs that carry
 // schedules (package schedule), batch operations (package batch),
-// mailboxes (package message) and human tasks (package humantask). They
-// are workflows like any other, on the task queue api.SystemQueue of each
+// mailboxes (package message) and human tasks (package humantask); its
+// workers also deliver the DAGs' alerts (package dag). Those runs are
+// workflows like any other, on the task queue api.SystemQueue of each
 // namespace, so they live on every store, survive restarts and move with
 // their shards; a Runner runs their worker for every namespace, and strand
 // server runs one on every node.
@@ -18,6 +19,7 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/message"
 	"github.com/strandhq/strand/schedule"
@@ -45,6 +47,11 @@ func NewWorker(svc api.Service, namespace string, opts worker.Options) *worker.W
 	batch.Register(w, svc, namespace, opts.Identity)
 	message.Register(w, svc)
 	humantask.Register(w)
+	// The DAGs' alerts, webhooks only: strand server registers its own
+	// alerter, with its SMTP settings, over it (RunnerOptions.Register).
+	if cl, ok := svc.(api.Cluster); ok {
+		dag.RegisterAlerts(w, dag.NewAlerter(cl, dag.AlertOptions{Logger: opts.Logger}))
+	}
 	return w
 }
 
@@ -58,7 +65,11 @@ type RunnerOptions struct {
 	Interval time.Duration
 	// Worker configures each namespace's worker.
 	Worker worker.Options
-	Logger *slog.Logger
+	// Register, when set, registers more steps and workflows on each
+	// namespace's worker, before it starts (strand server adds the
+	// delivery of DAG alerts).
+	Register func(w *worker.Worker, namespace string)
+	Logger   *slog.Logger
 }
 
 // Runner runs the system worker of each namespace. Every node of a
@@ -142,6 +153,9 @@ func (r *Runner) sync(ctx context.Context) error {
 			continue
 		}
 		w := NewWorker(r.svc, n, r.opts.Worker)
+		if r.opts.Register != nil {
+			r.opts.Register(w, n)
+		}
 		if err := w.Start(ctx); err != nil {
 			return fmt.Errorf("system: start the worker of namespace %s: %w", n, err)
 		}

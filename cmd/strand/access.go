@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,7 @@ type accessAdmin interface {
 	DeleteUser(ctx context.Context, name string) error
 	Grant(ctx context.Context, name, namespace string, roles ...access.Role) (access.User, error)
 	SetGroups(ctx context.Context, name string, groups []string) (access.User, error)
+	SetEmail(ctx context.Context, name, email string) (access.User, error)
 	CreateToken(ctx context.Context, nt access.NewToken) (string, access.Token, error)
 	ListTokens(ctx context.Context, user string) ([]access.Token, error)
 	RevokeToken(ctx context.Context, id string) error
@@ -215,7 +217,28 @@ func newUserCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, del, grant, groups)
+	setEmail := &cobra.Command{
+		Use: "email NAME [ADDRESS]", Short: "Set a user's email address (none given: none): where alert groups naming the user email them", Args: cobra.RangeArgs(1, 2),
+		Example: "  strand user email bob bob@example.com",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, done, err := o.admin(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			addr := ""
+			if len(args) == 2 {
+				addr = args[1]
+			}
+			u, err := a.SetEmail(cmd.Context(), args[0], addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s's email address: %s\n", u.Name, cmp.Or(u.Email, "none"))
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, del, grant, groups, setEmail)
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/strandhq/strand/internal/testsmtp"
 )
 
 // TestConsoleInBrowser runs the web console's browser tests
@@ -134,8 +137,10 @@ func consoleShard(t *testing.T, node, chromium, web, shots string, tests []strin
 	addr := freePort(t)
 	url := "http://" + addr
 	store := "sqlite://" + filepath.Join(t.TempDir(), "strand.db")
+	// Alert emails go to a real SMTP server of the test's.
+	mail := testsmtp.Start(t)
 	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", store, "--listen", addr,
-		"--node-id", consoleNode, "--drain", "1s")
+		"--node-id", consoleNode, "--drain", "1s", "--smtp-server", mail.Addr, "--smtp-from", "strand@example.com", "--smtp-tls", "none")
 	// The state machines' instances are a namespace's of their own (made
 	// before the worker polls it), so that the default namespace's counts
 	// of runs stay those of consoleRuns.
@@ -337,6 +342,18 @@ type consoleDAGSet struct {
 	Definitions map[string]consoleDAG `json:"definitions"`
 	// Instances by role: success and failure, each of its definition.
 	Instances map[string]consoleDAGInstance `json:"instances"`
+	// AlertGroup is an alert group the CLI made, with the test alert it
+	// sent (console/web/e2e/alerts.test.mjs).
+	AlertGroup consoleAlertGroup `json:"alert_group"`
+}
+
+// consoleAlertGroup is an alert group as the CLI set it: addresses to
+// email with a copy, and a webhook (a server of the test's).
+type consoleAlertGroup struct {
+	Name    string   `json:"name"`
+	Emails  []string `json:"emails"`
+	CC      []string `json:"cc"`
+	Webhook string   `json:"webhook"`
 }
 
 // consoleDAG is a definition as the CLI applied it.
@@ -619,6 +636,13 @@ func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
 		Logs:     map[string]string{"prepare": "ready", "load": "disk quota exceeded on /data"},
 		Attempts: map[string]int{"load": 2},
 	}
+	// An alert group, with the test alert it sent through both channels.
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(hook.Close)
+	set.AlertGroup = consoleAlertGroup{Name: "data-team", Emails: []string{"oncall@example.com"}, CC: []string{"lead@example.com"}, Webhook: hook.URL}
+	must("alert-group", "set", "data-team", "--email", "oncall@example.com", "--cc", "lead@example.com", "--webhook", hook.URL,
+		"--description", "the data team's on-call")
+	must("alert-group", "test", "data-team")
 	// The instances' lists (the visibility store) catch up with them.
 	for _, name := range []string{"fanout", "broken"} {
 		eventually(t, "the instances of "+name+" listed closed", func() bool {

@@ -376,7 +376,7 @@ func newDAGCommand() *cobra.Command {
 	var alertURL string
 	var alertHeaders []string
 	alert := &cobra.Command{
-		Use: "alert-group NAME --url URL", Short: "Create or change an alert group: the webhook its alerts are posted to", Args: cobra.ExactArgs(1),
+		Use: "alert-group NAME --url URL", Short: "Create or replace a webhook-only alert group (strand alert-group set also emails users and addresses)", Args: cobra.ExactArgs(1),
 		Example: "  strand dag alert-group data-team --url https://hooks.example.com/strand --header 'Authorization=Bearer xyz'",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client()

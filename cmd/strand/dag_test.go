@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/internal/testsmtp"
 )
 
 // TestDAGVerbs: a pipeline applied with the CLI runs through a strand
@@ -257,12 +263,14 @@ tasks:
 }
 
 // TestServerRunsDAGWorkers: strand server --worker-groups runs the DAG
-// workers in its own process, so one binary runs pipelines alone.
+// workers in its own process, so one binary runs pipelines alone; it
+// sends the alert groups' emails through the SMTP server it is given.
 func TestServerRunsDAGWorkers(t *testing.T) {
 	bin := binaries(t, "strand")
 	addr := freePort(t)
+	mail := testsmtp.Start(t)
 	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"),
-		"--listen", addr, "--worker-groups", "default")
+		"--listen", addr, "--worker-groups", "default", "--smtp-server", mail.Addr, "--smtp-from", "strand@example.com", "--smtp-tls", "none")
 	url := "http://" + addr
 	file := filepath.Join(t.TempDir(), "hello.yaml")
 	os.WriteFile(file, []byte("name: hello\ntasks:\n  - {name: greet, type: shell, script: 'echo hello from the server'}\n"), 0o644)
@@ -274,5 +282,107 @@ func TestServerRunsDAGWorkers(t *testing.T) {
 	}
 	if out, _ := run(t, "dag", "logs", "hello-1", "greet", "--server", url); !strings.Contains(out, "hello from the server") {
 		t.Fatalf("logs: %s", out)
+	}
+	alertGroups(t, url, mail)
+}
+
+// alertGroups: alert groups are set, listed, shown, tested and deleted
+// with the CLI; bad input is refused and stores nothing; a failed
+// instance emails the group's user and addresses (a copy to cc) and calls
+// its webhook, each naming the failed task and its error.
+func alertGroups(t *testing.T, url string, mail *testsmtp.Server) {
+	cli := func(args ...string) (string, int) {
+		t.Helper()
+		return run(t, append(args, "--server", url)...)
+	}
+	hooks := make(chan dag.Alert, 10)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a dag.Alert
+		_ = json.NewDecoder(r.Body).Decode(&a)
+		hooks <- a
+	}))
+	defer hook.Close()
+	for _, u := range []string{`{"name": "alice", "email": "alice@example.com", "password": "a long enough secret"}`, `{"name": "bob", "password": "a long enough secret"}`} {
+		res, err := http.Post(url+"/api/v1/users", "application/json", strings.NewReader(u))
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("create user %s: %v %v", u, err, res)
+		}
+		res.Body.Close()
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--email", "not-an-address"}, `emails: "not-an-address" is not an email address`},
+		{[]string{"--user", "nobody"}, "there is no user nobody"},
+		{[]string{"--user", "bob"}, "user bob has no email address"},
+		{[]string{"--cc", "lead@example.com"}, "copies need a recipient"},
+		{nil, "an alert group needs a channel"},
+		{[]string{"--webhook", "ftp://example.com"}, "want an http:// or https:// URL"},
+	} {
+		if out, code := cli(append([]string{"alert-group", "set", "bad"}, bad.args...)...); code != 2 || !strings.Contains(out, bad.want) {
+			t.Fatalf("alert-group set bad %v: exit %d: %s", bad.args, code, out)
+		}
+	}
+	if out, code := cli("alert-group", "list"); code != 0 || strings.Contains(out, "bad") {
+		t.Fatalf("a refused alert group was stored: exit %d: %s", code, out)
+	}
+	// Given an address, bob may be a recipient.
+	if out, code := cli("user", "email", "bob", "bob@example.com"); code != 0 || !strings.Contains(out, "bob's email address: bob@example.com") {
+		t.Fatalf("user email: exit %d: %s", code, out)
+	}
+	if out, code := cli("alert-group", "set", "bobs", "--user", "bob"); code != 0 || !strings.Contains(out, "alert group bobs: email to bob") {
+		t.Fatalf("alert-group set with bob: exit %d: %s", code, out)
+	}
+	cli("alert-group", "delete", "bobs")
+	out, code := cli("alert-group", "set", "data-team", "--user", "alice", "--email", "oncall@example.com", "--cc", "lead@example.com", "--webhook", hook.URL)
+	if code != 0 || !strings.Contains(out, "alert group data-team: email to alice, oncall@example.com (cc lead@example.com); webhook "+hook.URL) {
+		t.Fatalf("alert-group set: exit %d: %s", code, out)
+	}
+	if out, _ := cli("alert-group", "list"); !strings.Contains(out, "data-team  email,webhook") {
+		t.Fatalf("alert-group list: %s", out)
+	}
+	out, code = cli("alert-group", "test", "data-team")
+	if code != 0 || !regexp.MustCompile(`email\s+oncall@example.com, alice@example.com, lead@example.com\s+true\s+accepted by`).MatchString(out) ||
+		!regexp.MustCompile(`webhook\s+`+regexp.QuoteMeta(hook.URL)+`\s+true\s+answered 200 OK`).MatchString(out) {
+		t.Fatalf("alert-group test: exit %d: %s", code, out)
+	}
+	if a := <-hooks; a.Event != "test" || a.Group != "data-team" {
+		t.Fatalf("test alert on the webhook: %+v", a)
+	}
+
+	file := filepath.Join(t.TempDir(), "nightly.yaml")
+	os.WriteFile(file, []byte("name: nightly\nwarning: {type: failure, group: data-team}\ntasks:\n  - {name: load, type: shell, script: 'echo the warehouse is locked >&2; exit 3'}\n"), 0o644)
+	if out, code := cli("dag", "apply", "-f", file); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "nightly", "--id", "nightly-1", "--schedule-time", "2026-03-02T02:00:00Z", "--wait"); code == 0 || !strings.Contains(out, "failure") {
+		t.Fatalf("run: exit %d: %s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, ok := mail.Wait(ctx, func(m testsmtp.Message) bool { return strings.Contains(m.Body, "nightly-1") })
+	if !ok {
+		t.Fatalf("no email about nightly-1: %+v", mail.Messages())
+	}
+	if m.Subject != "[Strand] DAG nightly failed at load (business date 20260301, UTC)" ||
+		!strings.Contains(m.Body, "load: ") || !strings.Contains(m.Body, "exit code 3") ||
+		!strings.Contains(m.Body, "strand dag logs nightly-1 load") ||
+		!slices.Equal(m.To, []string{"oncall@example.com", "alice@example.com", "lead@example.com"}) || m.Header.Get("Cc") != "lead@example.com" {
+		t.Fatalf("email: to %v, cc %q, subject %q\n%s", m.To, m.Header.Get("Cc"), m.Subject, m.Body)
+	}
+	if a := <-hooks; a.Event != "instance_failure" || a.Instance != "nightly-1" || a.Task != "load" || len(a.Failed) != 1 || !strings.Contains(a.Failed[0].Error, "exit code 3") {
+		t.Fatalf("failure alert on the webhook: %+v", a)
+	}
+	out, code = cli("alert-group", "show", "data-team")
+	if code != 0 || !regexp.MustCompile(`Users:\s+alice\n`).MatchString(out) || !regexp.MustCompile(`instance_failure\s+nightly\s+nightly-1\s+load\s+email delivered; webhook delivered`).MatchString(out) ||
+		!strings.Contains(out, "test ") {
+		t.Fatalf("alert-group show: exit %d: %s", code, out)
+	}
+	if out, code := cli("alert-group", "delete", "data-team"); code != 0 {
+		t.Fatalf("alert-group delete: exit %d: %s", code, out)
+	}
+	if out, code := cli("alert-group", "show", "data-team"); code == 0 || !strings.Contains(out, "not found") {
+		t.Fatalf("show a deleted group: exit %d: %s", code, out)
 	}
 }

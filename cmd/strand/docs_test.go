@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/strandhq/strand/internal/testsmtp"
 )
 
 // TestOperationsCurlExample runs the curl example of docs/operations.md as
@@ -103,7 +106,9 @@ func TestDAGsGuideExample(t *testing.T) {
 	script := fencedBlock(t, filepath.Join("..", "..", "docs", "dags.md"), "### Example")
 	bin := binaries(t, "strand")
 	addr := freePort(t)
-	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr)
+	mail := testsmtp.Start(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr,
+		"--smtp-server", mail.Addr, "--smtp-from", "strand@example.com", "--smtp-tls", "none")
 
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()
@@ -117,6 +122,30 @@ func TestDAGsGuideExample(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the example printed no %q:\n%s", want, out)
 		}
+	}
+
+	// The alert groups' example, on the same server: a test alert, and a
+	// failed instance's email through the server's SMTP server.
+	script = fencedBlock(t, filepath.Join("..", "..", "docs", "dags.md"), "### Alert group example")
+	cmd = exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "STRAND_SERVER=http://"+addr)
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the alert group example failed: %v\n%s", err, out)
+	}
+	t.Logf("the alert group example printed:\n%s", out)
+	for _, want := range []string{"alert group data-team: email to oncall@example.com (cc lead@example.com)", "accepted by", "nightly-load version 1: failure",
+		"instance_failure", "email delivered"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the alert group example printed no %q:\n%s", want, out)
+		}
+	}
+	const subject = "[Strand] DAG nightly-load failed at load (business date 20260301, Asia/Shanghai)"
+	if !slices.ContainsFunc(mail.Messages(), func(m testsmtp.Message) bool {
+		return m.Subject == subject && strings.Contains(m.Body, "load: ") && strings.Contains(m.Body, "exit code 3")
+	}) {
+		t.Fatalf("no email %q naming the task and its error: %+v", subject, mail.Messages())
 	}
 }
 

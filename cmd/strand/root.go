@@ -27,7 +27,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newVersionCommand(), newMigrateCommand(), newBenchCommand(), newServerCommand(), newWorkflowCommand(), newNamespaceCommand(), newClusterCommand(), newScheduleCommand(), newMessageCommand(), newTaskCommand(), newBatchCommand(), newDAGCommand(), newTenantCommand(), newWorkerCommand(), newStateMachineCommand(), newSagaCommand(),
+	root.AddCommand(newVersionCommand(), newMigrateCommand(), newBenchCommand(), newServerCommand(), newWorkflowCommand(), newNamespaceCommand(), newClusterCommand(), newScheduleCommand(), newMessageCommand(), newTaskCommand(), newBatchCommand(), newDAGCommand(), newTenantCommand(), newAlertGroupCommand(), newWorkerCommand(), newStateMachineCommand(), newSagaCommand(),
 		newUserCommand(), newTokenCommand(), newLoginCommand(), newLogoutCommand(), newWhoAmICommand(), newAuditCommand())
 	// Runnable so that cobra checks its arguments: an unknown command is
 	// bad input (status 2), not a reason to print help and succeed.

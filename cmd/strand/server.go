@@ -21,6 +21,7 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
+	"github.com/strandhq/strand/dag"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/certs"
@@ -51,6 +52,7 @@ func newServerCommand() *cobra.Command {
 		tlsClientCA       string
 		tlsCA             string
 		secretFile        string
+		smtp              dag.MailServer
 		sopts             server.Options
 		eopts             engine.Options
 	)
@@ -82,6 +84,13 @@ func newServerCommand() *cobra.Command {
 				if u, err := url.Parse(eopts.Address); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return &usageError{fmt.Errorf("--advertise %q: want http://host:port", eopts.Address)}
 				}
+			}
+			var mail *dag.MailServer
+			if smtp.Addr != "" || smtp.From != "" || smtp.User != "" || smtp.Password != "" {
+				if err := smtp.Check(); err != nil {
+					return &usageError{fmt.Errorf("SMTP server for alert emails: %v", err)}
+				}
+				mail = &smtp
 			}
 			setMemoryLimit(eopts.CacheMemory)
 			var serverTLS, peerTLS *tls.Config
@@ -156,7 +165,18 @@ func newServerCommand() *cobra.Command {
 			defer drainNow()
 			// The scheduler worker runs the schedules of every namespace on
 			// this node, beside the engine (each node of a cluster runs one).
-			runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
+			// It also delivers the DAGs' alerts, through the SMTP server
+			// configured here: workers need no mail settings.
+			alerts := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strand_dag_alerts_total",
+				Help: "DAG alerts by channel (email, webhook; group for alerts to a group that does not exist) and outcome (delivered, failed, missing)."}, []string{"channel", "outcome"})
+			reg.MustRegister(alerts)
+			alerter := dag.NewAlerter(eng, dag.AlertOptions{Mail: mail, Users: server.UserDirectory(ac), Records: st, Logger: log,
+				Counted: func(channel, outcome string) { alerts.WithLabelValues(channel, outcome).Inc() }})
+			if mail != nil {
+				log.Info("alert emails go through an SMTP server", "smtp", mail.String())
+			}
+			runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log},
+				Register: func(w *worker.Worker, _ string) { dag.RegisterAlerts(w, alerter) }})
 			if err := runner.Start(ctx); err != nil {
 				ln.Close()
 				return err
@@ -186,7 +206,7 @@ func newServerCommand() *cobra.Command {
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
-				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit}),
+				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -237,6 +257,11 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&auditRetention, "audit-retention", 90*24*time.Hour, "how long the audit log keeps what was changed through the API")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without access control on an address other machines reach, while the store has no user (on loopback that is the default)")
 	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")
+	cmd.Flags().StringVar(&smtp.Addr, "smtp-server", "", "the SMTP server (HOST:PORT) alert groups' emails go through")
+	cmd.Flags().StringVar(&smtp.From, "smtp-from", "", "the sender's address of alert emails")
+	cmd.Flags().StringVar(&smtp.User, "smtp-user", "", "the user to log in to the SMTP server as (with --smtp-password)")
+	cmd.Flags().StringVar(&smtp.Password, "smtp-password", "", "the SMTP user's password: better in env STRAND_SMTP_PASSWORD or the --config file than on the command line; never shown back")
+	cmd.Flags().StringVar(&smtp.TLS, "smtp-tls", dag.MailSTARTTLS, "TLS to the SMTP server: starttls (refused if the server does not offer it), tls (from the first byte, port 465) or none")
 	return cmd
 }
 

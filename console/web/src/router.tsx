@@ -1,4 +1,5 @@
 import { createRouter } from '@tanstack/react-router'
+import { alertGroupRoute, alertGroupsRoute } from './pages/alert-groups/route'
 import { auditRoute } from './pages/audit/route'
 import { batchRoute } from './pages/batch/route'
 import { batchesRoute } from './pages/batches/route'
@@ -47,6 +48,8 @@ const routeTree = rootRoute.addChildren([
   dagRoute,
   dagEditRoute,
   dagInstanceRoute,
+  alertGroupsRoute,
+  alertGroupRoute,
   stateMachinesRoute,
   stateMachineRoute,
   smInstanceRoute,
