@@ -334,6 +334,7 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.BatchOperation]():    {api.BatchSignal, api.BatchCancel, api.BatchTerminate, api.BatchReset, api.BatchPause, api.BatchResume},
 	reflect.TypeFor[api.ResetPoint]():        {"", api.ResetLastWorkflowTask, api.ResetFirstFailedStep, api.ResetBeforeEvent},
 	reflect.TypeFor[api.OverlapPolicy]():     {"", api.OverlapSkip, api.OverlapBufferOne, api.OverlapBufferAll, api.OverlapCancelOther, api.OverlapTerminateOther, api.OverlapAllowAll},
+	reflect.TypeFor[api.CatchupPolicy]():     {"", api.CatchupLatest, api.CatchupNone, api.CatchupAll},
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
 		api.CommandUpsertAttributes, api.CommandUpsertMemo, api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},

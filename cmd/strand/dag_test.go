@@ -153,11 +153,14 @@ tasks:
 		t.Fatalf("bad failure strategy: exit %d: %s", code, out)
 	}
 	// Scheduled: a schedule whose action starts instances of the DAG.
-	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
+	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops", "--catchup", "none"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
 		t.Fatalf("schedule: exit %d: %s", code, out)
 	}
-	if out, code := cli("schedule", "describe", "dag-etl", "-o", "json"); code != 0 || !strings.Contains(out, `"workflow_type": "strand.DAG"`) {
-		t.Fatalf("schedule describe: exit %d: %s", code, out)
+	if out, code := cli("schedule", "describe", "dag-etl", "-o", "json"); code != 0 || !strings.Contains(out, `"workflow_type": "strand.DAG"`) || !strings.Contains(out, `"catchup": "none"`) {
+		t.Fatalf("schedule describe: exit %d: %s; want the DAG's schedule, catch-up none", code, out)
+	}
+	if out, code := cli("dag", "schedule", "etl", "--cron", "@daily", "--id", "bad-catchup", "--catchup", "sometimes"); code == 0 || !strings.Contains(out, `schedule.policies.catchup: "sometimes"`) {
+		t.Fatalf("schedule with a bad catch-up policy: exit %d: %s", code, out)
 	}
 	// Offline, it cannot be started or scheduled.
 	cli("dag", "offline", "etl")
