@@ -33,7 +33,8 @@ func TestCommands(t *testing.T) {
 			subtest{"start from the failed node", startFromFailed},
 			subtest{"worker killed mid-task", workerKilled},
 			subtest{"log while running", liveLog},
-			subtest{"backfill", backfill})
+			subtest{"backfill", backfill},
+			subtest{"dag backfill", dagBackfill})
 	})
 }
 
