@@ -394,7 +394,7 @@ func RunBackfill(ctx workflow.Context, in BackfillInput) (Backfill, error) {
 		if d.State == BackfillPending {
 			d.State = BackfillNotRun
 			for j := range d.Instances {
-				d.Instances[j].State = BackfillNotRun
+				d.Instances[j].State, d.Instances[j].Reason = BackfillNotRun, "an earlier date did not succeed (serial)"
 			}
 		}
 		if d.State != BackfillSuccess {

@@ -187,6 +187,10 @@ func pathSchema(name string) map[string]any {
 			"description": "a namespace's name (default is always there)"}
 	case "workflow_id":
 		return idSchema()
+	case "backfill_id":
+		s := idSchema()
+		s["description"] = "a DAG backfill's id (its run's workflow id)"
+		return s
 	case "schedule_id", "batch_id":
 		s := idSchema()
 		s["maxLength"] = 200

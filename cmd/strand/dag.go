@@ -495,6 +495,7 @@ func newDAGCommand() *cobra.Command {
 		command(dag.ActionResume, "Resume a paused instance"),
 		command(dag.ActionStop, "Stop an instance: running tasks are killed (a shell task's whole process group)"),
 		rerun, del, alert, sched)
+	cmd.AddCommand(newDAGBackfillCommands(o, client)...)
 	return cmd
 }
 
