@@ -91,7 +91,8 @@ function scheduleOf(d: Draft, base: Schedule | undefined): Schedule | Partial<Re
       ...base?.policies,
       overlap: d.overlap,
       catchup_window: catchup instanceof Error ? undefined : catchup,
-      catchup: d.catchupPolicy,
+      // The default is sent as none, as a schedule that never named one.
+      catchup: d.catchupPolicy === 'latest' ? undefined : d.catchupPolicy,
     },
     action_limit: limit,
   }
