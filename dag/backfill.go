@@ -20,14 +20,14 @@ import (
 // each business date of a past range or list: a run of the workflow
 // BackfillWorkflowType, on Queue, which the interpreter's workers run. It
 // starts each date's instance as a child that outlives it, so a backfill
-// survives restarts like any run, and keeps its progress in its memo
-// (MemoBackfill), which describe reads without a worker.
+// survives restarts like any run; its progress is what its query
+// (QueryBackfill) answers while it runs, and its result once it ended.
 
 // BackfillWorkflowType is the type of a backfill's run.
 const BackfillWorkflowType = "strand.DAGBackfill"
 
-// MemoBackfill is the memo key of a backfill's progress.
-const MemoBackfill = "strand.dag.backfill"
+// QueryBackfill is the query a backfill's run answers with its progress.
+const QueryBackfill = "strand.dag.backfill"
 
 // AttrBackfill is the attribute of the instances a backfill started: its id.
 const AttrBackfill = "strand.dag.backfill"
@@ -98,8 +98,8 @@ const (
 	BackfillNotRun = "not_run"
 )
 
-// Backfill is a backfill's progress: its memo while it runs, its result
-// once it ended.
+// Backfill is a backfill's progress: its query's answer while it runs,
+// its result once it ended.
 type Backfill struct {
 	ID          string `json:"id"`
 	DAG         string `json:"dag"`
@@ -163,18 +163,12 @@ func (c *Client) Backfill(ctx context.Context, req BackfillRequest) (Backfill, e
 	if err != nil {
 		return Backfill{}, err
 	}
-	b := progressOf(id, in)
-	memo, err := json.Marshal(b)
-	if err != nil {
-		return Backfill{}, err
-	}
 	_, err = c.svc.StartWorkflow(ctx, api.StartRequest{Namespace: c.namespace, WorkflowID: id, WorkflowType: BackfillWorkflowType, Queue: Queue,
-		Input: input, BusinessKey: req.DAG, Attributes: map[string]string{AttrDAG: req.DAG}, Memo: map[string]api.Value{MemoBackfill: memo},
-		RequestID: uuid.NewString(), Identity: req.Identity})
+		Input: input, BusinessKey: req.DAG, Attributes: map[string]string{AttrDAG: req.DAG}, RequestID: uuid.NewString(), Identity: req.Identity})
 	if err != nil {
 		return Backfill{}, fmt.Errorf("dag: start the backfill of %s: %w", req.DAG, err)
 	}
-	return b, nil
+	return progressOf(id, in), nil
 }
 
 // backfillInput checks req and returns the backfill's input, its
@@ -336,22 +330,26 @@ func (c *Client) BackfillProgress(ctx context.Context, id string) (Backfill, err
 	if d.WorkflowType != BackfillWorkflowType {
 		return Backfill{}, fmt.Errorf("%w: %s is not a backfill", api.ErrNotFound, id)
 	}
+	ref := api.RunRef{Namespace: c.namespace, WorkflowID: id, RunID: d.RunID}
 	var b Backfill
-	if d.Status != store.StatusRunning {
-		res, err := c.svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: c.namespace, WorkflowID: id, RunID: d.RunID}})
-		if err == nil && res.Failure == nil && json.Unmarshal(res.Output, &b) == nil && b.ID != "" {
-			return b, nil
+	if d.Status == store.StatusRunning {
+		raw, err := c.svc.QueryWorkflow(ctx, api.QueryRequest{RunRef: ref, Name: QueryBackfill})
+		if err == nil {
+			err = json.Unmarshal(raw, &b)
 		}
+		if err != nil {
+			return Backfill{}, fmt.Errorf("dag: the progress of backfill %s (the DAG workers answer it): %w", id, err)
+		}
+		return b, nil
 	}
-	raw, ok := d.Memo[MemoBackfill]
-	if !ok {
-		return Backfill{}, fmt.Errorf("dag: backfill %s holds no progress", id)
+	res, err := c.svc.WaitResult(ctx, api.ResultRequest{RunRef: ref})
+	if err != nil {
+		return Backfill{}, err
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return Backfill{}, fmt.Errorf("dag: backfill %s: %w", id, err)
-	}
-	if d.Status != store.StatusRunning && b.State == BackfillRunning {
-		b.State = d.Status.String() // terminated or canceled before it ended
+	if res.Failure != nil || json.Unmarshal(res.Output, &b) != nil || b.ID == "" {
+		// Terminated or canceled before it ended: the instances it started
+		// are listed with its id as their attribute AttrBackfill.
+		b = Backfill{ID: id, DAG: d.BusinessKey, State: d.Status.String(), Days: []BackfillDay{}}
 	}
 	return b, nil
 }
@@ -362,11 +360,9 @@ func (c *Client) BackfillProgress(ctx context.Context, id string) (Backfill, err
 // instance succeeded, and returns its progress.
 func RunBackfill(ctx workflow.Context, in BackfillInput) (Backfill, error) {
 	b := progressOf(workflow.GetInfo(ctx).WorkflowID, in)
-	publish := func() {
-		if err := workflow.UpsertMemo(ctx, map[string]any{MemoBackfill: b}); err != nil {
-			workflow.Logger(ctx).Warn("backfill: its progress could not be kept", "backfill", b.ID, "error", err)
-		}
-	}
+	// The progress is a query's answer, not a memo kept at each change: a
+	// long backfill's history stays its instances' starts and ends.
+	workflow.SetQueryHandler(ctx, QueryBackfill, func(struct{}) (Backfill, error) { return b, nil })
 	serial := in.Parallelism <= 1
 	open, stopped := 0, false
 	for i := range b.Days {
@@ -379,7 +375,7 @@ func RunBackfill(ctx workflow.Context, in BackfillInput) (Backfill, error) {
 		open++
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			defer func() { open-- }()
-			ok := runDay(ctx, in.Run, &b.Days[i], publish)
+			ok := runDay(ctx, in.Run, &b.Days[i])
 			if !ok && serial {
 				stopped = true
 			}
@@ -401,16 +397,15 @@ func RunBackfill(ctx workflow.Context, in BackfillInput) (Backfill, error) {
 			b.State = BackfillFailure
 		}
 	}
-	publish()
 	return b, nil
 }
 
 // runDay runs a date's instance, then, when it succeeded, its dependents'
 // at once; it reports whether all succeeded.
-func runDay(ctx workflow.Context, run RunInput, day *BackfillDay, publish func()) bool {
+func runDay(ctx workflow.Context, run RunInput, day *BackfillDay) bool {
 	day.State = BackfillRunning
 	run.ScheduleTime = day.ScheduleTime
-	ok := runInstance(ctx, run, &day.Instances[0], publish)
+	ok := runInstance(ctx, run, &day.Instances[0])
 	if !ok {
 		for j := range day.Instances[1:] {
 			day.Instances[1+j].State, day.Instances[1+j].Reason = BackfillNotRun, day.Instances[0].DAG+" did not succeed"
@@ -422,7 +417,7 @@ func runDay(ctx workflow.Context, run RunInput, day *BackfillDay, publish func()
 			dep := RunInput{DAG: x.DAG, ScheduleTime: day.ScheduleTime, TimeZone: run.TimeZone, WorkerGroup: run.WorkerGroup, Priority: run.Priority}
 			workflow.Go(ctx, func(ctx workflow.Context) {
 				defer func() { done++ }()
-				if !runInstance(ctx, dep, x, publish) {
+				if !runInstance(ctx, dep, x) {
 					ok = false
 				}
 			})
@@ -433,27 +428,23 @@ func runDay(ctx workflow.Context, run RunInput, day *BackfillDay, publish func()
 	if !ok {
 		day.State = BackfillFailure
 	}
-	publish()
 	return ok
 }
 
 // runInstance starts an instance as a child that outlives the backfill
 // and waits for it to end; it reports whether it succeeded.
-func runInstance(ctx workflow.Context, run RunInput, x *BackfillInstance, publish func()) bool {
+func runInstance(ctx workflow.Context, run RunInput, x *BackfillInstance) bool {
 	backfill := workflow.GetInfo(ctx).WorkflowID
 	opts := workflow.ChildOptions{WorkflowID: x.WorkflowID, Queue: Queue, BusinessKey: run.DAG, ParentClose: workflow.ParentCloseAbandon,
 		Attributes: map[string]string{AttrDAG: run.DAG, AttrState: string(StateSubmitted), AttrBackfill: backfill},
 		Memo:       startMemo(run, run.Version)}
 	f := workflow.ExecuteChildByName[*Instance](ctx, opts, WorkflowType, run)
 	x.State = string(StateSubmitted)
-	publish()
 	if _, err := f.Started().Get(ctx); err != nil {
 		x.State, x.Reason = BackfillNotRun, err.Error()
-		publish()
 		return false
 	}
 	x.State = string(StateRunning)
-	publish()
 	inst, err := f.Get(ctx)
 	switch {
 	case err == nil && inst != nil:
