@@ -305,7 +305,11 @@ export function ScheduleDialog({ namespace, edit, onClose, onSaved }: ScheduleDi
         </FormField>
       </div>
       <div className="form-row">
-        <FormField label="After downtime" error={errorOf('catchupPolicy')}>
+        <FormField
+          label="After downtime"
+          error={errorOf('catchupPolicy')}
+          hint="Fires that came while Strand was down; those not run count as missed."
+        >
           {(p) => (
             <select
               {...p}

@@ -15,9 +15,9 @@ export const overlapLabels: Record<OverlapPolicy, string> = {
 
 /** What each catch-up policy does with the fires missed while Strand was down. */
 export const catchupLabels: Record<CatchupPolicy, string> = {
-  latest: 'Latest: run the latest, count the others missed',
-  none: 'None: count them all missed',
-  all: 'All: run each in turn',
+  latest: 'Run the latest missed fire',
+  none: 'Run no missed fire',
+  all: 'Run every missed fire, in turn',
 }
 
 /** The catch-up window of a schedule that names none (api.DefaultCatchupWindow). */
