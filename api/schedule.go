@@ -127,8 +127,8 @@ const (
 var CatchupPolicies = []CatchupPolicy{CatchupLatest, CatchupNone, CatchupAll}
 
 // OnTimeGrace is how late a fire may be taken and still count as on time,
-// not as one that came due while the scheduler was down (a fire is also
-// late when the next fire time has passed too).
+// not as one that came due while the scheduler was down: a scheduler that
+// falls behind by less (a loaded machine) takes every fire.
 const OnTimeGrace = 2 * time.Second
 
 // SchedulePolicies say what a schedule does with overlaps and missed fires.

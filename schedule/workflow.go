@@ -278,11 +278,11 @@ func (s *scheduler) collect(ctx workflow.Context, now time.Time) bool {
 		}
 		s.st.Watermark = t
 		late := now.Sub(s.cal.Jittered(s.st.ID, t))
-		// A fire whose next fire time has passed too, or taken more than
-		// OnTimeGrace late, came due while the scheduler was not running.
+		// A fire taken more than OnTimeGrace late came due while the
+		// scheduler was not running; superseded, a later one came due too.
 		next := s.cal.Next(t)
 		superseded := !next.IsZero() && !s.cal.Jittered(s.st.ID, next).After(now)
-		missed := superseded || late > api.OnTimeGrace
+		missed := late > api.OnTimeGrace
 		switch limit := s.st.Schedule.ActionLimit; {
 		case late > window:
 			s.st.Missed++
@@ -290,8 +290,7 @@ func (s *scheduler) collect(ctx workflow.Context, now time.Time) bool {
 			s.st.PausedFires++
 		case limit > 0 && s.st.Actions >= limit:
 			// The limit is reached: the schedule takes no more.
-		case missed && policy == api.CatchupNone,
-			superseded && policy != api.CatchupAll: // latest: a later one is taken
+		case missed && (policy == api.CatchupNone || superseded && policy != api.CatchupAll): // latest: a later one is taken
 			s.st.Missed++
 		case missed && policy == api.CatchupAll && s.st.Schedule.Policies.Overlap != api.OverlapAllowAll:
 			// Every missed fire is taken, one after another: none is
