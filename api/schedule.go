@@ -104,12 +104,43 @@ var OverlapPolicies = []OverlapPolicy{OverlapSkip, OverlapBufferOne, OverlapBuff
 // schedule names no window.
 const DefaultCatchupWindow = time.Hour
 
+// CatchupPolicy says which of the fires that came due while a schedule's
+// scheduler was not running (Strand was down) it takes when it runs again.
+type CatchupPolicy string
+
+// Catch-up policies.
+const (
+	// CatchupLatest takes the latest of the fires that came due while down,
+	// if it is within the catch-up window, through the overlap policy; the
+	// earlier ones count as missed (the default).
+	CatchupLatest CatchupPolicy = "latest"
+	// CatchupNone takes none of them: every fire more than OnTimeGrace
+	// late counts as missed, and the schedule goes on with its next fire.
+	CatchupNone CatchupPolicy = "none"
+	// CatchupAll takes every one within the catch-up window, oldest first,
+	// one after another (each when the run before closed; all at once
+	// under the overlap policy allow_all).
+	CatchupAll CatchupPolicy = "all"
+)
+
+// CatchupPolicies lists every catch-up policy, the default first.
+var CatchupPolicies = []CatchupPolicy{CatchupLatest, CatchupNone, CatchupAll}
+
+// OnTimeGrace is how late a fire may be taken and still count as on time,
+// not as one that came due while the scheduler was down: a scheduler that
+// falls behind by less (a loaded machine) takes every fire.
+const OnTimeGrace = 2 * time.Second
+
 // SchedulePolicies say what a schedule does with overlaps and missed fires.
 type SchedulePolicies struct {
 	Overlap OverlapPolicy `json:"overlap,omitempty"`
-	// CatchupWindow is how late a fire may be taken: after downtime, the
-	// fires missed within it are taken, older ones skipped (0: an hour).
+	// CatchupWindow is how late a fire may be taken: after downtime, a
+	// fire older than it counts as missed whatever Catchup says (0: an
+	// hour).
 	CatchupWindow time.Duration `json:"catchup_window,omitempty"`
+	// Catchup says which fires that came due while Strand was down are
+	// taken: latest (empty: the default), none or all.
+	Catchup CatchupPolicy `json:"catchup,omitempty"`
 }
 
 // Schedule is what a schedule does and when.
@@ -265,8 +296,10 @@ type ScheduleDescription struct {
 	Backfills []BackfillProgress `json:"backfills,omitempty"`
 	// Actions counts the fires taken (against ActionLimit); Triggers and
 	// Backfilled the other actions; Skipped the fires dropped by the
-	// overlap policy; Missed those older than the catch-up window; Paused
-	// those that came while the schedule was paused.
+	// overlap policy; Missed those that came due while Strand was down and
+	// were not taken (older than the catch-up window, or left by the
+	// catch-up policy); Paused those that came while the schedule was
+	// paused.
 	Actions     int64 `json:"actions"`
 	Triggers    int64 `json:"triggers"`
 	Backfilled  int64 `json:"backfilled"`

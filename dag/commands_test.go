@@ -34,7 +34,9 @@ func TestCommands(t *testing.T) {
 			subtest{"worker killed mid-task", workerKilled},
 			subtest{"log while running", liveLog},
 			subtest{"backfill", backfill},
-			subtest{"tenants and task types", tenantsAndTaskTypes})
+			subtest{"tenants and task types", tenantsAndTaskTypes},
+
+			subtest{"dag backfill", dagBackfill})
 	})
 }
 

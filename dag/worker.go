@@ -26,6 +26,7 @@ type Service = api.FrontEndService
 // Queue.
 func Register(w *worker.Worker, svc Service) {
 	worker.RegisterWorkflowNamed(w, WorkflowType, Run)
+	worker.RegisterWorkflowNamed(w, BackfillWorkflowType, RunBackfill)
 	s := &interpreterSteps{svc: svc, catalog: NewCatalog(svc)}
 	worker.RegisterStepNamed(w, stepResolve, s.resolve)
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)

@@ -240,27 +240,76 @@ func overlap(t *testing.T, e *env, p api.OverlapPolicy) {
 	}
 }
 
-// TestCatchUp stops the server for two or three fire times of a schedule
-// firing every second: after the restart the missed fires within the
-// catch-up window are taken, each second exactly once, and those older
-// are not.
+// TestCatchUp stops the server across fire times of schedules firing
+// every second, and across the one fire time of daily schedules, under
+// each catch-up policy. With all, the missed fires within the catch-up
+// window are taken, each second exactly once, and those older are not;
+// with latest (the default), only the latest missed fire is taken and the
+// others count as missed, not as skipped by the overlap policy; with none,
+// a fire that came due while down is missed.
 func TestCatchUp(t *testing.T) {
 	testdb.Backends(t, func(t *testing.T, st store.Store) {
 		e := newEnv(t, st)
-		e.create("every-second", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
-			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Minute}})
-		e.create("short-window", api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}},
-			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Second}})
+		every := api.ScheduleSpec{Cron: []string{"@every 1s"}}
+		e.create("every-second", api.Schedule{Spec: every,
+			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Minute, Catchup: api.CatchupAll}})
+		e.create("short-window", api.Schedule{Spec: every,
+			Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, CatchupWindow: time.Second, Catchup: api.CatchupAll}})
+		e.create("latest", api.Schedule{Spec: every, Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll}})
+		// The schedule: every default (skip, latest).
+		e.create("defaults", api.Schedule{Spec: every})
 		e.eventually("two fires", func() bool { return len(e.runs("every-second")) >= 2 })
+		skippedBefore := e.describe("defaults").Skipped
+		// Daily schedules whose one fire time, at, comes while the
+		// server is down: created again, under new ids, until the stop
+		// comes well before at (on a loaded machine creating takes long).
+		var at time.Time
+		once := map[api.CatchupPolicy]string{}
+		for attempt := 0; ; attempt++ {
+			at = time.Now().UTC().Truncate(time.Second).Add(4 * time.Second)
+			daily := api.ScheduleSpec{Cron: []string{fmt.Sprintf("%d %d %d * * *", at.Second(), at.Minute(), at.Hour())}}
+			for _, p := range api.CatchupPolicies {
+				once[p] = fmt.Sprintf("once-%s-%d", p, attempt)
+				e.create(once[p], api.Schedule{Spec: daily, Policies: api.SchedulePolicies{Catchup: p}})
+			}
+			if time.Until(at) > 1500*time.Millisecond {
+				break
+			}
+			if attempt == 5 {
+				t.Fatalf("the daily schedules were created %s before their fire time, six times; want the server stopped before it", time.Until(at))
+			}
+			for _, id := range once {
+				if err := e.sch().DeleteSchedule(e.Ctx, api.DeleteScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: id}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		e.Stop()
 		down := time.Now()
-		// Down 2.5s: the scheduler last took a fire W no later than the
+		// Down until OnTimeGrace and half a second after at, and at least
+		// 2.5s: the scheduler last took a fire W no later than the
 		// stop, and runs again more than 2.5s later; by then W+1s is more
 		// than the short window's 1s late (by 0.5s and the restart), so
-		// it is missed however the fire times fall.
-		time.Sleep(2500 * time.Millisecond)
+		// it is missed however the fire times fall; at is late for none.
+		time.Sleep(max(2500*time.Millisecond, time.Until(at.Add(api.OnTimeGrace+500*time.Millisecond))))
 		e.Start()
 		up := time.Now()
+		// Daily: latest and all take the fire late; none counts it missed.
+		for _, p := range []api.CatchupPolicy{api.CatchupLatest, api.CatchupAll} {
+			id := once[p]
+			e.eventually(id+": the late fire's run", func() bool { return len(e.runs(id)) == 1 })
+			if r := e.runs(id)[0]; !fireTime(t, r).Equal(at) {
+				t.Fatalf("%s: ran %s; want the fire at %s", id, r.WorkflowID, at)
+			}
+			if d := e.describe(id); d.Missed != 0 || d.Actions != 1 {
+				t.Fatalf("%s: missed %d, actions %d; want 0, 1", id, d.Missed, d.Actions)
+			}
+		}
+		none := once[api.CatchupNone]
+		e.eventually(none+": the fire counted missed", func() bool { return e.describe(none).Missed == 1 })
+		if d, runs := e.describe(none), e.runs(none); len(runs) != 0 || d.Actions != 0 {
+			t.Fatalf("%s: %d runs, %d actions after a fire missed while down; want none", none, len(runs), d.Actions)
+		}
 		e.eventually("fires after the restart", func() bool {
 			runs := e.runs("every-second")
 			return len(runs) > 0 && fireTime(t, runs[len(runs)-1]).After(up.Add(time.Second))
@@ -292,6 +341,28 @@ func TestCatchUp(t *testing.T) {
 			if err := json.Unmarshal(res.Output, &at); err != nil || !at.Equal(fireTime(t, r)) {
 				t.Fatalf("%s saw scheduled time %s (%v)", r.WorkflowID, res.Output, err)
 			}
+		}
+		// latest: the fires that came due while down but the last are
+		// missed, the seconds missing from its runs, none skipped.
+		e.eventually("latest: the runs after the restart listed, the gap's seconds counted missed", func() bool {
+			lat := e.runs("latest")
+			if len(lat) == 0 || !fireTime(t, lat[len(lat)-1]).After(up.Add(time.Second)) {
+				return false
+			}
+			var gaps int64
+			for i := 1; i < len(lat); i++ {
+				gaps += int64(fireTime(t, lat[i]).Sub(fireTime(t, lat[i-1]))/time.Second) - 1
+			}
+			return gaps == e.describe("latest").Missed
+		})
+		if d := e.describe("latest"); d.Missed < 2 || d.Skipped != 0 {
+			t.Fatalf("latest: missed %d, skipped %d after %s down; want at least 2 missed and none skipped", d.Missed, d.Skipped, up.Sub(down).Round(time.Second))
+		}
+		// defaults: the same, under the overlap policy skip (of the fire
+		// before the stop and the latest, while a run is open).
+		e.eventually("defaults: the fires while down counted missed", func() bool { return e.describe("defaults").Missed >= 2 })
+		if d := e.describe("defaults"); d.Skipped > skippedBefore+2 {
+			t.Fatalf("defaults: %d fires skipped (overlap) across the downtime, %d missed; want the fires missed while down counted missed", d.Skipped-skippedBefore, d.Missed)
 		}
 		// The short window dropped the fires more than 1s late.
 		d := e.describe("short-window")
@@ -479,6 +550,7 @@ func TestBadInput(t *testing.T) {
 		{"schedule.spec.time_zone", func(s *api.Schedule) { s.Spec.TimeZone = "Mars/Olympus" }},
 		{"schedule.action.workflow_type", func(s *api.Schedule) { s.Action.WorkflowType = "" }},
 		{"schedule.policies.overlap", func(s *api.Schedule) { s.Policies.Overlap = "sometimes" }},
+		{"schedule.policies.catchup", func(s *api.Schedule) { s.Policies.Catchup = "sometimes" }},
 		{"schedule.action_limit", func(s *api.Schedule) { s.ActionLimit = -1 }},
 		{"schedule.action.attributes", func(s *api.Schedule) { s.Action.Attributes = map[string]string{"": "x"} }},
 	} {

@@ -71,6 +71,9 @@ func Validate(sc api.Schedule) error {
 	if err := validOverlap("schedule.policies.overlap", sc.Policies.Overlap); err != nil {
 		return err
 	}
+	if p := sc.Policies.Catchup; p != "" && !slices.Contains(api.CatchupPolicies, p) {
+		return api.InvalidArgument("schedule.policies.catchup", "%q; want one of %v", p, api.CatchupPolicies)
+	}
 	if sc.Policies.CatchupWindow < 0 {
 		return api.InvalidArgument("schedule.policies.catchup_window", "negative")
 	}

@@ -270,19 +270,32 @@ func (s *scheduler) collect(ctx workflow.Context, now time.Time) bool {
 	if window <= 0 {
 		window = api.DefaultCatchupWindow
 	}
+	policy := s.st.Schedule.Policies.Catchup
 	for range maxCatchup {
 		t := s.cal.Next(s.st.Watermark)
 		if t.IsZero() || s.cal.Jittered(s.st.ID, t).After(now) {
 			return false
 		}
 		s.st.Watermark = t
+		late := now.Sub(s.cal.Jittered(s.st.ID, t))
+		// A fire taken more than OnTimeGrace late came due while the
+		// scheduler was not running; superseded, a later one came due too.
+		next := s.cal.Next(t)
+		superseded := !next.IsZero() && !s.cal.Jittered(s.st.ID, next).After(now)
+		missed := late > api.OnTimeGrace
 		switch limit := s.st.Schedule.ActionLimit; {
-		case now.Sub(s.cal.Jittered(s.st.ID, t)) > window:
+		case late > window:
 			s.st.Missed++
 		case s.st.Schedule.Paused:
 			s.st.PausedFires++
 		case limit > 0 && s.st.Actions >= limit:
 			// The limit is reached: the schedule takes no more.
+		case missed && (policy == api.CatchupNone || superseded && policy != api.CatchupAll): // latest: a later one is taken
+			s.st.Missed++
+		case missed && policy == api.CatchupAll && s.st.Schedule.Policies.Overlap != api.OverlapAllowAll:
+			// Every missed fire is taken, one after another: none is
+			// dropped because another missed one runs.
+			s.offer(ctx, fire{At: t, Kind: api.ActionScheduled, Overlap: api.OverlapBufferAll})
 		default:
 			s.offer(ctx, fire{At: t, Kind: api.ActionScheduled})
 		}

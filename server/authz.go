@@ -126,6 +126,8 @@ var routeNeeds = map[string]Need{
 	"POST /namespaces/{namespace}/dag-instances/{workflow_id}/rerun":              ns(access.Operator),
 	"GET /namespaces/{namespace}/dags/{name}/instances":                           ns(access.Reader),
 	"POST /namespaces/{namespace}/dags/{name}/instances":                          ns(access.Writer),
+	"POST /namespaces/{namespace}/dags/{name}/backfills":                          ns(access.Writer),
+	"GET /namespaces/{namespace}/dags/{name}/backfills/{backfill_id}":             ns(access.Reader),
 	"GET /namespaces/{namespace}/sagas":                                           ns(access.Reader),
 	"POST /namespaces/{namespace}/sagas":                                          ns(access.Writer),
 	"GET /namespaces/{namespace}/sagas/{id}":                                      ns(access.Reader),

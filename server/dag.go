@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -79,6 +80,30 @@ type DAGRun struct {
 	StartFrom       []string            `json:"start_from,omitempty" max:"1000" maxvalue:"100"`
 	ScheduleTime    time.Time           `json:"schedule_time,omitzero"`
 	Identity        string              `json:"identity,omitempty" max:"256"`
+}
+
+// DAGBackfill starts a backfill of a DAG (complement data): an instance
+// for each business date of a range (from, to) or a list (dates).
+type DAGBackfill struct {
+	From  string   `json:"from,omitempty" max:"10" example:"2026-01-01"`
+	To    string   `json:"to,omitempty" max:"10" example:"2026-01-04"`
+	Dates []string `json:"dates,omitempty" max:"1000" maxvalue:"10"`
+	// At is the time of day of the business times, HH:MM (default 00:00).
+	At       string `json:"at,omitempty" max:"5"`
+	TimeZone string `json:"time_zone,omitempty" max:"100"`
+	// Parallelism: 0 or 1, one date after another, stopping at a failure;
+	// more, that many dates at once.
+	Parallelism int `json:"parallelism,omitempty" minimum:"0" maximum:"100"`
+	// Dependents also runs the DAGs whose dependent tasks name this one.
+	Dependents      bool                `json:"dependents,omitempty"`
+	Version         int32               `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
+	Params          map[string]string   `json:"params,omitempty" max:"256" maxkey:"128" maxvalue:"65536"`
+	FailureStrategy dag.FailureStrategy `json:"failure_strategy,omitempty"`
+	WorkerGroup     string              `json:"worker_group,omitempty" max:"100"`
+	Priority        string              `json:"priority,omitempty" max:"10"`
+	// ID is the backfill's workflow id (default NAME-backfill-TIME-RANDOM).
+	ID       string `json:"id,omitempty" max:"140" id:"true"`
+	Identity string `json:"identity,omitempty" max:"256"`
 }
 
 // DAGInstance is an instance's run and what it did.
@@ -201,6 +226,18 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			return client(r).Instances(ctx, r.PathValue("name"), dag.State(r.URL.Query().Get("state")), size, token)
 		}).with(intQuery("page_size", 0, 1000, "instances per page (0: 100)"), bytesQuery("page_token", "next_page_token of the page before"),
 			textParam("state", "only instances in this state (success, failure, running, paused, stop, ...)", store.MaxAttributeValue))},
+		{"POST", prefix + "/namespaces/{namespace}/dags/{name}/backfills", "Backfill a DAG (complement data): start a run that starts an instance for each business date of a range or a list, serial or parallel", call(h, func(ctx context.Context, r *http.Request, req DAGBackfill) (dag.Backfill, error) {
+			return client(r).Backfill(ctx, dag.BackfillRequest{DAG: r.PathValue("name"), From: req.From, To: req.To, Dates: req.Dates, At: req.At,
+				TimeZone: req.TimeZone, Parallelism: req.Parallelism, Dependents: req.Dependents, Version: req.Version, Params: req.Params,
+				FailureStrategy: req.FailureStrategy, WorkerGroup: req.WorkerGroup, Priority: dag.Priority(req.Priority), ID: req.ID, Identity: req.Identity})
+		})},
+		{"GET", prefix + "/namespaces/{namespace}/dags/{name}/backfills/{backfill_id}", "A backfill's progress: each date's instances and their states", get(h, func(ctx context.Context, r *http.Request) (dag.Backfill, error) {
+			b, err := client(r).BackfillProgress(ctx, r.PathValue("backfill_id"))
+			if err == nil && b.DAG != r.PathValue("name") {
+				return dag.Backfill{}, fmt.Errorf("%w: %s is not a backfill of %s", api.ErrNotFound, r.PathValue("backfill_id"), r.PathValue("name"))
+			}
+			return b, err
+		})},
 		{"GET", inst, "Describe an instance: its state and its tasks'", get(h, func(ctx context.Context, r *http.Request) (DAGInstance, error) {
 			in, rec, err := client(r).Instance(ctx, r.PathValue("workflow_id"))
 			return DAGInstance{Run: rec, Instance: in}, err

@@ -187,6 +187,10 @@ func pathSchema(name string) map[string]any {
 			"description": "a namespace's name (default is always there)"}
 	case "workflow_id":
 		return idSchema()
+	case "backfill_id":
+		s := idSchema()
+		s["description"] = "a DAG backfill's id (its run's workflow id)"
+		return s
 	case "schedule_id", "batch_id":
 		s := idSchema()
 		s["maxLength"] = 200
@@ -334,6 +338,7 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.BatchOperation]():    {api.BatchSignal, api.BatchCancel, api.BatchTerminate, api.BatchReset, api.BatchPause, api.BatchResume},
 	reflect.TypeFor[api.ResetPoint]():        {"", api.ResetLastWorkflowTask, api.ResetFirstFailedStep, api.ResetBeforeEvent},
 	reflect.TypeFor[api.OverlapPolicy]():     {"", api.OverlapSkip, api.OverlapBufferOne, api.OverlapBufferAll, api.OverlapCancelOther, api.OverlapTerminateOther, api.OverlapAllowAll},
+	reflect.TypeFor[api.CatchupPolicy]():     {"", api.CatchupLatest, api.CatchupNone, api.CatchupAll},
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
 		api.CommandUpsertAttributes, api.CommandUpsertMemo, api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},

@@ -696,7 +696,7 @@ func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 	for i := range n {
 		if err := svc.CreateSchedule(ctx, api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{ScheduleID: fmt.Sprintf("tick-%02d", i)},
 			Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: []string{"@every 1s"}}, Action: api.ScheduleAction{WorkflowType: "ClusterTick"},
-				Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll}}}); err != nil {
+				Policies: api.SchedulePolicies{Overlap: api.OverlapAllowAll, Catchup: api.CatchupAll}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -404,6 +404,9 @@ func newDAGCommand() *cobra.Command {
 		warnType  string
 		warnGroup string
 		priority  string
+		// catch-up after downtime (issue 35 item 6)
+		catchup       string
+		catchupWindow time.Duration
 	)
 	sched := &cobra.Command{
 		Use: "schedule NAME --cron SPEC", Short: "Schedule a definition: a schedule whose fire time is each instance's business time (manage it with strand schedule)", Args: cobra.ExactArgs(1),
@@ -438,7 +441,8 @@ func newDAGCommand() *cobra.Command {
 				schedID = "dag-" + args[0]
 			}
 			err = svc.CreateSchedule(cmd.Context(), api.CreateScheduleRequest{ScheduleRef: api.ScheduleRef{Namespace: o.namespace, ScheduleID: schedID},
-				Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: cronSpecs, TimeZone: timeZone}, Action: action}, Identity: cliIdentity()})
+				Schedule: api.Schedule{Spec: api.ScheduleSpec{Cron: cronSpecs, TimeZone: timeZone}, Action: action,
+					Policies: api.SchedulePolicies{Catchup: api.CatchupPolicy(catchup), CatchupWindow: catchupWindow}}, Identity: cliIdentity()})
 			if err != nil {
 				return err
 			}
@@ -456,6 +460,8 @@ func newDAGCommand() *cobra.Command {
 	sf.StringVar(&warnType, "warning", "", "none, success, failure or all (default: the definition's)")
 	sf.StringVar(&warnGroup, "alert-group", "", "the alert group of --warning")
 	sf.StringVar(&priority, "priority", "", "highest, high, medium, low or lowest")
+	sf.StringVar(&catchup, "catchup", "", "which fires that came due while Strand was down are taken: latest (default), none or all (within --catchup-window)")
+	sf.DurationVar(&catchupWindow, "catchup-window", 0, "how late a missed fire may still be taken after downtime (default 1h)")
 
 	var failedOnly bool
 	rerun := &cobra.Command{
@@ -489,6 +495,7 @@ func newDAGCommand() *cobra.Command {
 		command(dag.ActionResume, "Resume a paused instance"),
 		command(dag.ActionStop, "Stop an instance: running tasks are killed (a shell task's whole process group)"),
 		rerun, del, alert, sched)
+	cmd.AddCommand(newDAGBackfillCommands(o, client)...)
 	return cmd
 }
 

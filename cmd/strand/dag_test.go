@@ -175,6 +175,58 @@ tasks:
 	if out, code := cli("dag", "run", "etl", "--time-zone", "Mars/Olympus"); code == 0 || !strings.Contains(out, `"Mars/Olympus" is not an IANA time zone`) {
 		t.Fatalf("run in an unknown time zone: exit %d: %s", code, out)
 	}
+	// Backfill without a schedule: bad input is refused and starts
+	// nothing; a list of dates, two at once, prints its instances; the
+	// API starts one over a range, serial, and shows its progress.
+	for _, c := range []struct{ args, want string }{
+		{"etl --from 2026-01-04 --to 2026-01-01", "to: 2026-01-01 is before the first date, 2026-01-04"},
+		{"etl --dates 2026-01-01,2026-02-30", `dates: "2026-02-30" is not a date: want yyyy-MM-dd`},
+		{"etl --from 2026-01-01", "to: missing"},
+		{"nope-dag --from 2026-01-01 --to 2026-01-02", "nope-dag"},
+	} {
+		if out, code := cli(append([]string{"dag", "backfill"}, strings.Fields(c.args)...)...); code == 0 || !strings.Contains(out, c.want) {
+			t.Fatalf("backfill %s: exit %d: %s; want an error with %q", c.args, code, out, c.want)
+		}
+	}
+	if out, _ := cli("workflow", "list", "--type", "strand.DAGBackfill"); strings.Contains(out, "backfill") {
+		t.Fatalf("bad backfills started: %s", out)
+	}
+	out, code = cli("dag", "backfill", "etl", "--dates", "2026-01-03,2026-01-01", "--parallelism", "2", "--id", "etl-bf", "--time-zone", "Asia/Shanghai", "--wait")
+	if code != 0 || !strings.Contains(out, "started backfill etl-bf of etl: 2 dates, up to 2 dates at once") ||
+		!strings.Contains(out, "backfill etl-bf of etl: success") ||
+		!regexp.MustCompile(`2026-01-01 +2026-01-01T00:00:00\+08:00 +etl +etl-bf-20260101 +success`).MatchString(out) ||
+		!regexp.MustCompile(`2026-01-03 +2026-01-03T00:00:00\+08:00 +etl +etl-bf-20260103 +success`).MatchString(out) {
+		t.Fatalf("backfill --dates: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "logs", "etl-bf-20260103", "load"); !strings.Contains(out, "loaded 12 rows for 20260102") {
+		t.Fatalf("logs of a backfilled instance: %s", out)
+	}
+	body, _ = json.Marshal(map[string]any{"from": "2026-02-01", "to": "2026-02-02", "id": "etl-bf-api"})
+	res, err = http.Post(url+"/api/v1/namespaces/default/dags/etl/backfills", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct {
+		ID          string
+		Parallelism int
+		Days        []struct{ Date string }
+	}
+	err = json.NewDecoder(res.Body).Decode(&started)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK || started.ID != "etl-bf-api" || started.Parallelism != 1 || len(started.Days) != 2 || started.Days[1].Date != "2026-02-02" {
+		t.Fatalf("backfill through the API: %s, %v: %+v", res.Status, err, started)
+	}
+	if out, code := cli("dag", "backfill-status", "etl-bf-api", "--wait"); code != 0 || !strings.Contains(out, "etl-bf-api-20260202") || strings.Count(out, " success") != 3 {
+		t.Fatalf("backfill-status: exit %d: %s", code, out)
+	}
+	res, err = http.Get(url + "/api/v1/namespaces/default/dags/etl/backfills/etl-bf-api")
+	if err == nil {
+		err = json.NewDecoder(res.Body).Decode(&started)
+		res.Body.Close()
+	}
+	if err != nil || res.StatusCode != http.StatusOK || started.ID != "etl-bf-api" {
+		t.Fatalf("backfill progress through the API: %v: %+v", err, started)
+	}
 	// The instance's attributes: listed by state, by the DAG's commands and
 	// by the generic ones.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -207,11 +259,14 @@ tasks:
 		t.Fatalf("bad failure strategy: exit %d: %s", code, out)
 	}
 	// Scheduled: a schedule whose action starts instances of the DAG.
-	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
+	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops", "--catchup", "none"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
 		t.Fatalf("schedule: exit %d: %s", code, out)
 	}
-	if out, code := cli("schedule", "describe", "dag-etl", "-o", "json"); code != 0 || !strings.Contains(out, `"workflow_type": "strand.DAG"`) {
-		t.Fatalf("schedule describe: exit %d: %s", code, out)
+	if out, code := cli("schedule", "describe", "dag-etl", "-o", "json"); code != 0 || !strings.Contains(out, `"workflow_type": "strand.DAG"`) || !strings.Contains(out, `"catchup": "none"`) {
+		t.Fatalf("schedule describe: exit %d: %s; want the DAG's schedule, catch-up none", code, out)
+	}
+	if out, code := cli("dag", "schedule", "etl", "--cron", "@daily", "--id", "bad-catchup", "--catchup", "sometimes"); code == 0 || !strings.Contains(out, `schedule.policies.catchup: "sometimes"`) {
+		t.Fatalf("schedule with a bad catch-up policy: exit %d: %s", code, out)
 	}
 	// Offline, it cannot be started or scheduled.
 	cli("dag", "offline", "etl")

@@ -103,7 +103,9 @@ func TestDAGsGuideExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	script := fencedBlock(t, filepath.Join("..", "..", "docs", "dags.md"), "### Example")
+	guide := filepath.Join("..", "..", "docs", "dags.md")
+	// The backfill example runs after the first, with its worker.
+	script := fencedBlock(t, guide, "### Example") + fencedBlock(t, guide, "### Example: backfill")
 	bin := binaries(t, "strand")
 	addr := freePort(t)
 	mail := testsmtp.Start(t)
@@ -118,7 +120,10 @@ func TestDAGsGuideExample(t *testing.T) {
 		t.Fatalf("the example failed: %v\n%s", err, out)
 	}
 	t.Logf("the example printed:\n%s", out)
-	for _, want := range []string{"daily-sales version 1 stored", "orders=42", "explain", "skipped", "20260228: 42 orders", "created schedule dag-daily-sales"} {
+	for _, want := range []string{"daily-sales version 1 stored", "orders=42", "explain", "skipped", "20260228: 42 orders", "created schedule dag-daily-sales",
+		"started backfill sales-march of daily-sales: 3 dates, one date after another", "backfill sales-march of daily-sales: success",
+		"2026-03-02T02:00:00+08:00", "sales-march-20260304", "20260302: 42 orders",
+		"backfill sales-late of daily-sales: success", "sales-late-sales-report-20260310"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the example printed no %q:\n%s", want, out)
 		}

@@ -25,6 +25,7 @@ type scheduleFlags struct {
 	runTimeout    time.Duration
 	overlap       string
 	catchupWindow time.Duration
+	catchup       string
 	limit         int64
 }
 
@@ -41,6 +42,7 @@ func (f *scheduleFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.runTimeout, "run-timeout", 0, "its run timeout")
 	fs.StringVar(&f.overlap, "overlap", "", "what a fire does while the last run is open: skip (default), buffer_one, buffer_all, cancel_other, terminate_other, allow_all")
 	fs.DurationVar(&f.catchupWindow, "catchup-window", 0, "how late a missed fire may still be taken after downtime (default 1h)")
+	fs.StringVar(&f.catchup, "catchup", "", "which fires that came due while Strand was down are taken: latest (default), none or all (within --catchup-window)")
 	fs.Int64Var(&f.limit, "limit", 0, "take at most this many fires in all (0: no limit)")
 }
 
@@ -104,6 +106,9 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, sc *api.Schedule) error {
 	}
 	if set("catchup-window") {
 		sc.Policies.CatchupWindow = f.catchupWindow
+	}
+	if set("catchup") {
+		sc.Policies.Catchup = api.CatchupPolicy(f.catchup)
 	}
 	if set("limit") {
 		sc.ActionLimit = f.limit
@@ -357,6 +362,7 @@ func describeSchedule(tw *tabwriter.Writer, d api.ScheduleDescription) {
 		window = api.DefaultCatchupWindow
 	}
 	row("Catch-up window", window.String())
+	row("Catch-up", string(orDefault(sc.Policies.Catchup, api.CatchupLatest)))
 	if sc.ActionLimit > 0 {
 		row("Limit", fmt.Sprintf("%d (%d left)", sc.ActionLimit, max(0, sc.ActionLimit-d.Actions)))
 	}

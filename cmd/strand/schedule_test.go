@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func TestScheduleVerbs(t *testing.T) {
 		{"--cron 61_*_*_*_* --workflow-type Report", `schedule.spec.cron[0]: "61 * * * *"`},
 		{"--cron @daily --start 2026-02-01 --end 2026-01-01 --workflow-type Report", "schedule.spec.end: 2026-01-01T00:00:00Z is not after the start"},
 		{"--cron @daily --start yesterday --workflow-type Report", `--start "yesterday": want RFC 3339`},
+		{"--cron @daily --catchup sometimes --workflow-type Report", `schedule.policies.catchup: "sometimes"; want one of [latest none all]`},
 	} {
 		args := []string{"schedule", "create", "bad", "--server", url}
 		for _, a := range strings.Fields(c.args) {
@@ -51,7 +53,7 @@ func TestScheduleVerbs(t *testing.T) {
 		}
 	}
 
-	cli("schedule", "create", "daily-report", "--cron", "0 6 * * *", "--time-zone", "Europe/Berlin", "--workflow-type", "Report", "--overlap", "buffer_one")
+	cli("schedule", "create", "daily-report", "--cron", "0 6 * * *", "--time-zone", "Europe/Berlin", "--workflow-type", "Report", "--overlap", "buffer_one", "--catchup", "all")
 	eventually("the list", func() bool { return strings.Contains(cli("schedule", "list"), "daily-report") })
 	if out := cli("schedule", "list"); !strings.Contains(out, "0 6 * * * (Europe/Berlin)") || !strings.Contains(out, "active") {
 		t.Fatalf("list: %s", out)
@@ -70,6 +72,9 @@ func TestScheduleVerbs(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("describe after pause: %s; want %q", out, want)
 		}
+	}
+	if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return slices.Equal(strings.Fields(l), []string{"Catch-up", "all"}) }) {
+		t.Fatalf("describe: %s; want the catch-up policy all", out)
 	}
 	cli("schedule", "update", "daily-report", "--cron", "0 7 * * *")
 	if out := cli("schedule", "describe", "daily-report"); !strings.Contains(out, "0 7 * * *") || !strings.Contains(out, "paused") {

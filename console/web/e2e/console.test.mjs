@@ -633,6 +633,7 @@ test(
         await dialog.getByLabel('Time zone').fill(made.zone)
         await dialog.getByLabel('While a run is open').selectOption('buffer_one')
         await dialog.getByLabel('Catch-up window').fill('30m')
+        await dialog.getByLabel('After downtime').selectOption('all')
         await dialog.getByRole('button', { name: 'Create schedule' }).click()
         await dialog.waitFor({ state: 'detached' })
         await page
@@ -652,7 +653,7 @@ test(
         assert.equal(/ (\S+) \(in /.exec(cells[4])[1], made.zone, 'the next fire in the schedule’s zone')
         const got = await api('GET', `/namespaces/${ns}/schedules/${made.id}`)
         assert.deepEqual(got.schedule.spec, { cron: made.cron, time_zone: made.zone }, 'the API has its spec')
-        assert.deepEqual(got.schedule.policies, { overlap: 'buffer_one', catchup_window: 30 * 60e9 }, 'and policies')
+        assert.deepEqual(got.schedule.policies, { overlap: 'buffer_one', catchup_window: 30 * 60e9, catchup: 'all' }, 'and policies')
         await audit(page, 'schedules')
       },
       // The refusal of the bad expression, 400, is logged by the browser as an error: expected here.

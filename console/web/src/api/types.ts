@@ -492,11 +492,19 @@ export const overlapPolicies: readonly OverlapPolicy[] = [
   'allow_all',
 ]
 
+/** Which fires that came due while Strand was down a schedule takes. */
+export type CatchupPolicy = 'latest' | 'none' | 'all'
+
+/** Every catch-up policy, the default first. */
+export const catchupPolicies: readonly CatchupPolicy[] = ['latest', 'none', 'all']
+
 /** What a schedule does with overlaps and missed fires. */
 export interface SchedulePolicies {
   overlap?: OverlapPolicy
   /** How late a missed fire may still be taken (0: an hour). */
   catchup_window?: Duration
+  /** Which missed fires are taken after downtime (empty: latest). */
+  catchup?: CatchupPolicy
 }
 
 /** What a schedule does and when. */

@@ -6,7 +6,7 @@ import { StatusBadge } from '../../components/StatusBadge'
 import { Time } from '../../components/Time'
 import { formatNanos } from '../../components/timeFormat'
 import { Calendar } from '../schedules/Calendar'
-import { defaultCatchupWindow, formatGoDuration, overlapLabels } from '../schedules/spec'
+import { catchupLabels, defaultCatchupWindow, formatGoDuration, overlapLabels } from '../schedules/spec'
 import { Fact } from '../../components/Fact'
 
 interface SectionProps {
@@ -45,6 +45,10 @@ export function Definition({ schedule: d }: SectionProps) {
         <Fact term="Catch-up window">
           {formatGoDuration(catchup || defaultCatchupWindow)}
           {!catchup && <span className="muted"> (default)</span>}
+        </Fact>
+        <Fact term="After downtime">
+          {catchupLabels[policies?.catchup || 'latest']}
+          {!policies?.catchup && <span className="muted"> (default)</span>}
         </Fact>
         <Fact term="Action limit">
           {limit > 0 ? `${d.actions.toLocaleString()} of ${limit.toLocaleString()} taken` : 'none'}
@@ -111,7 +115,7 @@ export function ActionsTaken({ schedule: d }: SectionProps) {
     ['Running', d.running?.length ?? 0, 'Runs it started that are open'],
     ['Buffered', d.buffered, 'Fires waiting for an open run to close'],
     ['Skipped', d.skipped, 'Fires dropped while a run was open'],
-    ['Missed', d.missed, 'Fires older than the catch-up window'],
+    ['Missed', d.missed, 'Fires that came due while Strand was down and were not run'],
     ['While paused', d.paused_fires, 'Fires that came while it was paused'],
   ]
   return (

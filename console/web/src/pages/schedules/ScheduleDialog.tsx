@@ -1,10 +1,17 @@
 import { useState } from 'react'
 import { ApiError } from '../../api/client'
-import { overlapPolicies, type OverlapPolicy, type Payload, type Schedule } from '../../api/types'
+import {
+  catchupPolicies,
+  overlapPolicies,
+  type CatchupPolicy,
+  type OverlapPolicy,
+  type Payload,
+  type Schedule,
+} from '../../api/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { FormField } from '../../components/FormField'
 import { useCreateSchedule, useUpdateSchedule } from './queries'
-import { formatGoDuration, overlapLabels, parseDuration } from './spec'
+import { catchupLabels, formatGoDuration, overlapLabels, parseDuration } from './spec'
 
 /** The fields of the schedule form, as typed. */
 interface Draft {
@@ -16,6 +23,7 @@ interface Draft {
   input: string
   overlap: OverlapPolicy
   catchup: string
+  catchupPolicy: CatchupPolicy
   limit: string
   paused: boolean
   note: string
@@ -35,6 +43,7 @@ function draftOf(id: string, s: Schedule | undefined): Draft {
     input: input === undefined ? '' : JSON.stringify(input, null, 2),
     overlap: s?.policies?.overlap || 'skip',
     catchup: s?.policies?.catchup_window ? formatGoDuration(s.policies.catchup_window) : '',
+    catchupPolicy: s?.policies?.catchup || 'latest',
     limit: s?.action_limit ? String(s.action_limit) : '',
     paused: s?.paused ?? false,
     note: s?.note ?? '',
@@ -82,6 +91,8 @@ function scheduleOf(d: Draft, base: Schedule | undefined): Schedule | Partial<Re
       ...base?.policies,
       overlap: d.overlap,
       catchup_window: catchup instanceof Error ? undefined : catchup,
+      // The default is sent as none, as a schedule that never named one.
+      catchup: d.catchupPolicy === 'latest' ? undefined : d.catchupPolicy,
     },
     action_limit: limit,
   }
@@ -105,6 +116,7 @@ function fieldOf(error: unknown): FieldKey | undefined {
     ['schedule.action.input', 'input'],
     ['schedule.policies.overlap', 'overlap'],
     ['schedule.policies.catchup_window', 'catchup'],
+    ['schedule.policies.catchup', 'catchupPolicy'],
     ['schedule.action_limit', 'limit'],
     ['schedule.note', 'note'],
   ]
@@ -289,6 +301,27 @@ export function ScheduleDialog({ namespace, edit, onClose, onSaved }: ScheduleDi
               placeholder="1h"
               spellCheck={false}
             />
+          )}
+        </FormField>
+      </div>
+      <div className="form-row">
+        <FormField
+          label="After downtime"
+          error={errorOf('catchupPolicy')}
+          hint="Fires that came while Strand was down; those not run count as missed."
+        >
+          {(p) => (
+            <select
+              {...p}
+              value={draft.catchupPolicy}
+              onChange={(e) => set('catchupPolicy')(e.target.value as CatchupPolicy)}
+            >
+              {catchupPolicies.map((o) => (
+                <option key={o} value={o}>
+                  {catchupLabels[o]}
+                </option>
+              ))}
+            </select>
           )}
         </FormField>
       </div>

@@ -1,4 +1,4 @@
-import type { Duration, OverlapPolicy } from '../../api/types'
+import type { CatchupPolicy, Duration, OverlapPolicy } from '../../api/types'
 
 // How the schedule pages write and read a schedule's parts: its overlap
 // policy, and durations as Go writes them ("1h30m").
@@ -11,6 +11,13 @@ export const overlapLabels: Record<OverlapPolicy, string> = {
   cancel_other: 'Cancel the open run, then start',
   terminate_other: 'Terminate the open run, then start',
   allow_all: 'Allow all: start every fire at once',
+}
+
+/** What each catch-up policy does with the fires missed while Strand was down. */
+export const catchupLabels: Record<CatchupPolicy, string> = {
+  latest: 'Run the latest missed fire',
+  none: 'Run no missed fire',
+  all: 'Run every missed fire, in turn',
 }
 
 /** The catch-up window of a schedule that names none (api.DefaultCatchupWindow). */
