@@ -35,7 +35,6 @@ func TestCommands(t *testing.T) {
 			subtest{"log while running", liveLog},
 			subtest{"backfill", backfill},
 			subtest{"tenants and task types", tenantsAndTaskTypes},
-
 			subtest{"dag backfill", dagBackfill})
 	})
 }
