@@ -62,6 +62,10 @@ func StartRequest(namespace string, in RunInput, opts StartOptions) (api.StartRe
 type Started struct {
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
+	// Warnings are what may hold the instance up: a worker group of its
+	// tasks that no worker polls (they wait for one), each at its place in
+	// the definition.
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // ScheduleAction is the action of a schedule that starts instances of
@@ -88,7 +92,28 @@ func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Sta
 		}
 		return Started{}, err
 	}
-	return c.start(ctx, in, opts, res.Version)
+	s, err := c.start(ctx, in, opts, res.Version)
+	if err != nil {
+		return s, err
+	}
+	if def, perr := Parse([]byte(res.Body)); perr == nil {
+		// Started either way: a warning that cannot be read is left out.
+		s.Warnings, _ = groupWarnings(ctx, c.svc, c.namespace, def, in.WorkerGroup)
+	}
+	return s, nil
+}
+
+// Apply is Catalog.Apply, with a warning for each worker group of the
+// definition's tasks that no worker of the client's namespace polls.
+func (c *Client) Apply(ctx context.Context, text []byte, by string, offline bool) (Applied, error) {
+	a, err := c.Catalog.Apply(ctx, text, by, offline)
+	if err != nil {
+		return a, err
+	}
+	// Applied either way: a warning that cannot be read is left out.
+	ws, _ := groupWarnings(ctx, c.svc, c.namespace, a.Definition, "")
+	a.Warnings = append(a.Warnings, ws...)
+	return a, nil
 }
 
 // start starts an instance of in, shown as submitted at version (the one

@@ -316,7 +316,7 @@ tasks:
 	}
 }
 
-// failureStrategies: with end, nothing new starts after a failure; with
+// failureStrategies: with finish_running, nothing new starts after a failure; with
 // continue, every branch that does not depend on it runs.
 func failureStrategies(t *testing.T, e *env) {
 	const text = `name: fail-%s
@@ -327,7 +327,9 @@ tasks:
   - {name: after-slow, type: shell, upstream: [slow], script: 'true'}
   - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
 `
-	for _, s := range []string{"end", "continue"} {
+	// end (which kills the running tasks) is endKills's, in
+	// commands_test.go.
+	for _, s := range []string{"finish_running", "continue"} {
 		e.apply(fmt.Sprintf(text, s, s))
 		inst, err := e.run(dag.RunInput{DAG: "fail-" + s})
 		var f *api.Failure
@@ -335,8 +337,8 @@ tasks:
 			t.Fatalf("%s: %v; want the instance failed", s, err)
 		}
 		want := map[string]string{
-			"end":      "bad=failure slow=success after-slow=submitted after-bad=skipped",
-			"continue": "bad=failure slow=success after-slow=success after-bad=skipped",
+			"finish_running": "bad=failure slow=success after-slow=not_run after-bad=skipped",
+			"continue":       "bad=failure slow=success after-slow=success after-bad=skipped",
 		}[s]
 		if got := states(inst); got != want {
 			t.Errorf("%s: %s; want %s", s, got, want)

@@ -32,6 +32,7 @@ func Register(w *worker.Worker, svc Service) {
 	worker.RegisterStepNamed(w, stepDependency, s.dependency)
 	worker.RegisterStepNamed(w, stepAlert, s.alert)
 	worker.RegisterStepNamed(w, stepTails, s.tails)
+	worker.RegisterStepNamed(w, stepPending, s.pending)
 }
 
 // tails reads the end of the logs of running tasks from their last
