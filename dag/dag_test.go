@@ -360,11 +360,11 @@ tasks:
 		}
 	}
 	// The failed task's log is kept with it.
-	page := e.instancesIn("fail-end", dag.StateFailure, 1)
+	page := e.instancesIn("fail-finish_running", dag.StateFailure, 1)
 	if a := page.Runs[0].Attributes; a[dag.AttrVersion] != "1" || len(a[dag.AttrDate]) != 8 {
 		t.Fatalf("attributes %+v", a)
 	}
-	e.instancesIn("fail-end", dag.StateSuccess, 0)
+	e.instancesIn("fail-finish_running", dag.StateSuccess, 0)
 	log, err := e.client.Log(e.ctx, page.Runs[0].WorkflowID, "bad")
 	if err != nil || !strings.Contains(log.Log, "broken") {
 		t.Fatalf("log of bad: %+v, %v", log, err)
