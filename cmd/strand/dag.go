@@ -455,7 +455,7 @@ func newDAGCommand() *cobra.Command {
 	sf.StringVar(&schedID, "id", "", "the schedule's id (default dag-NAME)")
 	sf.StringArrayVar(&params, "param", nil, "a start parameter NAME=VALUE (repeat)")
 	sf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
-	sf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
+	sf.StringVar(&strategy, "failure-strategy", "", "end (a failure kills the running tasks), finish_running (they finish) or continue (default: the definition's)")
 	sf.StringVar(&warnType, "warning", "", "none, success, failure or all (default: the definition's)")
 	sf.StringVar(&warnGroup, "alert-group", "", "the alert group of --warning")
 	sf.StringVar(&priority, "priority", "", "highest, high, medium, low or lowest")
