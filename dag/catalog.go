@@ -334,22 +334,9 @@ func (c *Catalog) AlertGroup(ctx context.Context, name string) (AlertGroup, erro
 // group ("": the definition's). Without the kernel's queue monitor (svc
 // is no api.Monitoring), or with a partial answer, it warns of nothing.
 func groupWarnings(ctx context.Context, svc any, ns string, def *Definition, group string) ([]Problem, error) {
-	mon, ok := svc.(api.Monitoring)
-	if !ok {
-		return nil, nil
-	}
-	queues, err := mon.ListQueues(ctx, ns)
-	if err != nil {
-		return nil, fmt.Errorf("dag: the workers of the task queues: %w", err)
-	}
-	if queues.Partial {
-		return nil, nil
-	}
-	polled := map[string]bool{}
-	for _, q := range queues.Queues {
-		if q.Kind == api.QueueKindStep && len(q.Pollers) > 0 {
-			polled[q.Name] = true
-		}
+	polled, err := polledQueues(ctx, svc, ns)
+	if err != nil || polled == nil {
+		return nil, err
 	}
 	group = cmp.Or(group, def.WorkerGroup, DefaultGroup)
 	type waiting struct {
@@ -395,4 +382,28 @@ func groupWarnings(ctx context.Context, svc any, ns string, def *Definition, gro
 		out = append(out, Problem{Pos: w.pos, Field: w.field, Message: msg})
 	}
 	return out, nil
+}
+
+// polledQueues returns the step queues of namespace ns that a worker
+// polled lately (in api.PollerHorizon); nil when it cannot tell: svc is
+// no api.Monitoring, or its answer is partial.
+func polledQueues(ctx context.Context, svc any, ns string) (map[string]bool, error) {
+	mon, ok := svc.(api.Monitoring)
+	if !ok {
+		return nil, nil
+	}
+	queues, err := mon.ListQueues(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("dag: the workers of the task queues: %w", err)
+	}
+	if queues.Partial {
+		return nil, nil
+	}
+	polled := map[string]bool{}
+	for _, q := range queues.Queues {
+		if q.Kind == api.QueueKindStep && len(q.Pollers) > 0 {
+			polled[q.Name] = true
+		}
+	}
+	return polled, nil
 }

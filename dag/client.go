@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -332,4 +333,47 @@ func (l TaskLog) Unseen(seen int64) (text string, missed int64) {
 		return l.Log, fresh - int64(len(l.Log))
 	}
 	return l.Log[int64(len(l.Log))-fresh:], 0
+}
+
+// Unpolled says, of the worker groups (or task queues) the submitted
+// tasks of inst wait on, which no worker of the client's namespace polled
+// lately: one line each, naming the tasks that wait ("no worker polls
+// worker group ghost: task lost waits for one"). Empty when it cannot
+// tell.
+func (c *Client) Unpolled(ctx context.Context, inst *Instance) ([]string, error) {
+	waiting := map[string][]string{}
+	var order []string
+	for _, t := range inst.Tasks {
+		if t.State != StateSubmitted || t.Queue == "" {
+			continue
+		}
+		if _, ok := waiting[t.Queue]; !ok {
+			order = append(order, t.Queue)
+		}
+		waiting[t.Queue] = append(waiting[t.Queue], t.Name)
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	polled, err := polledQueues(ctx, c.svc, c.namespace)
+	if err != nil || polled == nil {
+		return nil, err
+	}
+	var out []string
+	for _, q := range order {
+		if polled[q] {
+			continue
+		}
+		tasks := waiting[q]
+		what := "task " + tasks[0] + " waits"
+		if len(tasks) > 1 {
+			what = "tasks " + strings.Join(tasks, ", ") + " wait"
+		}
+		where := "task queue " + q
+		if g, ok := strings.CutPrefix(q, GroupQueue("")); ok {
+			where = "worker group " + g
+		}
+		out = append(out, fmt.Sprintf("no worker polls %s: %s for one", where, what))
+	}
+	return out, nil
 }

@@ -303,7 +303,16 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printInstance(cmd, o, inst)
+			if err := printInstance(cmd, o, inst); err != nil {
+				return err
+			}
+			// Who waits in vain: a group no worker polls (as far as the
+			// server tells).
+			notes, _ := c.Unpolled(cmd.Context(), inst)
+			for _, n := range notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", n)
+			}
+			return nil
 		},
 	}
 

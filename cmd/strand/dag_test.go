@@ -167,7 +167,7 @@ tasks:
 	waiting := regexp.MustCompile(`(?m)^lost\s+shell\s+submitted \(waiting for a worker of group ghost\)\s+0\b`)
 	eventually("ghost-1's lost waiting for a worker", func() bool {
 		out, _ := cli("dag", "tasks", "ghost-1")
-		return waiting.MatchString(out)
+		return waiting.MatchString(out) && strings.Contains(out, "warning: no worker polls worker group ghost: task lost waits for one")
 	})
 	eventually("ghost-1 failed", func() bool {
 		out, _ := cli("dag", "tasks", "ghost-1", "-o", "json")
