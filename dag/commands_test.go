@@ -733,7 +733,8 @@ tasks:
 
 // endKills: under failure strategy end (DolphinScheduler's), the first
 // failure kills the running tasks; the tasks it never started, or never
-// reached, end not_run. Under finish_running the running tasks finish.
+// reached, end not_run. Under finish_running the running tasks finish;
+// the ones no worker started end not_run.
 func endKills(t *testing.T, e *env) {
 	const text = `name: ending-%[1]s
 failure_strategy: %[1]s
@@ -752,7 +753,7 @@ tasks:
 		want     string
 	}{
 		{"end", 60, lost, "long=kill bad=failure after-bad=skipped after-long=skipped lost=not_run"},
-		{"finish_running", 1, "", "long=success bad=failure after-bad=skipped after-long=not_run"},
+		{"finish_running", 1, lost, "long=success bad=failure after-bad=skipped after-long=not_run lost=not_run"},
 	} {
 		dir := t.TempDir()
 		e.apply(fmt.Sprintf(text, c.strategy, dir, c.sleep, awaitFile(filepath.Join(dir, "started")), c.lost))

@@ -69,8 +69,8 @@ const (
 	// not_run), no new task starts, and the instance fails.
 	FailureEnd FailureStrategy = "end"
 	// FailureFinishRunning launches no new task after the first failure;
-	// the tasks running finish, then the instance fails (what end did
-	// before it killed).
+	// the tasks a worker runs finish, those no worker started yet end
+	// not_run, then the instance fails (what end did before it killed).
 	FailureFinishRunning FailureStrategy = "finish_running"
 	// FailureContinue runs every branch that does not depend on the
 	// failed task; the instance fails at the end.

@@ -79,12 +79,15 @@ type interpreter struct {
 	// ending: a task failed under failure strategy end, which kills the
 	// tasks running; started says which of them a worker had started
 	// when they were killed (the others end not_run).
-	ending    bool
-	started   map[string]bool
-	published State // the state attribute last set
-	memo      memoState
-	failed    bool
-	changed   bool
+	ending  bool
+	started map[string]bool
+	// trimming: a task failed under finish_running, which cancels the
+	// tasks no worker started yet (they end not_run); trimmed once done.
+	trimming, trimmed bool
+	published         State // the state attribute last set
+	memo              memoState
+	failed            bool
+	changed           bool
 }
 
 // Run is the interpreter: the workflow of an instance. It resolves the
@@ -175,6 +178,8 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		}
 		if ip.stopping || ip.ending {
 			ip.kill(ctx)
+		} else if ip.trimming {
+			ip.trim(ctx)
 		}
 		switch {
 		case ip.running == 0 && ip.stopping:
@@ -347,7 +352,7 @@ func (ip *interpreter) kill(ctx workflow.Context) {
 	if err != nil {
 		workflow.Logger(ctx).Warn("dag: the logs of the stopped tasks are not kept", "err", err)
 	}
-	ip.started = ip.startedTasks(ctx, names)
+	ip.noteStarted(ip.startedTasks(ctx, names))
 	for _, name := range names {
 		if l, ok := tails[name]; ok {
 			ip.inst.Tasks[ip.index[name]].LogTail = l.Log
@@ -529,7 +534,7 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 			ti.StartTime, ti.EndTime = out.Started, out.Finished
 		}
 	}
-	canceled := (ip.stopping || ip.ending) && errors.Is(err, api.ErrCanceled)
+	canceled := (ip.stopping || ip.ending || ip.trimming) && errors.Is(err, api.ErrCanceled)
 	switch {
 	case err == nil:
 		ti.State = StateSuccess
@@ -543,6 +548,9 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 		ti.State, ti.Error = StateFailure, ip.taskError(i, err)
 		if !ip.failed && ip.inst.FailureStrategy == FailureEnd {
 			ip.ending = true
+		}
+		if !ip.failed && ip.inst.FailureStrategy == FailureFinishRunning {
+			ip.trimming = true
 		}
 		ip.failed = true
 		var se *api.StepError

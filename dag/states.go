@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +132,49 @@ func (ip *interpreter) startedTasks(ctx workflow.Context, names []string) map[st
 		}
 	}
 	return started
+}
+
+// noteStarted records which killed or canceled tasks had started (nil:
+// not known, they count as started).
+func (ip *interpreter) noteStarted(started map[string]bool) {
+	if started == nil {
+		ip.started = nil
+		return
+	}
+	if ip.started == nil {
+		ip.started = map[string]bool{}
+	}
+	for name, ok := range started {
+		ip.started[name] = ok
+	}
+}
+
+// trim cancels, under failure strategy finish_running, the launched tasks
+// no worker started yet: they end not_run; the ones running finish.
+func (ip *interpreter) trim(ctx workflow.Context) {
+	if ip.trimmed {
+		return
+	}
+	ip.trimmed = true
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(ip.cancels)) {
+		if ip.inst.Tasks[ip.index[name]].State == StateSubmitted {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	started := ip.startedTasks(ctx, names)
+	if started == nil {
+		return // not known: they finish
+	}
+	ip.noteStarted(started)
+	for _, name := range names {
+		if cancel := ip.cancels[name]; cancel != nil && !started[name] {
+			cancel()
+		}
+	}
 }
 
 // pending answers a PendingRequest from the run's pending steps.
