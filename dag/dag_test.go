@@ -319,18 +319,20 @@ tasks:
 // failureStrategies: with finish_running, nothing new starts after a failure; with
 // continue, every branch that does not depend on it runs.
 func failureStrategies(t *testing.T, e *env) {
-	const text = `name: fail-%s
-failure_strategy: %s
+	// bad fails once slow runs: finish_running lets a running task finish.
+	const text = `name: fail-%[1]s
+failure_strategy: %[1]s
 tasks:
-  - {name: bad, type: shell, script: 'echo broken >&2; exit 3'}
-  - {name: slow, type: shell, script: 'sleep 1'}
+  - {name: bad, type: shell, script: '%[2]s; echo broken >&2; exit 3'}
+  - {name: slow, type: shell, script: 'touch %[3]s; sleep 1'}
   - {name: after-slow, type: shell, upstream: [slow], script: 'true'}
   - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
 `
 	// end (which kills the running tasks) is endKills's, in
 	// commands_test.go.
 	for _, s := range []string{"finish_running", "continue"} {
-		e.apply(fmt.Sprintf(text, s, s))
+		started := filepath.Join(t.TempDir(), "slow-started")
+		e.apply(fmt.Sprintf(text, s, awaitFile(started), started))
 		inst, err := e.run(dag.RunInput{DAG: "fail-" + s})
 		var f *api.Failure
 		if !errors.As(err, &f) || f.Type != dag.ErrorFailed {

@@ -69,25 +69,27 @@ type interpreter struct {
 	warning Warning
 
 	instanceID string
-	runID      string
 
-	cancels  map[string]workflow.CancelFunc
-	running  int
-	paused   bool
-	stopping bool
-	killed   bool
-	// ending: a task failed under failure strategy end, which kills the
-	// tasks running; started says which of them a worker had started
-	// when they were killed (the others end not_run).
-	ending  bool
-	started map[string]bool
-	// trimming: a task failed under finish_running, which cancels the
-	// tasks no worker started yet (they end not_run); trimmed once done.
+	cancels   map[string]workflow.CancelFunc
+	running   int
+	paused    bool
+	stopping  bool
+	killed    bool
+	published State // the state attribute last set
+	memo      memoState
+	failed    bool
+	changed   bool
+
+	// Honest states (issue 35 items 3, 4). runID is the run's, in its
+	// tasks' step keys. ending: a task failed under failure strategy end,
+	// which kills the tasks running; trimming: one failed under
+	// finish_running, which withdraws the tasks no worker started yet
+	// (trimmed once done); started says which killed or withdrawn tasks a
+	// worker had started (the others end not_run).
+	runID             string
+	ending            bool
 	trimming, trimmed bool
-	published         State // the state attribute last set
-	memo              memoState
-	failed            bool
-	changed           bool
+	started           map[string]bool
 }
 
 // Run is the interpreter: the workflow of an instance. It resolves the
