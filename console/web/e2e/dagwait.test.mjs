@@ -30,6 +30,10 @@ test('a task waiting for a worker group with no worker', { timeout }, async () =
       )
       assert.ok(said.includes(`No worker polls group ${waiting.group}`), said)
       assert.ok(said.includes(`strand worker --group ${waiting.group}`), said)
+      // The table of tasks says where it waits, in place of a host.
+      const row = page.locator(`tr[data-task="${waiting.task}"]`)
+      assert.equal(await row.getAttribute('data-state'), 'submitted')
+      assert.ok((await row.textContent()).includes(`waiting for a worker of group ${waiting.group}`), 'the row')
       // The instance runs: its badge says so, not the task's wait.
       assert.equal(await page.locator('.page-header .badge').getAttribute('data-state'), 'running')
     },
