@@ -299,6 +299,13 @@ type PendingStep struct {
 	// HeartbeatDetails are what the attempt's last heartbeat carried (a
 	// step's progress, a task's log so far).
 	HeartbeatDetails Value `json:"heartbeat_details,omitempty"`
+	// IdempotencyKey is the key every attempt of the step gets
+	// (StepOptions.IdempotencyKey, or RUN_ID/SEQ): a front end that set it
+	// finds its step among the pending ones by it.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Identity is the worker that runs the started attempt (its
+	// worker.Options.Identity).
+	Identity string `json:"identity,omitempty"`
 }
 
 // PendingTimer is a timer that has not fired.

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,4 +299,85 @@ func (c *Catalog) resolve(ctx context.Context, in RunInput) (Resolved, error) {
 		return Resolved{}, err
 	}
 	return Resolved{Version: d.Version, Body: string(d.Body)}, nil
+}
+
+// groupWarnings warns of each worker group (or, for step tasks, task
+// queue) of the definition's tasks that no worker of namespace ns polled
+// lately (in api.PollerHorizon): its tasks would wait for one, submitted,
+// until their fail timeout (or forever). group is the instance's worker
+// group ("": the definition's). Without the kernel's queue monitor (svc
+// is no api.Monitoring), or with a partial answer, it warns of nothing.
+func groupWarnings(ctx context.Context, svc any, ns string, def *Definition, group string) ([]Problem, error) {
+	polled, err := polledQueues(ctx, svc, ns)
+	if err != nil || polled == nil {
+		return nil, err
+	}
+	group = cmp.Or(group, def.WorkerGroup, DefaultGroup)
+	type waiting struct {
+		group, queue string
+		tasks        []string
+		pos          Pos
+		field        string
+	}
+	var order []*waiting
+	byQueue := map[string]*waiting{}
+	for i := range def.Tasks {
+		t := &def.Tasks[i]
+		q, g := queueOf(t, group)
+		if q == "" || t.Forbidden || polled[q] {
+			continue
+		}
+		w := byQueue[q]
+		if w == nil {
+			w = &waiting{group: g, queue: q}
+			// Its place: the task's worker_group (or queue), else the
+			// definition's worker_group, else the task.
+			for _, f := range []string{fmt.Sprintf("tasks[%d].worker_group", i), fmt.Sprintf("tasks[%d].queue", i), "worker_group", fmt.Sprintf("tasks[%d]", i)} {
+				if p, ok := def.pos[f]; ok && (f != "worker_group" || g == def.WorkerGroup) {
+					w.pos, w.field = p, f
+					break
+				}
+			}
+			byQueue[q] = w
+			order = append(order, w)
+		}
+		w.tasks = append(w.tasks, t.Name)
+	}
+	var out []Problem
+	for _, w := range order {
+		what := "task " + w.tasks[0] + " waits"
+		if len(w.tasks) > 1 {
+			what = "tasks " + strings.Join(w.tasks, ", ") + " wait"
+		}
+		msg := fmt.Sprintf("no worker polls worker group %s in namespace %s: %s for one (start one with strand worker --group %s)", w.group, ns, what, w.group)
+		if w.group == "" {
+			msg = fmt.Sprintf("no worker polls task queue %s in namespace %s: %s for one", w.queue, ns, what)
+		}
+		out = append(out, Problem{Pos: w.pos, Field: w.field, Message: msg})
+	}
+	return out, nil
+}
+
+// polledQueues returns the step queues of namespace ns that a worker
+// polled lately (in api.PollerHorizon); nil when it cannot tell: svc is
+// no api.Monitoring, or its answer is partial.
+func polledQueues(ctx context.Context, svc any, ns string) (map[string]bool, error) {
+	mon, ok := svc.(api.Monitoring)
+	if !ok {
+		return nil, nil
+	}
+	queues, err := mon.ListQueues(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("dag: the workers of the task queues: %w", err)
+	}
+	if queues.Partial {
+		return nil, nil
+	}
+	polled := map[string]bool{}
+	for _, q := range queues.Queues {
+		if q.Kind == api.QueueKindStep && len(q.Pollers) > 0 {
+			polled[q.Name] = true
+		}
+	}
+	return polled, nil
 }

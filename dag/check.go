@@ -29,9 +29,9 @@ func (p *parser) check(d *Definition) {
 		p.failAt("name", "%q is not a name: letters, digits, '_', '.' and '-', starting with a letter or digit, at most 100", d.Name)
 	}
 	switch d.FailureStrategy {
-	case "", FailureEnd, FailureContinue:
+	case "", FailureEnd, FailureContinue, FailureFinishRunning:
 	default:
-		p.failAt("failure_strategy", "%q: want end or continue", d.FailureStrategy)
+		p.failAt("failure_strategy", "%q: want end, finish_running or continue", d.FailureStrategy)
 	}
 	switch d.Warning.Type {
 	case "", WarnNone:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,6 +63,10 @@ func StartRequest(namespace string, in RunInput, opts StartOptions) (api.StartRe
 type Started struct {
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
+	// Warnings are what may hold the instance up: a worker group of its
+	// tasks that no worker polls (they wait for one), each at its place in
+	// the definition.
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // ScheduleAction is the action of a schedule that starts instances of
@@ -88,7 +93,28 @@ func (c *Client) Start(ctx context.Context, in RunInput, opts StartOptions) (Sta
 		}
 		return Started{}, err
 	}
-	return c.start(ctx, in, opts, res.Version)
+	s, err := c.start(ctx, in, opts, res.Version)
+	if err != nil {
+		return s, err
+	}
+	if def, perr := Parse([]byte(res.Body)); perr == nil {
+		// Started either way: a warning that cannot be read is left out.
+		s.Warnings, _ = groupWarnings(ctx, c.svc, c.namespace, def, in.WorkerGroup)
+	}
+	return s, nil
+}
+
+// Apply is Catalog.Apply, with a warning for each worker group of the
+// definition's tasks that no worker of the client's namespace polls.
+func (c *Client) Apply(ctx context.Context, text []byte, by string, offline bool) (Applied, error) {
+	a, err := c.Catalog.Apply(ctx, text, by, offline)
+	if err != nil {
+		return a, err
+	}
+	// Applied either way: a warning that cannot be read is left out.
+	ws, _ := groupWarnings(ctx, c.svc, c.namespace, a.Definition, "")
+	a.Warnings = append(a.Warnings, ws...)
+	return a, nil
 }
 
 // start starts an instance of in, shown as submitted at version (the one
@@ -307,4 +333,47 @@ func (l TaskLog) Unseen(seen int64) (text string, missed int64) {
 		return l.Log, fresh - int64(len(l.Log))
 	}
 	return l.Log[int64(len(l.Log))-fresh:], 0
+}
+
+// Unpolled says, of the worker groups (or task queues) the submitted
+// tasks of inst wait on, which no worker of the client's namespace polled
+// lately: one line each, naming the tasks that wait ("no worker polls
+// worker group ghost: task lost waits for one"). Empty when it cannot
+// tell.
+func (c *Client) Unpolled(ctx context.Context, inst *Instance) ([]string, error) {
+	waiting := map[string][]string{}
+	var order []string
+	for _, t := range inst.Tasks {
+		if t.State != StateSubmitted || t.Queue == "" {
+			continue
+		}
+		if _, ok := waiting[t.Queue]; !ok {
+			order = append(order, t.Queue)
+		}
+		waiting[t.Queue] = append(waiting[t.Queue], t.Name)
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	polled, err := polledQueues(ctx, c.svc, c.namespace)
+	if err != nil || polled == nil {
+		return nil, err
+	}
+	var out []string
+	for _, q := range order {
+		if polled[q] {
+			continue
+		}
+		tasks := waiting[q]
+		what := "task " + tasks[0] + " waits"
+		if len(tasks) > 1 {
+			what = "tasks " + strings.Join(tasks, ", ") + " wait"
+		}
+		where := "task queue " + q
+		if g, ok := strings.CutPrefix(q, GroupQueue("")); ok {
+			where = "worker group " + g
+		}
+		out = append(out, fmt.Sprintf("no worker polls %s: %s for one", where, what))
+	}
+	return out, nil
 }

@@ -35,7 +35,9 @@ func TestCommands(t *testing.T) {
 			subtest{"log while running", liveLog},
 			subtest{"backfill", backfill},
 			subtest{"tenants and task types", tenantsAndTaskTypes},
-			subtest{"dag backfill", dagBackfill})
+			subtest{"dag backfill", dagBackfill},
+			subtest{"waiting for a worker group", waitingForWorker},
+			subtest{"failure strategy end kills", endKills})
 	})
 }
 
@@ -130,7 +132,7 @@ tasks:
 	}
 	touch(t, filepath.Join(dir, "paused"))
 	inst := e.waitFor(id, "paused", 30*time.Second, func(i *dag.Instance) bool { return i.State == dag.StatePaused })
-	if got := states(inst); got != "first=success second=submitted" {
+	if got := states(inst); got != "first=success second=" {
 		t.Fatalf("paused: %s", got)
 	}
 	// Read from the run's memo, it is what its interpreter answers.
@@ -201,7 +203,7 @@ tasks:
 	if l, err := e.client.Log(e.ctx, id, "long"); err != nil || l.Running || !strings.Contains(l.Log, "long task started") {
 		t.Errorf("the stopped task's log: %+v, %v", l, err)
 	}
-	if inst.State != dag.StateStopped || task(inst, "long").State != dag.StateStopped || task(inst, "after").State != dag.StateSubmitted {
+	if inst.State != dag.StateStopped || task(inst, "long").State != dag.StateStopped || task(inst, "after").State != dag.StateNotRun {
 		t.Fatalf("stopped: %s", states0(inst))
 	}
 	deadline = time.Now().Add(30 * time.Second)
@@ -694,5 +696,79 @@ tasks:
 	}
 	if text, missed := l.Unseen(running.Size); missed != 0 || !strings.HasSuffix(text, "line 30\n") || strings.Contains(text, "line 1\n") {
 		t.Fatalf("what a follower had not seen: %q, %d missed", text, missed)
+	}
+}
+
+// waitingForWorker: a task in a worker group no worker polls is
+// submitted (not running) while a task a worker runs is running on its
+// host; the waiting task's fail timeout counts the wait, and fails it in
+// its user's words.
+func waitingForWorker(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: ghostly
+failure_strategy: continue
+tasks:
+  - {name: lost, type: shell, worker_group: ghost, script: 'true', timeout: {after: 4s, action: fail}}
+  - {name: busy, type: shell, script: '%s'}
+`, awaitFile(filepath.Join(dir, "seen"))))
+	began := time.Now()
+	id := e.start(dag.RunInput{DAG: "ghostly"})
+	inst := e.waitFor(id, "lost submitted, busy running on w1", 20*time.Second, func(i *dag.Instance) bool {
+		return task(i, "lost").State == dag.State("submitted") && task(i, "busy").State == dag.StateRunning && task(i, "busy").Host == "w1"
+	})
+	if lost := task(inst, "lost"); lost.Attempt != 0 || !lost.StartTime.IsZero() || lost.Host != "" {
+		t.Errorf("the waiting task: attempt %d, start %v, host %q", lost.Attempt, lost.StartTime, lost.Host)
+	}
+	if busy := task(inst, "busy"); busy.Attempt != 1 || busy.StartTime.IsZero() {
+		t.Errorf("the running task: attempt %d, start %v", busy.Attempt, busy.StartTime)
+	}
+	touch(t, filepath.Join(dir, "seen"))
+	inst = e.wait(id)
+	lost := task(inst, "lost")
+	if took := time.Since(began); inst.State != dag.StateFailure || lost.State != dag.StateFailure || task(inst, "busy").State != dag.StateSuccess || took > 40*time.Second {
+		t.Fatalf("after %s: %s (%s)", took, states0(inst), lost.Error)
+	}
+	if want := "no worker of group ghost took the task within 4s"; !strings.Contains(lost.Error, want) {
+		t.Errorf("the waiting task's error %q; want it to say %q", lost.Error, want)
+	}
+}
+
+// endKills: under failure strategy end (DolphinScheduler's), the first
+// failure kills the running tasks; the tasks it never started, or never
+// reached, end not_run. Under finish_running the running tasks finish;
+// the ones no worker started end not_run.
+func endKills(t *testing.T, e *env) {
+	const text = `name: ending-%[1]s
+failure_strategy: %[1]s
+tasks:
+  - {name: long, type: shell, script: 'touch %[2]s/started; sleep %[3]d'}
+  - {name: bad, type: shell, script: '%[4]s; exit 3'}
+  - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
+  - {name: after-long, type: shell, upstream: [long], script: 'true'}
+%[5]s`
+	// lost waits for a worker of a group that has none.
+	const lost = "  - {name: lost, type: shell, worker_group: ghost, script: 'true', timeout: {after: 40s, action: fail}}\n"
+	for _, c := range []struct {
+		strategy string
+		sleep    int
+		lost     string
+		want     string
+	}{
+		{"end", 60, lost, "long=kill bad=failure after-bad=skipped after-long=skipped lost=not_run"},
+		{"finish_running", 1, lost, "long=success bad=failure after-bad=skipped after-long=not_run lost=not_run"},
+	} {
+		dir := t.TempDir()
+		e.apply(fmt.Sprintf(text, c.strategy, dir, c.sleep, awaitFile(filepath.Join(dir, "started")), c.lost))
+		began := time.Now()
+		inst, err := e.run(dag.RunInput{DAG: "ending-" + c.strategy})
+		if err == nil {
+			t.Fatalf("%s: the instance did not fail", c.strategy)
+		}
+		if took := time.Since(began); states(inst) != c.want || inst.State != dag.StateFailure || took > 40*time.Second {
+			t.Errorf("%s: after %s: %s; want %s", c.strategy, took, states0(inst), c.want)
+		}
+		if long := task(inst, "long"); c.strategy == "end" && (long.Host != "w1" || long.StartTime.IsZero() || !strings.Contains(long.Error, "killed")) {
+			t.Errorf("%s: the killed task: host %q, start %v, error %q", c.strategy, long.Host, long.StartTime, long.Error)
+		}
 	}
 }

@@ -333,27 +333,31 @@ tasks:
 	}
 }
 
-// failureStrategies: with end, nothing new starts after a failure; with
+// failureStrategies: with finish_running, nothing new starts after a failure; with
 // continue, every branch that does not depend on it runs.
 func failureStrategies(t *testing.T, e *env) {
-	const text = `name: fail-%s
-failure_strategy: %s
+	// bad fails once slow runs: finish_running lets a running task finish.
+	const text = `name: fail-%[1]s
+failure_strategy: %[1]s
 tasks:
-  - {name: bad, type: shell, script: 'echo broken >&2; exit 3'}
-  - {name: slow, type: shell, script: 'sleep 1'}
+  - {name: bad, type: shell, script: '%[2]s; echo broken >&2; exit 3'}
+  - {name: slow, type: shell, script: 'touch %[3]s; sleep 1'}
   - {name: after-slow, type: shell, upstream: [slow], script: 'true'}
   - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
 `
-	for _, s := range []string{"end", "continue"} {
-		e.apply(fmt.Sprintf(text, s, s))
+	// end (which kills the running tasks) is endKills's, in
+	// commands_test.go.
+	for _, s := range []string{"finish_running", "continue"} {
+		started := filepath.Join(t.TempDir(), "slow-started")
+		e.apply(fmt.Sprintf(text, s, awaitFile(started), started))
 		inst, err := e.run(dag.RunInput{DAG: "fail-" + s})
 		var f *api.Failure
 		if !errors.As(err, &f) || f.Type != dag.ErrorFailed {
 			t.Fatalf("%s: %v; want the instance failed", s, err)
 		}
 		want := map[string]string{
-			"end":      "bad=failure slow=success after-slow=submitted after-bad=skipped",
-			"continue": "bad=failure slow=success after-slow=success after-bad=skipped",
+			"finish_running": "bad=failure slow=success after-slow=not_run after-bad=skipped",
+			"continue":       "bad=failure slow=success after-slow=success after-bad=skipped",
 		}[s]
 		if got := states(inst); got != want {
 			t.Errorf("%s: %s; want %s", s, got, want)
@@ -375,11 +379,11 @@ tasks:
 		}
 	}
 	// The failed task's log is kept with it.
-	page := e.instancesIn("fail-end", dag.StateFailure, 1)
+	page := e.instancesIn("fail-finish_running", dag.StateFailure, 1)
 	if a := page.Runs[0].Attributes; a[dag.AttrVersion] != "1" || len(a[dag.AttrDate]) != 8 {
 		t.Fatalf("attributes %+v", a)
 	}
-	e.instancesIn("fail-end", dag.StateSuccess, 0)
+	e.instancesIn("fail-finish_running", dag.StateSuccess, 0)
 	log, err := e.client.Log(e.ctx, page.Runs[0].WorkflowID, "bad")
 	if err != nil || !strings.Contains(log.Log, "broken") {
 		t.Fatalf("log of bad: %+v, %v", log, err)

@@ -49,6 +49,11 @@ type Definition struct {
 	// refs are the other DAGs the tasks name (sub_process and dependent),
 	// each at its place in the file, for Apply's warnings.
 	refs []reference
+
+	// Worker groups without a worker (issue 35 item 3): the place of each
+	// field in the file ("tasks[2].worker_group"), for the warnings of
+	// apply and run.
+	pos map[string]Pos
 }
 
 // reference is a task's naming of another DAG.
@@ -63,11 +68,17 @@ type reference struct {
 // FailureStrategy says what the first failed task does to the instance.
 type FailureStrategy string
 
-// Failure strategies, DolphinScheduler's two.
+// Failure strategies: DolphinScheduler's two, and one that ends the
+// instance without killing what runs.
 const (
-	// FailureEnd launches no new task after the first failure; the tasks
-	// running finish and the instance fails.
+	// FailureEnd is DolphinScheduler's end: the first failure kills the
+	// tasks running (they end kill; the ones no worker started yet end
+	// not_run), no new task starts, and the instance fails.
 	FailureEnd FailureStrategy = "end"
+	// FailureFinishRunning launches no new task after the first failure;
+	// the tasks a worker runs finish, those no worker started yet end
+	// not_run, then the instance fails (what end did before it killed).
+	FailureFinishRunning FailureStrategy = "finish_running"
 	// FailureContinue runs every branch that does not depend on the
 	// failed task; the instance fails at the end.
 	FailureContinue FailureStrategy = "continue"

@@ -67,8 +67,8 @@ func (in RunInput) Check() error {
 	switch {
 	case in.DAG == "":
 		return api.InvalidArgument("dag", "empty")
-	case in.FailureStrategy != "" && in.FailureStrategy != FailureEnd && in.FailureStrategy != FailureContinue:
-		return api.InvalidArgument("failure_strategy", "%q: want end or continue", in.FailureStrategy)
+	case !in.FailureStrategy.valid():
+		return api.InvalidArgument("failure_strategy", "%q: want end, finish_running or continue", in.FailureStrategy)
 	case in.Priority != "" && in.Priority.level() == 0:
 		return api.InvalidArgument("priority", "%q: want highest, high, medium, low or lowest", in.Priority)
 	}
@@ -89,6 +89,15 @@ func (in RunInput) Check() error {
 		}
 	}
 	return nil
+}
+
+// valid reports whether s is a failure strategy, or empty.
+func (s FailureStrategy) valid() bool {
+	switch s {
+	case "", FailureEnd, FailureContinue, FailureFinishRunning:
+		return true
+	}
+	return false
 }
 
 // Instance is what an instance is and has done: its query answers it while
@@ -113,10 +122,12 @@ type Instance struct {
 
 // TaskInstance is one task of an instance.
 type TaskInstance struct {
-	Name    string   `json:"name"`
-	Type    TaskType `json:"type"`
-	State   State    `json:"state"`
-	Attempt int32    `json:"attempt,omitempty"`
+	Name string   `json:"name"`
+	Type TaskType `json:"type"`
+	// State is empty while the task is not reached (its upstream tasks
+	// have not all ended).
+	State   State `json:"state,omitempty"`
+	Attempt int32 `json:"attempt,omitempty"`
 	// SubmitTime is when the instance launched the task; StartTime and
 	// EndTime when its last attempt ran (by its worker's clock, for the
 	// task types a worker group runs).
@@ -138,6 +149,14 @@ type TaskInstance struct {
 	// LogTail is the end of a stopped task's log, as its last heartbeat
 	// carried it (a killed attempt's result never comes back).
 	LogTail string `json:"log_tail,omitempty"`
+
+	// Honest states (issue 35 items 3, 4): where a launched task waits
+	// for a worker. WorkerGroup is the worker group of the task types a
+	// group runs; Queue is the task queue a worker of it polls (a step
+	// task's own queue). A submitted task waits there until a worker
+	// starts it.
+	WorkerGroup string `json:"worker_group,omitempty"`
+	Queue       string `json:"queue,omitempty"`
 }
 
 // State is an instance's or a task's state, DolphinScheduler's names.
@@ -145,6 +164,11 @@ type State string
 
 // States. docs/storage.md maps them to the kernel's run and step states.
 const (
+	// StateNone is a task not reached yet: its upstream tasks have not
+	// all ended (DolphinScheduler has no task instance for it yet).
+	StateNone State = ""
+	// StateSubmitted is an instance before its definition is read, and a
+	// task launched and waiting for a worker of its group to start it.
 	StateSubmitted      State = "submitted"
 	StateRunning        State = "running"
 	StateReadyPause     State = "ready_pause"
@@ -161,12 +185,16 @@ const (
 	StateForbidden State = "forbidden"
 	// StateSkipped is a task on a branch not taken, or below a failure.
 	StateSkipped State = "skipped"
+	// StateNotRun is a task that never ran: its instance ended (failed
+	// under failure strategy end or finish_running, or was stopped)
+	// before a worker started it.
+	StateNotRun State = "not_run"
 )
 
 // done reports whether a task in state s has ended.
 func (s State) done() bool {
 	switch s {
-	case StateSuccess, StateFailure, StateForbidden, StateSkipped, StateStopped, StateKill:
+	case StateSuccess, StateFailure, StateForbidden, StateSkipped, StateStopped, StateKill, StateNotRun:
 		return true
 	}
 	return false

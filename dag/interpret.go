@@ -79,6 +79,17 @@ type interpreter struct {
 	memo      memoState
 	failed    bool
 	changed   bool
+
+	// Honest states (issue 35 items 3, 4). runID is the run's, in its
+	// tasks' step keys. ending: a task failed under failure strategy end,
+	// which kills the tasks running; trimming: one failed under
+	// finish_running, which withdraws the tasks no worker started yet
+	// (trimmed once done); started says which killed or withdrawn tasks a
+	// worker had started (the others end not_run).
+	runID             string
+	ending            bool
+	trimming, trimmed bool
+	started           map[string]bool
 }
 
 // Run is the interpreter: the workflow of an instance. It resolves the
@@ -121,7 +132,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 	if in.Warning != nil {
 		ip.warning = *in.Warning
 	}
-	ip.instanceID = info.WorkflowID
+	ip.instanceID, ip.runID = info.WorkflowID, info.RunID
 
 	// Global parameters: the definition's, with the start parameters over
 	// them, each resolved at the instance's time.
@@ -138,7 +149,7 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 
 	for i, t := range def.Tasks {
 		ip.index[t.Name] = i
-		ti := TaskInstance{Name: t.Name, Type: t.Type, State: StateSubmitted}
+		ti := TaskInstance{Name: t.Name, Type: t.Type, State: StateNone}
 		if t.Forbidden {
 			ti.State = StateForbidden
 		}
@@ -167,8 +178,10 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		if !ip.paused && !ip.stopping {
 			ip.launch(ctx, globals)
 		}
-		if ip.stopping {
+		if ip.stopping || ip.ending {
 			ip.kill(ctx)
+		} else if ip.trimming {
+			ip.trim(ctx)
 		}
 		switch {
 		case ip.running == 0 && ip.stopping:
@@ -191,6 +204,12 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		}
 	}
 	ip.inst.EndTime = workflow.Now(ctx)
+	// The tasks never reached did not run: the instance ended first.
+	for i := range ip.inst.Tasks {
+		if ip.inst.Tasks[i].State == StateNone {
+			ip.inst.Tasks[i].State = StateNotRun
+		}
+	}
 	if timedOut {
 		ip.inst.State = StateFailure
 		ip.inst.Error = fmt.Sprintf("the instance timed out after %s", def.Timeout.Std())
@@ -335,6 +354,7 @@ func (ip *interpreter) kill(ctx workflow.Context) {
 	if err != nil {
 		workflow.Logger(ctx).Warn("dag: the logs of the stopped tasks are not kept", "err", err)
 	}
+	ip.noteStarted(ip.startedTasks(ctx, names))
 	for _, name := range names {
 		if l, ok := tails[name]; ok {
 			ip.inst.Tasks[ip.index[name]].LogTail = l.Log
@@ -357,15 +377,15 @@ func (ip *interpreter) launch(ctx workflow.Context, globals map[string]string) {
 		var list []ready
 		for i, t := range ip.def.Tasks {
 			ti := &ip.inst.Tasks[i]
-			if ti.State != StateSubmitted {
+			if ti.State != StateNone {
 				continue
 			}
 			switch ip.readiness(i) {
 			case blocked:
 				ti.State, progress = StateSkipped, true
 			case runnable:
-				if ip.failed && ip.inst.FailureStrategy == FailureEnd {
-					continue // no new task after a failure; they stay submitted
+				if ip.failed && ip.inst.FailureStrategy != FailureContinue {
+					continue // no new task after a failure; they end not_run
 				}
 				list = append(list, ready{i, cmp.Or(t.Priority, ip.prio).level()})
 			}
@@ -450,6 +470,11 @@ func (ip *interpreter) start(ctx workflow.Context, i int, globals map[string]str
 	ti := &ip.inst.Tasks[i]
 	now := workflow.Now(ctx)
 	ti.State, ti.SubmitTime, ti.StartTime = StateRunning, now, now
+	if q, group := ip.taskQueue(&t); q != "" {
+		// It waits for a worker of its group; the run's pending step says
+		// when one started it (see withPendingSteps).
+		ti.State, ti.StartTime, ti.Queue, ti.WorkerGroup = StateSubmitted, time.Time{}, q, group
+	}
 	vars, err := ip.vars(i, globals)
 	if err == nil {
 		t, err = expandTask(t, vars, ip.base)
@@ -511,13 +536,24 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 			ti.StartTime, ti.EndTime = out.Started, out.Finished
 		}
 	}
+	canceled := (ip.stopping || ip.ending || ip.trimming) && errors.Is(err, api.ErrCanceled)
 	switch {
 	case err == nil:
 		ti.State = StateSuccess
-	case ip.stopping && errors.Is(err, api.ErrCanceled):
+	case canceled && ip.started != nil && !ip.started[ti.Name]:
+		ti.State, ti.Error, ti.StartTime = StateNotRun, "", time.Time{}
+	case canceled && ip.stopping:
 		ti.State, ti.Error = StateStopped, "stopped"
+	case canceled:
+		ti.State, ti.Error = StateKill, "killed: another task failed (failure strategy end)"
 	default:
-		ti.State, ti.Error = StateFailure, err.Error()
+		ti.State, ti.Error = StateFailure, ip.taskError(i, err)
+		if !ip.failed && ip.inst.FailureStrategy == FailureEnd {
+			ip.ending = true
+		}
+		if !ip.failed && ip.inst.FailureStrategy == FailureFinishRunning {
+			ip.trimming = true
+		}
 		ip.failed = true
 		var se *api.StepError
 		if errors.As(err, &se) && se.Attempt > 0 {

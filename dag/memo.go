@@ -76,7 +76,11 @@ func runningInstance(ctx context.Context, svc api.Service, d api.Description) (*
 			return nil, err
 		}
 		var inst Instance
-		return &inst, json.Unmarshal(b, &inst)
+		if err := json.Unmarshal(b, &inst); err != nil {
+			return nil, err
+		}
+		withPendingSteps(&inst, d)
+		return &inst, nil
 	}
 	var inst Instance
 	if err := json.Unmarshal(raw, &inst); err != nil {
@@ -87,6 +91,7 @@ func runningInstance(ctx context.Context, svc api.Service, d api.Description) (*
 			return nil, fmt.Errorf("dag: instance %s: its definition: %w", d.WorkflowID, err)
 		}
 	}
+	withPendingSteps(&inst, d)
 	// Submitted, not yet run: the run's times.
 	if inst.StartTime.IsZero() {
 		inst.StartTime = d.StartTime

@@ -33,6 +33,7 @@ func Parse(data []byte) (*Definition, error) {
 	}
 	p := &parser{}
 	def := p.definition(root)
+	def.pos = p.pos
 	if len(p.problems) == 0 {
 		p.check(def)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
 )
 
@@ -89,6 +90,7 @@ func TestParseErrors(t *testing.T) {
 		{"branch not downstream", "name: x\ntasks:\n  - {name: a, type: shell, script: 'true'}\n  - {name: c, type: conditions, upstream: [a], when: {tasks: [{task: a, state: success}]}, success: [b]}\n  - {name: b, type: shell, script: 'true'}\n", "must list \"c\" among its upstream"},
 		{"bad switch expression", "name: x\ntasks:\n  - {name: s, type: switch, cases: [{when: '1 +', next: b}]}\n  - {name: b, type: shell, script: 'true', upstream: [s]}\n", "tasks[0].cases[0].when"},
 		{"bad name", "name: 'no spaces'\ntasks:\n  - {name: a, type: shell, script: 'true'}\n", "line 1, column 7: name:"},
+		{"bad failure strategy", "name: x\nfailure_strategy: sometimes\ntasks:\n  - {name: a, type: shell, script: 'true'}\n", "line 2, column 19: failure_strategy: \"sometimes\": want end, finish_running or continue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := dag.Parse([]byte(tc.text))
@@ -105,5 +107,24 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailureStrategies: finish_running is a failure strategy besides
+// end and continue, in a definition and in a run's options; others are
+// refused.
+func TestFailureStrategies(t *testing.T) {
+	d, err := dag.Parse([]byte("name: x\nfailure_strategy: finish_running\ntasks:\n  - {name: a, type: shell, script: 'true'}\n"))
+	if err != nil || d.FailureStrategy != dag.FailureStrategy("finish_running") {
+		t.Fatalf("finish_running: %v, %+v", err, d)
+	}
+	for s, ok := range map[string]bool{"": true, "end": true, "finish_running": true, "continue": true, "sometimes": false} {
+		err := dag.RunInput{DAG: "x", FailureStrategy: dag.FailureStrategy(s)}.Check()
+		if (err == nil) != ok {
+			t.Errorf("failure strategy %q: %v", s, err)
+		}
+		if !ok && (!errors.Is(err, api.ErrInvalidArgument) || !strings.Contains(err.Error(), "want end, finish_running or continue")) {
+			t.Errorf("failure strategy %q: %v; want an invalid argument naming the strategies", s, err)
+		}
 	}
 }

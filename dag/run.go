@@ -61,6 +61,7 @@ func (ip *interpreter) run(ctx workflow.Context, i int, t Task, vars map[string]
 		Retry: &api.RetryPolicy{MaximumAttempts: int32(t.Retries) + 1, BackoffCoefficient: 1,
 			InitialInterval: max(time.Second, t.RetryInterval.Std())}}
 	opts.Summary = fmt.Sprintf("task %s of DAG %s instance %s", t.Name, ip.def.Name, ip.instanceID)
+	ip.waitOptions(&opts, t) // its key, and its wait for a worker bounded by a fail timeout
 	if t.Timeout != nil && t.Timeout.Action == TimeoutFail {
 		opts.StartToClose = t.Timeout.After.Std()
 	}

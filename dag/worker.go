@@ -35,6 +35,7 @@ func Register(w *worker.Worker, svc Service) {
 	// upgrade is still delivered (its webhook; email needs the server).
 	worker.RegisterStepNamed(w, stepAlert, NewAlerter(svc, AlertOptions{}).step)
 	worker.RegisterStepNamed(w, stepTails, s.tails)
+	worker.RegisterStepNamed(w, stepPending, s.pending)
 }
 
 // tails reads the end of the logs of running tasks from their last

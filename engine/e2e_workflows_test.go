@@ -448,6 +448,11 @@ func TestCancelAndTerminate(t *testing.T) {
 			d, err := e.c.Describe(e.ctx, "guarded", "")
 			return err == nil && len(d.Steps) == 1 && d.Steps[0].State == "started"
 		})
+		// A pending step says which worker runs it, and its key.
+		if d, err := e.c.Describe(e.ctx, "guarded", ""); err != nil || len(d.Steps) != 1 || d.Steps[0].Identity == "" ||
+			d.Steps[0].IdempotencyKey != fmt.Sprintf("%s/%d", d.RunID, d.Steps[0].Seq) {
+			t.Errorf("the started step: %+v, %v; want its worker's identity and its key", d.Steps, err)
+		}
 		if err := e.c.Cancel(e.ctx, "guarded", "", "changed my mind"); err != nil {
 			t.Fatal(err)
 		}

@@ -413,9 +413,9 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 			BusinessKey: x.Info.BusinessKey, Attributes: x.Info.SearchAttributes, Memo: convertMemo[api.Value](x.Info.Memo), Parent: x.Info.Parent, Paused: x.Paused}
 		for seq, st := range x.Steps {
 			p := api.PendingStep{Seq: seq, Name: st.Name, State: "scheduled", Attempt: st.Attempt, ScheduledTime: st.ScheduledTime, LastFailure: st.LastFailure,
-				HeartbeatDetails: api.Value(st.HeartbeatDetails.Data)}
+				HeartbeatDetails: api.Value(st.HeartbeatDetails.Data), IdempotencyKey: st.IdempotencyKey}
 			if sr := r.steps[seq]; sr != nil {
-				p.State, p.StartedTime, p.LastHeartbeat = "started", store.Time(sr.started), store.Time(sr.beat)
+				p.State, p.StartedTime, p.LastHeartbeat, p.Identity = "started", store.Time(sr.started), store.Time(sr.beat), sr.worker
 				if sr.details != nil {
 					p.HeartbeatDetails = api.Value(sr.details)
 				}

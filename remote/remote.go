@@ -694,3 +694,19 @@ func (s *Service) ResumeWorkflow(ctx context.Context, req api.PauseRequest) erro
 	_, err := s.do(ctx, idempotent, "POST", wfPath(req.RunRef)+"/resume", req, nil)
 	return err
 }
+
+// ListQueues implements api.Monitoring: a namespace's task queues, with
+// their backlogs and the workers that polled them lately.
+func (s *Service) ListQueues(ctx context.Context, namespace string) (api.QueueList, error) {
+	var out api.QueueList
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(namespace)+"/queues", nil, &out)
+	return out, err
+}
+
+// Overview implements api.Monitoring: what the engine did in a namespace
+// lately.
+func (s *Service) Overview(ctx context.Context, namespace string) (api.Overview, error) {
+	var out api.Overview
+	_, err := s.do(ctx, idempotent, "GET", "/namespaces/"+ns(namespace)+"/overview", nil, &out)
+	return out, err
+}

@@ -19,6 +19,9 @@ type DAGText struct {
 	// Offline keeps a definition applied for the first time offline.
 	Offline  bool   `json:"offline,omitempty"`
 	Identity string `json:"identity,omitempty" max:"256"`
+	// Namespace is where apply looks for workers of the tasks' worker
+	// groups, to warn of a group none polls (default: default).
+	Namespace string `json:"namespace,omitempty" max:"63"`
 }
 
 // DAGCheck is what a check found: no problems, or each with its line and
@@ -39,7 +42,8 @@ type DAGApplied struct {
 	Release dag.Release `json:"release"`
 	// Warnings are what did not stop the apply but may fail a run: a
 	// sub_process or a dependent naming a DAG that does not exist (yet),
-	// each with its line and column.
+	// a worker group no worker of the namespace polls, each with its line
+	// and column.
 	Warnings []dag.Problem `json:"warnings,omitempty"`
 }
 
@@ -164,7 +168,7 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 			return DAGCheck{Valid: err == nil, Definition: d}, err
 		})},
 		{"POST", dags, "Apply a definition: check it and store a new version when it changed (it becomes current)", call(h, func(ctx context.Context, _ *http.Request, req DAGText) (DAGApplied, error) {
-			a, err := catalog.Apply(ctx, []byte(req.Text), req.Identity, req.Offline)
+			a, err := dag.NewClient(svc, req.Namespace).Apply(ctx, []byte(req.Text), req.Identity, req.Offline)
 			if err != nil {
 				return DAGApplied{}, err
 			}

@@ -342,7 +342,7 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[api.CommandType](): {api.CommandScheduleStep, api.CommandCancelStep, api.CommandStartTimer, api.CommandCancelTimer,
 		api.CommandStartChild, api.CommandSignalExternal, api.CommandCancelExternal, api.CommandSideEffect,
 		api.CommandUpsertAttributes, api.CommandUpsertMemo, api.CommandComplete, api.CommandFail, api.CommandCancel, api.CommandContinueAsNew},
-	reflect.TypeFor[dag.FailureStrategy](): {"", dag.FailureEnd, dag.FailureContinue},
+	reflect.TypeFor[dag.FailureStrategy](): {"", dag.FailureEnd, dag.FailureFinishRunning, dag.FailureContinue},
 	reflect.TypeFor[DAGAction]():           {dag.ActionPause, dag.ActionResume, dag.ActionStop},
 	reflect.TypeFor[SagaAction]():          {saga.ActionRetry, saga.ActionDone, saga.ActionSkip},
 	reflect.TypeFor[SagaBatchAction]():     {saga.ActionRetry, saga.ActionDone, saga.ActionSkip, "terminate"},

@@ -345,6 +345,9 @@ type consoleDAGSet struct {
 	// AlertGroup is an alert group the CLI made, with the test alert it
 	// sent (console/web/e2e/alerts.test.mjs).
 	AlertGroup consoleAlertGroup `json:"alert_group"`
+	// Waiting is an instance whose task waits for a worker of a group no
+	// worker polls (console/web/e2e/dagwait.test.mjs).
+	Waiting consoleDAGWaiting `json:"waiting"`
 }
 
 // consoleAlertGroup is an alert group as the CLI set it: addresses to
@@ -354,6 +357,15 @@ type consoleAlertGroup struct {
 	Emails  []string `json:"emails"`
 	CC      []string `json:"cc"`
 	Webhook string   `json:"webhook"`
+}
+
+// consoleDAGWaiting is an instance left running: its task Task waits,
+// submitted, for a worker of group Group, which none polls.
+type consoleDAGWaiting struct {
+	DAG        string `json:"dag"`
+	WorkflowID string `json:"workflow_id"`
+	Task       string `json:"task"`
+	Group      string `json:"group"`
 }
 
 // consoleDAG is a definition as the CLI applied it.
@@ -643,6 +655,18 @@ func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
 	must("alert-group", "set", "data-team", "--email", "oncall@example.com", "--cc", "lead@example.com", "--webhook", hook.URL,
 		"--description", "the data team's on-call")
 	must("alert-group", "test", "data-team")
+	// A task in worker group ghost, which no worker polls: it waits.
+	ghostly := filepath.Join(dir, "ghostly.yaml")
+	if err := os.WriteFile(ghostly, []byte(consoleGhostly), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := must("dag", "apply", "-f", ghostly, "--namespace", ns); !strings.Contains(out, "no worker polls worker group ghost") {
+		t.Fatalf("apply ghostly: no warning of group ghost: %s", out)
+	}
+	if out := must("dag", "run", "ghostly", "--id", "ghostly-1", "--namespace", ns); !strings.Contains(out, "no worker polls worker group ghost") {
+		t.Fatalf("run ghostly: no warning of group ghost: %s", out)
+	}
+	set.Waiting = consoleDAGWaiting{DAG: "ghostly", WorkflowID: "ghostly-1", Task: "lost", Group: "ghost"}
 	// The instances' lists (the visibility store) catch up with them.
 	for _, name := range []string{"fanout", "broken"} {
 		eventually(t, "the instances of "+name+" listed closed", func() bool {
@@ -1052,3 +1076,12 @@ func roleOf(set consoleSagaSet, id string) string {
 	}
 	return ""
 }
+
+// consoleGhostly is a DAG whose second task is in worker group ghost,
+// which no worker polls: its instance stays running, the task submitted.
+const consoleGhostly = `name: ghostly
+description: a load whose worker group has no worker
+tasks:
+  - {name: ready, type: shell, script: 'echo ready'}
+  - {name: lost, type: shell, worker_group: ghost, upstream: [ready], script: 'echo never'}
+`

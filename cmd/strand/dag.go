@@ -49,7 +49,7 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return &usageError{err}
 			}
-			a, err := c.Catalog.Apply(cmd.Context(), text, cliIdentity(), offline)
+			a, err := c.Apply(cmd.Context(), text, cliIdentity(), offline)
 			if err != nil {
 				return definitionFileError(err, file)
 			}
@@ -221,9 +221,9 @@ func newDAGCommand() *cobra.Command {
 			}
 			in := dag.RunInput{DAG: args[0], Version: version, WorkerGroup: group, FailureStrategy: dag.FailureStrategy(strategy), StartFrom: from, TimeZone: runZone}
 			switch in.FailureStrategy {
-			case "", dag.FailureEnd, dag.FailureContinue:
+			case "", dag.FailureEnd, dag.FailureFinishRunning, dag.FailureContinue:
 			default:
-				return &usageError{fmt.Errorf("--failure-strategy %q: want end or continue", strategy)}
+				return &usageError{fmt.Errorf("--failure-strategy %q: want end, finish_running or continue", strategy)}
 			}
 			if in.Params, err = keyValues("param", params); err != nil {
 				return err
@@ -238,6 +238,9 @@ func newDAGCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "started instance %s\n", started.WorkflowID)
+			for _, w := range started.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", args[0], w)
+			}
 			if !wait {
 				return nil
 			}
@@ -249,7 +252,7 @@ func newDAGCommand() *cobra.Command {
 	rf.StringVar(&id, "id", "", "the instance's workflow id (default NAME-TIME-RANDOM)")
 	rf.Int32Var(&version, "version", 0, "run this version (default: the current one)")
 	rf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
-	rf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
+	rf.StringVar(&strategy, "failure-strategy", "", "end (a failure kills the running tasks), finish_running (they finish) or continue (default: the definition's)")
 	rf.StringVar(&scheduleAt, "schedule-time", "", "the business time time expressions count from (RFC 3339; default now)")
 	rf.StringVar(&runZone, "time-zone", "", "the IANA time zone business dates and time expressions are computed in (default UTC, or --schedule-time's offset)")
 	rf.StringSliceVar(&from, "start-from", nil, "start at these tasks; those they do not lead to count as succeeded")
@@ -300,7 +303,16 @@ func newDAGCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printInstance(cmd, o, inst)
+			if err := printInstance(cmd, o, inst); err != nil {
+				return err
+			}
+			// Who waits in vain: a group no worker polls (as far as the
+			// server tells).
+			notes, _ := c.Unpolled(cmd.Context(), inst)
+			for _, n := range notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", n)
+			}
+			return nil
 		},
 	}
 
@@ -456,7 +468,7 @@ func newDAGCommand() *cobra.Command {
 	sf.StringVar(&schedID, "id", "", "the schedule's id (default dag-NAME)")
 	sf.StringArrayVar(&params, "param", nil, "a start parameter NAME=VALUE (repeat)")
 	sf.StringVar(&group, "worker-group", "", "the worker group of tasks that name none")
-	sf.StringVar(&strategy, "failure-strategy", "", "end or continue (default: the definition's)")
+	sf.StringVar(&strategy, "failure-strategy", "", "end (a failure kills the running tasks), finish_running (they finish) or continue (default: the definition's)")
 	sf.StringVar(&warnType, "warning", "", "none, success, failure or all (default: the definition's)")
 	sf.StringVar(&warnGroup, "alert-group", "", "the alert group of --warning")
 	sf.StringVar(&priority, "priority", "", "highest, high, medium, low or lowest")
@@ -576,7 +588,16 @@ func printInstance(cmd *cobra.Command, o *cliOptions, inst *dag.Instance) error 
 			for k, v := range t.Outputs {
 				outs = append(outs, k+"="+v)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, t.State, strconv.Itoa(int(t.Attempt)), dur, t.Host, strings.Join(outs, " "))
+			state := string(t.State)
+			switch {
+			case t.State == dag.StateNone:
+				state = "-" // not reached yet
+			case t.State == dag.StateSubmitted && t.WorkerGroup != "":
+				state += " (waiting for a worker of group " + t.WorkerGroup + ")"
+			case t.State == dag.StateSubmitted && t.Queue != "":
+				state += " (waiting for a worker of queue " + t.Queue + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, state, strconv.Itoa(int(t.Attempt)), dur, t.Host, strings.Join(outs, " "))
 		}
 	})
 }

@@ -255,9 +255,30 @@ tasks:
 	if out, _ := cli("dag", "list"); !strings.Contains(out, "etl   1        2") {
 		t.Fatalf("list after use: %s", out)
 	}
-	if out, code := cli("dag", "run", "etl", "--failure-strategy", "sometimes"); code != 2 || !strings.Contains(out, "want end or continue") {
+	if out, code := cli("dag", "run", "etl", "--failure-strategy", "sometimes"); code != 2 || !strings.Contains(out, "want end, finish_running or continue") {
 		t.Fatalf("bad failure strategy: exit %d: %s", code, out)
 	}
+	// A worker group no worker polls: apply and run warn of it, its task
+	// waits submitted for a worker of the group, and its fail timeout,
+	// which counts the wait, fails it in words that say so.
+	ghost := filepath.Join(dir, "ghost.yaml")
+	os.WriteFile(ghost, []byte("name: ghostly\ntasks:\n  - {name: lost, type: shell, worker_group: ghost, script: 'true', timeout: {after: 5s, action: fail}}\n  - {name: found, type: shell, script: 'true'}\n"), 0o644)
+	if out, code := cli("dag", "apply", "-f", ghost); code != 0 || strings.Count(out, "warning: ") != 1 ||
+		!strings.Contains(out, "ghost.yaml: line 3, column 45: tasks[0].worker_group: no worker polls worker group ghost in namespace default: task lost waits for one") {
+		t.Fatalf("apply with a worker group no worker polls: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "ghostly", "--id", "ghost-1", "--failure-strategy", "finish_running"); code != 0 || !strings.Contains(out, "warning: ghostly: line 3, column 45: tasks[0].worker_group: no worker polls worker group ghost") {
+		t.Fatalf("run with a worker group no worker polls: exit %d: %s", code, out)
+	}
+	waiting := regexp.MustCompile(`(?m)^lost\s+shell\s+submitted \(waiting for a worker of group ghost\)\s+0\b`)
+	eventually("ghost-1's lost waiting for a worker", func() bool {
+		out, _ := cli("dag", "tasks", "ghost-1")
+		return waiting.MatchString(out) && strings.Contains(out, "warning: no worker polls worker group ghost: task lost waits for one")
+	})
+	eventually("ghost-1 failed", func() bool {
+		out, _ := cli("dag", "tasks", "ghost-1", "-o", "json")
+		return strings.Contains(out, `"state": "failure"`) && strings.Contains(out, "no worker of group ghost took the task within 5s")
+	})
 	// Scheduled: a schedule whose action starts instances of the DAG.
 	if out, code := cli("dag", "schedule", "etl", "--cron", "0 2 * * *", "--warning", "failure", "--alert-group", "ops", "--catchup", "none"); code != 0 || !strings.Contains(out, "created schedule dag-etl") {
 		t.Fatalf("schedule: exit %d: %s", code, out)

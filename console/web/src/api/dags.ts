@@ -23,6 +23,7 @@ export type DagState =
   | 'waiting_dependency'
   | 'forbidden'
   | 'skipped'
+  | 'not_run'
 
 /** A node of a definition's graph. */
 export interface DagTask {
@@ -107,19 +108,24 @@ export interface DagApplied {
   sha1: string
   changed: boolean
   release: DagRelease
+  /** What did not stop the apply but may hold a run up (a DAG named that does not exist, a worker group no worker polls). */
+  warnings?: DagProblem[]
 }
 
 /** A started instance. */
 export interface DagStarted {
   workflow_id: string
   run_id: string
+  /** What may hold the instance up: a worker group of its tasks that no worker polls. */
+  warnings?: DagProblem[]
 }
 
 /** One task of an instance. */
 export interface DagTaskInstance {
   name: string
   type: string
-  state: DagState
+  /** Missing while the task is not reached (its upstream tasks have not all ended). */
+  state?: DagState
   attempt?: number
   submit_time?: string
   start_time?: string
@@ -134,6 +140,10 @@ export interface DagTaskInstance {
   branch?: string[]
   /** A warn timeout fired. */
   warned?: boolean
+  /** The worker group a launched task runs in; a submitted task waits for a worker of it. */
+  worker_group?: string
+  /** The task queue a worker of the task's group (or a step task's queue) polls. */
+  queue?: string
 }
 
 /** What an instance is and has done. */
@@ -198,8 +208,8 @@ export function checkDag(text: string, signal?: AbortSignal): Promise<DagCheck> 
 }
 
 /** POST /dags: stores the text as a new version when it changed (it becomes current). */
-export function applyDag(text: string): Promise<DagApplied> {
-  return request('POST', '/dags', { body: { text, identity } })
+export function applyDag(text: string, namespace?: string): Promise<DagApplied> {
+  return request('POST', '/dags', { body: { text, identity, namespace } })
 }
 
 /** GET /dags: every DAG with its release. */

@@ -21,6 +21,7 @@ const tones: Record<DagState, DagTone> = {
   stop: 'stopped',
   forbidden: 'off',
   skipped: 'off',
+  not_run: 'off',
 }
 
 /** The tone of a state; 'none' for a task that has no state yet. */
@@ -48,14 +49,16 @@ export const dagLegend: { tone: DagTone; label: string }[] = [
   { tone: 'waiting', label: 'Submitted, waiting' },
   { tone: 'paused', label: 'Pausing, paused' },
   { tone: 'stopped', label: 'Stopping, stopped' },
-  { tone: 'off', label: 'Forbidden, skipped' },
+  { tone: 'off', label: 'Forbidden, skipped, not run' },
   { tone: 'none', label: 'Not started' },
 ]
 
-/** "ready_pause" → "Ready pause", "stop" → "Stopped". */
-export function dagStateLabel(state: string): string {
+/** "ready_pause" → "Ready pause", "stop" → "Stopped"; no state (a task not reached) → "Not started". */
+export function dagStateLabel(state: string | undefined): string {
+  if (!state) return 'Not started'
   if (state === 'stop') return 'Stopped'
   if (state === 'kill') return 'Killed'
+  if (state === 'not_run') return 'Not run'
   if (state === 'need_fault_tolerance') return 'Needs fault tolerance'
   const s = state.replaceAll('_', ' ')
   return s.charAt(0).toUpperCase() + s.slice(1)
@@ -63,5 +66,7 @@ export function dagStateLabel(state: string): string {
 
 /** Whether an instance in this state still runs (its page refreshes). */
 export function dagStateLive(state: DagState | undefined): boolean {
-  return state !== undefined && !['success', 'failure', 'stop', 'kill', 'forbidden', 'skipped'].includes(state)
+  return (
+    state !== undefined && !['success', 'failure', 'stop', 'kill', 'forbidden', 'skipped', 'not_run'].includes(state)
+  )
 }

@@ -18,6 +18,7 @@ import { InstanceTimeline } from './InstanceTimeline'
 import { useInstance, useInstanceDefinition } from './queries'
 import { TaskPanel } from './TaskPanel'
 import { TaskStates } from './TaskStates'
+import { WaitingForWorker } from './WaitingForWorker'
 import { Fact } from '../../components/Fact'
 
 // React Flow and dagre load with the first graph, not with the console.
@@ -168,6 +169,7 @@ export function InstancePage() {
           />
         </section>
       )}
+      {inst && run?.status === 'running' && <WaitingForWorker namespace={namespace} tasks={inst.tasks} live={live} />}
       {inst && (
         <section className="card" aria-labelledby="graph-title">
           <div className="card-header">

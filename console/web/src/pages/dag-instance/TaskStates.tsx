@@ -57,7 +57,17 @@ export function TaskStates(props: {
                     <Time value={i?.start_time} />
                   </td>
                   <td className="num">{start && end ? formatDuration(end.getTime() - start.getTime()) : '—'}</td>
-                  <td>{i?.host || <span className="muted">—</span>}</td>
+                  <td>
+                    {i?.host ||
+                      (i?.state === 'submitted' && (i.worker_group || i.queue) ? (
+                        <span className="muted">
+                          waiting for a worker of {i.worker_group ? 'group' : 'queue'}{' '}
+                          <span className="mono">{i.worker_group || i.queue}</span>
+                        </span>
+                      ) : (
+                        <span className="muted">—</span>
+                      ))}
+                  </td>
                 </tr>
               )
             })}

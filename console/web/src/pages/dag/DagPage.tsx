@@ -11,6 +11,7 @@ import { namespaceSearch } from '../dags/search'
 import { DefinitionFacts, TasksTable } from './Definition'
 import { Instances } from './Instances'
 import { Versions } from './Versions'
+import { GroupsWithoutWorker } from '../dag-instance/WaitingForWorker'
 import { plural } from '../../components/plural'
 
 // React Flow and dagre load with the first graph, not with the console.
@@ -68,6 +69,7 @@ export function DagPage() {
         <ErrorMessage error={dag.error} title="Reading the DAG failed" />
       )}
       {dag.isPending && <p className="muted">Loading the DAG…</p>}
+      {def && <GroupsWithoutWorker namespace={namespace} definition={def} />}
       {d && (
         <section className="card" aria-labelledby="graph-title">
           <div className="card-header">
