@@ -204,8 +204,14 @@ func (p *parser) checkTask(d *Definition, i int, index map[string]int, ancestors
 		if t.Timeout.After <= 0 {
 			p.failAt(f+".timeout", "a timeout needs a positive duration (after)")
 		}
-		if t.Timeout.Action != TimeoutFail && t.Timeout.Action != TimeoutWarn {
-			p.failAt(f+".timeout", "action %q: want fail or warn", t.Timeout.Action)
+		switch t.Timeout.Action {
+		case TimeoutFail, TimeoutWarn, TimeoutWarnFail:
+		default:
+			field := f + ".timeout.action"
+			if _, ok := p.pos[field]; !ok {
+				field = f + ".timeout"
+			}
+			p.failAt(field, "action %q: want fail, warn or warnfail", t.Timeout.Action)
 		}
 	}
 	p.checkPriority(f+".priority", t.Priority)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,56 +235,220 @@ func (c *Client) startInput(ctx context.Context, id, run string) (RunInput, erro
 	return in, err
 }
 
-// TaskLog is a task's log as its last attempt left it.
+// TaskLog is the log of one attempt of a task, with what the attempt was.
 type TaskLog struct {
 	Task    string `json:"task"`
 	Attempt int32  `json:"attempt"`
+	// Attempts is how many attempts the task has had so far.
+	Attempts int32 `json:"attempts,omitempty"`
 	// Running says the attempt has not ended: Log is what its last
 	// heartbeat carried (the end of the log, of Size bytes in all).
 	Running bool   `json:"running"`
 	Size    int64  `json:"size"`
 	Log     string `json:"log"`
 	Skipped int64  `json:"skipped,omitempty"`
+	// State is the attempt's outcome: running, success, failure or stop.
+	State     State     `json:"state,omitempty"`
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	StartTime time.Time `json:"start_time,omitzero"`
+	EndTime   time.Time `json:"end_time,omitzero"`
+	ExitCode  int       `json:"exit_code,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	TimedOut  bool      `json:"timed_out,omitempty"`
 }
 
-// Log returns the log of an instance's task: the result of its last
-// attempt from the run's history.
+// Log returns the log of an instance's task as its last attempt left it.
 func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) {
-	ref := api.RunRef{Namespace: c.namespace, WorkflowID: id}
-	out := TaskLog{Task: taskName}
-	if _, err := c.describe(ctx, id); err != nil {
-		return out, err
+	return c.AttemptLog(ctx, id, taskName, 0)
+}
+
+// AttemptLog returns the log of attempt n of an instance's task (0: its
+// last attempt).
+func (c *Client) AttemptLog(ctx context.Context, id, taskName string, n int32) (TaskLog, error) {
+	if n < 0 {
+		return TaskLog{}, api.InvalidArgument("attempt", "%d: want 1 or more (0: the last attempt)", n)
 	}
-	var seq int64
+	all, err := c.Logs(ctx, id, taskName)
+	if err != nil {
+		return TaskLog{}, err
+	}
+	if n == 0 {
+		return all[len(all)-1], nil
+	}
+	for _, l := range all {
+		if l.Attempt == n {
+			return l, nil
+		}
+	}
+	return TaskLog{}, fmt.Errorf("%w: task %s of instance %s has had %d attempt(s), not an attempt %d", api.ErrNotFound, taskName, id, len(all), n)
+}
+
+// attemptKey names a step's attempt in a run's history: the attempt
+// number the instance gave it, or the kernel's retry of it.
+type attemptKey struct {
+	seq     int64
+	attempt int32
+}
+
+// Logs returns the log of every attempt of an instance's task, first to
+// last. The log of an attempt a worker ran is its result's (or its
+// failure's details) in the run's history; a running attempt's is what its
+// last heartbeat carried; the task types the instance runs itself (sub
+// process, dependent, conditions, switch) keep theirs in the instance.
+func (c *Client) Logs(ctx context.Context, id, taskName string) ([]TaskLog, error) {
+	inst, rec, err := c.Instance(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var ti *TaskInstance
+	for i := range inst.Tasks {
+		if inst.Tasks[i].Name == taskName {
+			ti = &inst.Tasks[i]
+		}
+	}
+	if ti == nil {
+		return nil, fmt.Errorf("%w: instance %s has no task %q", api.ErrNotFound, id, taskName)
+	}
+	running := rec.Status == store.StatusRunning
+	byAttempt := map[int32]*TaskLog{}
+	var order []int32
+	get := func(n int32) *TaskLog {
+		if l, ok := byAttempt[n]; ok {
+			return l
+		}
+		l := &TaskLog{Task: taskName, Attempt: n}
+		byAttempt[n] = l
+		order = append(order, n)
+		return l
+	}
+	// The instance's record of the attempts.
+	for _, a := range ti.Attempts {
+		l := get(a.Attempt)
+		l.State, l.Host, l.PID, l.StartTime, l.EndTime, l.ExitCode, l.Error, l.TimedOut =
+			a.State, a.Host, a.PID, a.StartTime, a.EndTime, a.ExitCode, a.Error, a.TimedOut
+		l.Log, l.Size = a.Log, int64(len(a.Log))
+		l.Running = a.State == StateRunning && running
+	}
+	if ti.Type == TypeSubProcess && len(ti.Attempts) == 0 && ti.Child != "" {
+		// An instance of a release that kept no attempts: the child still
+		// says where to read on.
+		l := get(1)
+		l.State, l.Log = ti.State, fmt.Sprintf("the child instance %s\nits tasks: strand dag tasks %s\na task's log: strand dag logs %s TASK\n", ti.Child, ti.Child, ti.Child)
+		l.Size = int64(len(l.Log))
+	}
+	// The results of the attempts a worker ran, from the run's history.
+	if ti.Type != TypeSubProcess && ti.Type != TypeDependent && ti.Type != TypeConditions && ti.Type != TypeSwitch {
+		if err := c.attemptResults(ctx, id, taskName, running, get); err != nil {
+			return nil, err
+		}
+	}
+	if len(ti.Attempts) == 0 && ti.LogTail != "" && len(order) > 0 {
+		// A stopped task of a release that kept no attempts.
+		if l := byAttempt[slices.Max(order)]; l.Log == "" {
+			l.Log, l.Size = ti.LogTail, int64(len(ti.LogTail))
+		}
+	}
+	if len(order) == 0 {
+		if ti.State == StateSubmitted || ti.State == StateSkipped || ti.State == StateForbidden {
+			return nil, fmt.Errorf("%w: task %s of instance %s has not run (it is %s)", api.ErrNotFound, taskName, id, ti.State)
+		}
+		return nil, fmt.Errorf("%w: task %s of instance %s kept no log (it is %s)", api.ErrNotFound, taskName, id, ti.State)
+	}
+	slices.Sort(order)
+	out := make([]TaskLog, 0, len(order))
+	for _, n := range order {
+		l := *byAttempt[n]
+		l.Attempts = int32(len(order))
+		if l.State == "" {
+			l.State = StateRunning
+			if !l.Running {
+				l.State = ti.State
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// attemptResults reads the attempts of a task a worker ran from the run's
+// history: each attempt's result or failure details (its log, where it
+// ran), and the last heartbeat of the one that runs.
+func (c *Client) attemptResults(ctx context.Context, id, taskName string, running bool, get func(int32) *TaskLog) error {
+	ref := api.RunRef{Namespace: c.namespace, WorkflowID: id}
+	steps := map[int64]int32{} // seq → the attempt the instance numbered (0: the kernel's retries)
+	open := map[int64]bool{}
 	var token []byte
-	found := false
 	for {
 		page, err := c.svc.GetHistory(ctx, api.HistoryRequest{RunRef: ref, PageToken: token, Resolve: true})
 		if err != nil {
-			return out, err
+			return err
 		}
 		for _, e := range page.Events {
-			switch {
-			case e.Type == api.EventStepScheduled && e.Name == StepTask:
+			if e.Type == api.EventStepScheduled && e.Name == StepTask {
 				var req TaskRequest
 				if json.Unmarshal(e.Payload.Data, &req) == nil && req.Task.Name == taskName {
-					seq, found, out = e.Seq, true, TaskLog{Task: taskName, Running: true}
+					steps[e.Seq] = req.Attempt
+					open[e.Seq] = true
+					if l := get(cmp.Or(req.Attempt, 1)); l.State == "" {
+						l.Running = running
+					}
 				}
-			case found && e.Seq == seq && (e.Type == api.EventStepCompleted || e.Type == api.EventStepFailed ||
-				e.Type == api.EventStepAttemptFailed || e.Type == api.EventStepTimedOut || e.Type == api.EventStepCanceled):
-				var res TaskResult
-				raw := e.Payload.Data
+				continue
+			}
+			n, ok := steps[e.Seq]
+			if !ok {
+				continue
+			}
+			switch e.Type {
+			case api.EventStepCompleted, api.EventStepFailed, api.EventStepAttemptFailed, api.EventStepTimedOut, api.EventStepCanceled:
+			default:
+				continue
+			}
+			if n == 0 {
+				n = cmp.Or(e.Attempt, 1)
+			}
+			l := get(n)
+			raw := e.Payload.Data
+			if e.Failure != nil {
+				raw = nil
 				for f := e.Failure; f != nil; f = f.Cause {
 					// A step's failure wraps the attempt's, which has the details.
-					raw = f.Details
-					if len(raw) > 0 {
+					if len(f.Details) > 0 {
+						raw = f.Details
 						break
 					}
 				}
-				_ = json.Unmarshal(raw, &res)
-				out.Attempt = e.Attempt
-				out.Log, out.Skipped, out.Size = res.Log, res.LogSkipped, int64(len(res.Log))+res.LogSkipped
-				out.Running = e.Type == api.EventStepAttemptFailed
+				if l.Error == "" {
+					l.Error = e.Failure.Message
+				}
+			}
+			var res TaskResult
+			var tail LogTail
+			switch {
+			case len(raw) > 0 && json.Unmarshal(raw, &res) == nil && (res.Log != "" || !res.Started.IsZero()):
+				l.Log, l.Skipped, l.Size = res.Log, res.LogSkipped, int64(len(res.Log))+res.LogSkipped
+				l.Host, l.PID, l.ExitCode = cmp.Or(l.Host, res.Host), cmp.Or(l.PID, res.PID), cmp.Or(l.ExitCode, res.ExitCode)
+				if l.StartTime.IsZero() {
+					l.StartTime, l.EndTime = res.Started, res.Finished
+				}
+			case len(raw) > 0 && json.Unmarshal(raw, &tail) == nil && tail.Tail != "" && l.Log == "":
+				// A timeout's failure carries the attempt's last heartbeat.
+				l.Log, l.Size, l.Skipped = tail.Tail, tail.Size, tail.Size-int64(len(tail.Tail))
+			}
+			if l.State == "" || l.State == StateRunning {
+				// The instance's record may lag its history.
+				l.State = StateFailure
+				switch e.Type {
+				case api.EventStepCompleted:
+					l.State = StateSuccess
+				case api.EventStepCanceled:
+					l.State = StateStopped
+				}
+			}
+			l.Running = false
+			if e.Type != api.EventStepAttemptFailed {
+				delete(open, e.Seq)
 			}
 		}
 		if len(page.NextPageToken) == 0 {
@@ -291,34 +456,27 @@ func (c *Client) Log(ctx context.Context, id, taskName string) (TaskLog, error) 
 		}
 		token = page.NextPageToken
 	}
-	if !found {
-		return out, fmt.Errorf("%w: instance %s has run no task %q on a worker group", api.ErrNotFound, id, taskName)
+	if len(open) == 0 || !running {
+		return nil
 	}
-	if out.Running {
-		// A stopped task's attempt never reports: the instance kept the end
-		// of its log.
-		if inst, rec, err := c.Instance(ctx, id); err == nil && rec.Status != store.StatusRunning {
-			for _, t := range inst.Tasks {
-				if t.Name == taskName {
-					out.Running, out.Attempt, out.Log = false, t.Attempt, t.LogTail
-					out.Size = int64(len(t.LogTail))
-				}
-			}
-			return out, nil
+	// The attempt that runs: its last heartbeat carries the end of its log.
+	d, err := c.describe(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, p := range d.Steps {
+		n, ok := steps[p.Seq]
+		if !ok || !open[p.Seq] {
+			continue
 		}
-		// The attempt runs: its last heartbeat carries the end of its log.
-		d, err := c.describe(ctx, id)
-		if err != nil {
-			return out, err
-		}
-		for _, p := range d.Steps {
-			var tail LogTail
-			if p.Seq == seq && len(p.HeartbeatDetails) > 0 && json.Unmarshal(p.HeartbeatDetails, &tail) == nil {
-				out.Attempt, out.Size, out.Log, out.Skipped = p.Attempt, tail.Size, tail.Tail, tail.Size-int64(len(tail.Tail))
-			}
+		l := get(cmp.Or(n, p.Attempt, 1))
+		l.Running = true
+		var tail LogTail
+		if len(p.HeartbeatDetails) > 0 && json.Unmarshal(p.HeartbeatDetails, &tail) == nil {
+			l.Size, l.Log, l.Skipped = tail.Size, tail.Tail, tail.Size-int64(len(tail.Tail))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Unseen returns what of log l a reader that has shown the first seen

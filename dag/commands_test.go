@@ -2,6 +2,7 @@ package dag_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/dag"
+	dagtask "github.com/strandhq/strand/dag/task"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/store"
 )
@@ -29,6 +31,8 @@ func TestCommands(t *testing.T) {
 			subtest{"pause and resume", pauseResume},
 			subtest{"stop kills the process group", stopKills},
 			subtest{"shell timeout", shellTimeout},
+			subtest{"timeout keeps the log and alerts", timeoutKeepsLog},
+			subtest{"every attempt's log", everyAttemptLog},
 			subtest{"sub-process and dependent", subProcessAndDependent},
 			subtest{"start from the failed node", startFromFailed},
 			subtest{"worker killed mid-task", workerKilled},
@@ -273,10 +277,8 @@ tasks:
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
 	}
-	// The engine's start-to-close timeout and the worker's deadline race:
-	// either says so.
-	if msg := task(inst, "hang").Error; !strings.Contains(msg, "timed out") && !strings.Contains(msg, "start_to_close timeout") {
-		t.Errorf("the error does not say it timed out: %s", task(inst, "hang").Error)
+	if msg := task(inst, "hang").Error; !strings.Contains(msg, "the task ran past its timeout of 1s") {
+		t.Errorf("the error does not say it ran past its timeout: %s", task(inst, "hang").Error)
 	}
 
 	// The instance's own timeout stops its running tasks and fails it.
@@ -290,6 +292,150 @@ tasks:
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "forever").State != dag.StateStopped ||
 		!strings.Contains(inst.Error, "timed out after 1s") || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), inst.Error)
+	}
+}
+
+// timeoutKeepsLog: an attempt stopped by its timeout keeps its log, host
+// and pid, its error says so in the user's words, and a task_timeout alert
+// names the task and the error: with action fail when the warning type
+// sends failure alerts, with warnfail whatever it is (each attempt's).
+func timeoutKeepsLog(t *testing.T, e *env) {
+	alerts := make(chan dag.Alert, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a dag.Alert
+		_ = json.NewDecoder(r.Body).Decode(&a)
+		alerts <- a
+	}))
+	defer srv.Close()
+	if err := e.client.Catalog.SetAlertGroup(e.ctx, "pager", dag.AlertGroup{URL: srv.URL}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	next := func(what string) dag.Alert {
+		t.Helper()
+		select {
+		case a := <-alerts:
+			return a
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no %s alert within 60s", what)
+		}
+		return dag.Alert{}
+	}
+	e.apply(`name: overrun
+warning: {type: failure, group: pager}
+tasks:
+  - name: hang
+    type: shell
+    timeout: {after: 1s, action: fail}
+    script: |
+      echo "loading the day"
+      echo "slow disk" >&2
+      sleep 60
+`)
+	id := e.start(dag.RunInput{DAG: "overrun"})
+	inst := e.wait(id)
+	hang := task(inst, "hang")
+	if inst.State != dag.StateFailure || hang.State != dag.StateFailure || hang.Host != "w1" || hang.PID == 0 {
+		t.Fatalf("%s: host %q pid %d", states0(inst), hang.Host, hang.PID)
+	}
+	if !strings.Contains(hang.Error, "the task ran past its timeout of 1s") || strings.Contains(hang.Error, "start_to_close") {
+		t.Errorf("the error: %q", hang.Error)
+	}
+	l, err := e.client.Log(e.ctx, id, "hang")
+	if err != nil || l.Running || !strings.Contains(l.Log, "loading the day\n") || !strings.Contains(l.Log, "slow disk") ||
+		!strings.Contains(l.Log, "ran past its timeout of 1s") {
+		t.Errorf("the timed out attempt's log: %+v, %v", l, err)
+	}
+	if a := next("task_timeout"); a.Event != "task_timeout" || a.Task != "hang" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 1s") {
+		t.Errorf("first alert %+v; want task_timeout for hang", a)
+	}
+	if a := next("instance_failure"); a.Event != "instance_failure" {
+		t.Errorf("second alert %+v; want instance_failure", a)
+	}
+
+	// warnfail warns and fails, whatever the warning type: an alert for
+	// each attempt its timeout stopped.
+	e.apply(`name: overrun-twice
+warning: {type: none, group: pager}
+tasks:
+  - {name: nap, type: shell, retries: 1, retry_interval: 1s, timeout: {after: 1s, action: warnfail}, script: 'echo napping; sleep 60'}
+`)
+	id = e.start(dag.RunInput{DAG: "overrun-twice"})
+	for n := 1; n <= 2; n++ {
+		if a := next("warnfail"); a.Event != "task_timeout" || a.Task != "nap" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 1s") {
+			t.Errorf("alert %d: %+v; want task_timeout for nap", n, a)
+		}
+	}
+	if inst := e.wait(id); inst.State != dag.StateFailure || task(inst, "nap").Attempt != 2 {
+		t.Fatalf("warnfail: %s, attempt %d", states0(inst), task(inst, "nap").Attempt)
+	}
+	select {
+	case a := <-alerts:
+		t.Errorf("an alert more: %+v (warning type none)", a)
+	default:
+	}
+}
+
+// everyAttemptLog: every attempt of a task keeps its log and its record
+// (host, times, outcome, exit code), stdout and stderr told apart; a
+// conditions task's log says what it evaluated and the branch it chose.
+func everyAttemptLog(t *testing.T, e *env) {
+	dir := t.TempDir()
+	e.apply(fmt.Sprintf(`name: flaky
+tasks:
+  - name: flaky
+    type: shell
+    retries: 2
+    retry_interval: 1s
+    script: |
+      n=$(( $(cat %[1]s/n 2>/dev/null || echo 0) + 1 )); echo $n > %[1]s/n
+      echo "out of attempt $n"
+      echo "err of attempt $n" >&2
+      test $n -ge 3
+  - {name: pick, type: conditions, upstream: [flaky], when: {tasks: [{task: flaky, state: success}]}, success: [fine], failure: [mend]}
+  - {name: fine, type: shell, upstream: [pick], script: 'true'}
+  - {name: mend, type: shell, upstream: [pick], script: 'true'}
+`, dir))
+	id := e.start(dag.RunInput{DAG: "flaky"})
+	inst := e.wait(id)
+	if got := states(inst); inst.State != dag.StateSuccess || got != "flaky=success pick=success fine=success mend=skipped" {
+		t.Fatalf("%s", states0(inst))
+	}
+	fl := task(inst, "flaky")
+	if fl.Attempt != 3 || len(fl.Attempts) != 3 {
+		t.Fatalf("attempt %d, attempts %+v; want 3", fl.Attempt, fl.Attempts)
+	}
+	for i, a := range fl.Attempts {
+		want, code := dag.StateFailure, 1
+		if i == 2 {
+			want, code = dag.StateSuccess, 0
+		}
+		if a.Attempt != int32(i+1) || a.State != want || a.ExitCode != code || a.Host != "w1" || a.PID == 0 ||
+			a.StartTime.IsZero() || a.EndTime.Before(a.StartTime) || (i > 0 && a.StartTime.Before(fl.Attempts[i-1].EndTime)) {
+			t.Errorf("attempt %d: %+v", i+1, a)
+		}
+	}
+	logs, err := e.client.Logs(e.ctx, id, "flaky")
+	if err != nil || len(logs) != 3 {
+		t.Fatalf("logs: %+v, %v; want 3 attempts", logs, err)
+	}
+	for i, l := range logs {
+		n := i + 1
+		want := fmt.Sprintf("out of attempt %d\n", n)
+		stderr := fmt.Sprintf("%serr of attempt %d\n", dagtask.StderrPrefix, n)
+		if l.Attempt != int32(n) || l.Attempts != 3 || l.Running || !strings.Contains(l.Log, want) || !strings.Contains(l.Log, stderr) ||
+			strings.Contains(l.Log, fmt.Sprintf("attempt %d\n", n+1)) || l.Host != "w1" {
+			t.Errorf("attempt %d's log: %+v", n, l)
+		}
+	}
+	if l, err := e.client.AttemptLog(e.ctx, id, "flaky", 2); err != nil || !strings.Contains(l.Log, "out of attempt 2\n") || l.State != dag.StateFailure {
+		t.Errorf("attempt 2: %+v, %v", l, err)
+	}
+	if _, err := e.client.AttemptLog(e.ctx, id, "flaky", 4); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("attempt 4: %v; want not found", err)
+	}
+	if l, err := e.client.Log(e.ctx, id, "pick"); err != nil || !strings.Contains(l.Log, "task flaky is success (wanted success): true") ||
+		!strings.Contains(l.Log, "the branch taken: fine") {
+		t.Errorf("the conditions task's log: %+v, %v", l, err)
 	}
 }
 
@@ -307,9 +453,16 @@ tasks:
   - {name: sub, type: sub_process, dag: child, local_params: {what: bricks}, outputs: [made]}
   - {name: use, type: shell, upstream: [sub], script: 'test "${made}" = bricks'}
 `)
-	inst := e.wait(e.start(dag.RunInput{DAG: "parent"}))
+	parent := e.start(dag.RunInput{DAG: "parent"})
+	inst := e.wait(parent)
 	if inst.State != dag.StateSuccess || task(inst, "sub").Child == "" {
 		t.Fatalf("parent: %s", states0(inst))
+	}
+	// The sub-process's log names its child instance and how to read it.
+	child := task(inst, "sub").Child
+	if l, err := e.client.Log(e.ctx, parent, "sub"); err != nil || !strings.Contains(l.Log, "the child instance "+child) ||
+		!strings.Contains(l.Log, "strand dag logs "+child+" TASK") || !strings.Contains(l.Log, "succeeded") {
+		t.Errorf("the sub-process's log: %+v, %v", l, err)
 	}
 
 	e.apply(`name: upstream-job
@@ -347,6 +500,12 @@ tasks:
 	e.wait(e.start(dag.RunInput{DAG: "upstream-job", ScheduleTime: day.Add(5 * time.Hour)}))
 	if inst := e.wait(down); inst.State != dag.StateSuccess {
 		t.Fatalf("downstream: %s", states0(inst))
+	}
+	// The dependent task's log lists what it waited for and its checks.
+	if l, err := e.client.Log(e.ctx, down, "wait"); err != nil || !strings.Contains(l.Log, "an instance of DAG upstream-job for 20260504 to succeed") ||
+		!strings.Contains(l.Log, "check 1: waiting: no instance of upstream-job for 20260504 has succeeded yet") ||
+		!strings.Contains(l.Log, ": every dependency succeeded") {
+		t.Errorf("the dependent task's log: %+v, %v", l, err)
 	}
 }
 

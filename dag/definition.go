@@ -282,11 +282,22 @@ type TimeoutAction string
 
 // Timeout actions.
 const (
-	// TimeoutFail stops the attempt and fails it (it may be retried).
+	// TimeoutFail stops the attempt and fails it (it may be retried); a
+	// task_timeout alert goes out when the definition's warning type
+	// sends failure alerts (failure, all).
 	TimeoutFail TimeoutAction = "fail"
 	// TimeoutWarn sends an alert and lets the task run on.
 	TimeoutWarn TimeoutAction = "warn"
+	// TimeoutWarnFail does both, DolphinScheduler's "warn and fail": it
+	// sends a task_timeout alert whatever the definition's warning type,
+	// and stops and fails the attempt (it may be retried).
+	TimeoutWarnFail TimeoutAction = "warnfail"
 )
+
+// kills reports whether the timeout stops the attempt (fail, warnfail).
+func (to *TaskTimeout) kills() bool {
+	return to != nil && (to.Action == TimeoutFail || to.Action == TimeoutWarnFail)
+}
 
 // Condition is what a conditions task checks of the upstream tasks'
 // outcomes: all of them (relation "and", the default) or any.

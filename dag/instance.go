@@ -157,6 +157,31 @@ type TaskInstance struct {
 	// starts it.
 	WorkerGroup string `json:"worker_group,omitempty"`
 	Queue       string `json:"queue,omitempty"`
+	// Attempts are every attempt of the task, first to last (Attempt is
+	// the last one's number).
+	Attempts []TaskAttempt `json:"attempts,omitempty"`
+}
+
+// TaskAttempt is one attempt of a task: where and when it ran and how it
+// ended. The log of an attempt a worker ran is kept with its result in
+// the run's history (Client.Log reads it); Log holds the log of the task
+// types the instance runs itself (sub_process, dependent, conditions,
+// switch), and the end of the log of an attempt whose result never came
+// back (stopped, or past its timeout with its worker silent), as its last
+// heartbeat carried it.
+type TaskAttempt struct {
+	Attempt int32 `json:"attempt"`
+	// State is running, success, failure or stop.
+	State     State     `json:"state"`
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	StartTime time.Time `json:"start_time,omitzero"`
+	EndTime   time.Time `json:"end_time,omitzero"`
+	ExitCode  int       `json:"exit_code,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	// TimedOut says the attempt ran past the task's timeout.
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Log      string `json:"log,omitempty"`
 }
 
 // State is an instance's or a task's state, DolphinScheduler's names.

@@ -90,6 +90,7 @@ type interpreter struct {
 	ending            bool
 	trimming, trimmed bool
 	started           map[string]bool
+	alerting          int // task_timeout alerts being sent
 }
 
 // Run is the interpreter: the workflow of an instance. It resolves the
@@ -202,6 +203,10 @@ func Run(ctx workflow.Context, in RunInput) (*Instance, error) {
 		if err := workflow.Await(ctx, func() bool { return ip.changed }); err != nil {
 			return nil, err
 		}
+	}
+	// The timeout alerts go out before the instance's own.
+	if err := workflow.Await(ctx, func() bool { return ip.alerting == 0 }); err != nil {
+		return nil, err
 	}
 	ip.inst.EndTime = workflow.Now(ctx)
 	// The tasks never reached did not run: the instance ended first.
@@ -358,6 +363,9 @@ func (ip *interpreter) kill(ctx workflow.Context) {
 	for _, name := range names {
 		if l, ok := tails[name]; ok {
 			ip.inst.Tasks[ip.index[name]].LogTail = l.Log
+			if a := ip.lastAttempt(ip.index[name]); a != nil && a.State == StateRunning {
+				a.Log = l.Log
+			}
 		}
 		if cancel := ip.cancels[name]; cancel != nil {
 			cancel()
@@ -485,11 +493,18 @@ func (ip *interpreter) start(ctx workflow.Context, i int, globals map[string]str
 	}
 	switch t.Type {
 	case TypeConditions:
-		ip.finishBranch(ctx, i, ip.condition(&t))
+		branch, log := ip.condition(&t)
+		a := ip.beginAttempt(ctx, i, 1)
+		a.Log = log
+		ip.finishBranch(ctx, i, branch)
 		return
 	case TypeSwitch:
-		next, err := evalSwitch(&t)
+		a := ip.beginAttempt(ctx, i, 1)
+		next, log, err := evalSwitch(&t)
+		a.Log = log
 		if err != nil {
+			a.Log += "the case's expression does not evaluate: " + err.Error() + "\n"
+			a.State, a.Error, a.EndTime = StateFailure, err.Error(), workflow.Now(ctx)
 			ip.finish(ctx, i, nil, err)
 			return
 		}
@@ -511,29 +526,28 @@ func (ip *interpreter) finishBranch(ctx workflow.Context, i int, branch []string
 	ti := &ip.inst.Tasks[i]
 	ti.Branch = branch
 	ti.State, ti.EndTime = StateSuccess, workflow.Now(ctx)
+	if a := ip.lastAttempt(i); a != nil {
+		a.State, a.EndTime = StateSuccess, ti.EndTime
+		if len(branch) == 0 {
+			a.Log += "the branch taken: none\n"
+		} else {
+			a.Log += "the branch taken: " + strings.Join(branch, ", ") + "\n"
+		}
+	}
 	ip.changed = true
 }
 
-// finish records the outcome of task i.
+// finish records the outcome of task i: its last attempt's.
 func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err error) {
 	ti := &ip.inst.Tasks[i]
 	ti.EndTime = workflow.Now(ctx)
-	if out == nil {
-		// A failed attempt's result is its failure's details.
-		var ae *api.ApplicationError
-		var res TaskResult
-		if errors.As(err, &ae) && len(ae.Details) > 0 && json.Unmarshal(ae.Details, &res) == nil {
-			out = &res
-			out.Outputs = nil
-		}
-	}
 	if out != nil {
-		ti.Outputs, ti.Host, ti.PID = out.Outputs, out.Host, out.PID
-		if out.Attempt > 0 {
-			ti.Attempt = out.Attempt
-		}
-		if !out.Started.IsZero() {
-			ti.StartTime, ti.EndTime = out.Started, out.Finished
+		ti.Outputs = out.Outputs
+	}
+	if a := ip.lastAttempt(i); a != nil {
+		ti.Host, ti.PID = a.Host, a.PID
+		if !a.StartTime.IsZero() && !a.EndTime.IsZero() {
+			ti.StartTime, ti.EndTime = a.StartTime, a.EndTime
 		}
 	}
 	canceled := (ip.stopping || ip.ending || ip.trimming) && errors.Is(err, api.ErrCanceled)
@@ -542,10 +556,21 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 		ti.State = StateSuccess
 	case canceled && ip.started != nil && !ip.started[ti.Name]:
 		ti.State, ti.Error, ti.StartTime = StateNotRun, "", time.Time{}
+		// Its last attempt never started on a worker: it is no attempt.
+		if a := ip.lastAttempt(i); a != nil && a.Host == "" {
+			ti.Attempts = ti.Attempts[:len(ti.Attempts)-1]
+			ti.Attempt = int32(len(ti.Attempts))
+		}
 	case canceled && ip.stopping:
 		ti.State, ti.Error = StateStopped, "stopped"
+		if a := ip.lastAttempt(i); a != nil && (a.State == StateRunning || a.State == StateFailure) {
+			a.State, a.Error, a.EndTime = StateStopped, "stopped", ti.EndTime
+		}
 	case canceled:
 		ti.State, ti.Error = StateKill, "killed: another task failed (failure strategy end)"
+		if a := ip.lastAttempt(i); a != nil && (a.State == StateRunning || a.State == StateFailure) {
+			a.State, a.Error, a.EndTime = StateKill, ti.Error, ti.EndTime
+		}
 	default:
 		ti.State, ti.Error = StateFailure, ip.taskError(i, err)
 		if !ip.failed && ip.inst.FailureStrategy == FailureEnd {
@@ -555,21 +580,25 @@ func (ip *interpreter) finish(ctx workflow.Context, i int, out *TaskResult, err 
 			ip.trimming = true
 		}
 		ip.failed = true
-		var se *api.StepError
-		if errors.As(err, &se) && se.Attempt > 0 {
-			ti.Attempt = se.Attempt
-		}
 	}
 	ip.changed = true
 }
 
-// condition returns the branch a conditions task takes.
-func (ip *interpreter) condition(t *Task) []string {
+// condition returns the branch a conditions task takes, and its log:
+// what it evaluated.
+func (ip *interpreter) condition(t *Task) ([]string, string) {
 	and := t.When.Relation != "or"
 	holds := and
+	var b strings.Builder
+	rel := "and"
+	if !and {
+		rel = "or"
+	}
+	fmt.Fprintf(&b, "evaluates (relation %s):\n", rel)
 	for _, o := range t.When.Tasks {
 		st := ip.inst.Tasks[ip.index[o.Task]].State
 		ok := o.State == "success" && st.passes() || o.State == "failure" && st == StateFailure
+		fmt.Fprintf(&b, "  task %s is %s (wanted %s): %v\n", o.Task, st, o.State, ok)
 		if and {
 			holds = holds && ok
 		} else {
@@ -577,27 +606,34 @@ func (ip *interpreter) condition(t *Task) []string {
 		}
 	}
 	if holds {
-		return t.Success
+		fmt.Fprintf(&b, "the condition holds: the success branch\n")
+		return t.Success, b.String()
 	}
-	return t.Failure
+	fmt.Fprintf(&b, "the condition does not hold: the failure branch\n")
+	return t.Failure, b.String()
 }
 
-// evalSwitch returns the branch of the first case that holds; the task's
-// expressions are already expanded.
-func evalSwitch(t *Task) ([]string, error) {
+// evalSwitch returns the branch of the first case that holds, and its log:
+// each case it evaluated; the task's expressions are already expanded.
+func evalSwitch(t *Task) ([]string, string, error) {
+	var b strings.Builder
 	for _, c := range t.Cases {
 		v, err := expr.Eval(c.When, nil)
 		if err != nil {
-			return nil, fmt.Errorf("case %q: %v", c.When, firstLine(err.Error()))
+			fmt.Fprintf(&b, "case %s (to %s): %s\n", c.When, c.Next, firstLine(err.Error()))
+			return nil, b.String(), fmt.Errorf("case %q: %v", c.When, firstLine(err.Error()))
 		}
-		if b, ok := v.(bool); ok && b {
-			return []string{c.Next}, nil
+		fmt.Fprintf(&b, "case %s (to %s): %v\n", c.When, c.Next, v)
+		if ok, _ := v.(bool); ok {
+			return []string{c.Next}, b.String(), nil
 		}
 	}
 	if t.Default != "" {
-		return []string{t.Default}, nil
+		fmt.Fprintf(&b, "no case holds: the default\n")
+		return []string{t.Default}, b.String(), nil
 	}
-	return nil, nil
+	fmt.Fprintf(&b, "no case holds, and there is no default\n")
+	return nil, b.String(), nil
 }
 
 // expandTask returns t with every value's parameters expanded.

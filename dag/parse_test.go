@@ -55,6 +55,10 @@ func TestParse(t *testing.T) {
 	if ex.Retries != 2 || ex.Timeout.After.Std().Minutes() != 10 || ex.Timeout.Action != dag.TimeoutFail || len(ex.Outputs) != 1 {
 		t.Fatalf("extract: %+v", ex)
 	}
+	warnfail, err := dag.Parse([]byte("name: x\ntasks:\n  - {name: a, type: shell, script: 'true', timeout: {after: 1m, action: warnfail}}\n"))
+	if err != nil || warnfail.Tasks[0].Timeout.Action != dag.TimeoutWarnFail {
+		t.Fatalf("warnfail: %v, %v", warnfail, err)
+	}
 	if n := d.Tasks[1]; n.Method != "POST" || n.Upstream[0] != "extract" || n.Outputs["id"] != "$.data.id" {
 		t.Fatalf("notify: %+v", n)
 	}
@@ -89,6 +93,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad jsonpath", "name: x\ntasks:\n  - {name: a, type: http, url: 'http://x', outputs: {v: '$[[['}}\n", "tasks[0].outputs.v"},
 		{"branch not downstream", "name: x\ntasks:\n  - {name: a, type: shell, script: 'true'}\n  - {name: c, type: conditions, upstream: [a], when: {tasks: [{task: a, state: success}]}, success: [b]}\n  - {name: b, type: shell, script: 'true'}\n", "must list \"c\" among its upstream"},
 		{"bad switch expression", "name: x\ntasks:\n  - {name: s, type: switch, cases: [{when: '1 +', next: b}]}\n  - {name: b, type: shell, script: 'true', upstream: [s]}\n", "tasks[0].cases[0].when"},
+		{"bad timeout action", "name: x\ntasks:\n  - name: a\n    type: shell\n    script: 'true'\n    timeout: {after: 1s, action: explode}\n", "line 6, column 34: tasks[0].timeout.action: action \"explode\": want fail, warn or warnfail"},
 		{"bad name", "name: 'no spaces'\ntasks:\n  - {name: a, type: shell, script: 'true'}\n", "line 1, column 7: name:"},
 		{"bad failure strategy", "name: x\nfailure_strategy: sometimes\ntasks:\n  - {name: a, type: shell, script: 'true'}\n", "line 2, column 19: failure_strategy: \"sometimes\": want end, finish_running or continue"},
 	} {

@@ -63,7 +63,7 @@ func queueOf(t *Task, group string) (queue, taskGroup string) {
 // the timeout fails (and is not retried), with waitError's words.
 func (ip *interpreter) waitOptions(opts *workflow.StepOptions, t Task) {
 	opts.IdempotencyKey = taskKey(ip.runID, t.Name)
-	if t.Timeout != nil && t.Timeout.Action == TimeoutFail {
+	if t.Timeout.kills() {
 		opts.ScheduleToStart = t.Timeout.After.Std()
 	}
 }

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,16 +199,40 @@ const MaxLog = 4 << 20
 // tailSize is how much of a running task's log each heartbeat carries.
 const tailSize = 32 << 10
 
+// errTaskTimeout is the cause of the context of an attempt that ran past
+// its task's timeout.
+var errTaskTimeout = errors.New("the task ran past its timeout")
+
+// ErrorTimeout is the failure type of an attempt stopped by its task's
+// timeout (action fail or warnfail).
+const ErrorTimeout = "strand.dag.task_timeout"
+
 func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, error) {
 	started := time.Now()
 	log := newTaskLog()
 	stop := step.HeartbeatEvery(ctx, heartbeatEvery, func() any { return log.tail() })
-	res, err := r.runTask(ctx, req.Task, log)
-	res.Started, res.Finished, res.Attempt = started, time.Now(), step.GetInfo(ctx).Attempt
+	tctx := ctx
+	if to := req.Task.Timeout; to.kills() {
+		// The worker enforces the task's timeout itself, so that the
+		// attempt's log, host and pid come back with its failure; the
+		// step's own timeout, a little longer, is the backstop.
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeoutCause(ctx, to.After.Std(), errTaskTimeout)
+		defer cancel()
+	}
+	res, err := r.runTask(tctx, req.Task, log)
+	res.Started, res.Finished, res.Attempt = started, time.Now(), cmp.Or(req.Attempt, step.GetInfo(ctx).Attempt)
 	stop()
 	res.Host = r.Identity
 	if res.Host == "" {
 		res.Host, _ = os.Hostname()
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), errTaskTimeout) {
+		msg := timeoutMessage(req.Task.Timeout)
+		fmt.Fprintf(log, "%s: %s\n", res.Finished.UTC().Format("2006-01-02 15:04:05 MST"), msg)
+		res.Log, res.LogSkipped = log.result()
+		details, _ := json.Marshal(res)
+		return res, &api.ApplicationError{Type: ErrorTimeout, Message: msg, Details: details}
 	}
 	res.Log, res.LogSkipped = log.result()
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
@@ -225,6 +250,12 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 		return res, &api.ApplicationError{Type: "strand.dag.task_failed", Message: err.Error(), Details: details}
 	}
 	return res, nil
+}
+
+// timeoutMessage is the error of an attempt stopped by its timeout, in
+// the user's words.
+func timeoutMessage(to *TaskTimeout) string {
+	return fmt.Sprintf("the task ran past its timeout of %s", to.After.Std())
 }
 
 func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskResult, error) {

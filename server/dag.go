@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -252,8 +253,12 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 		{"POST", inst + "/rerun", "Start an ended instance again: from its failed tasks, or at chosen ones", call(h, func(ctx context.Context, r *http.Request, req DAGRerun) (dag.Started, error) {
 			return client(r).Restart(ctx, r.PathValue("workflow_id"), req.Failed, req.StartFrom, req.Identity)
 		})},
-		{"GET", inst + "/tasks/{task}/log", "A task's log, as its last attempt left it", get(h, func(ctx context.Context, r *http.Request) (dag.TaskLog, error) {
-			return client(r).Log(ctx, r.PathValue("workflow_id"), r.PathValue("task"))
-		})},
+		{"GET", inst + "/tasks/{task}/log", "A task's log: of its last attempt, or of the attempt the attempt parameter names (1 is the first; the answer's attempts counts them), with where and when the attempt ran and how it ended", get(h, func(ctx context.Context, r *http.Request) (dag.TaskLog, error) {
+			n, err := intParam(r.URL.Query(), "attempt", math.MaxInt32)
+			if err != nil {
+				return dag.TaskLog{}, err
+			}
+			return client(r).AttemptLog(ctx, r.PathValue("workflow_id"), r.PathValue("task"), int32(n))
+		}).with(intQuery("attempt", 0, math.MaxInt32, "the attempt whose log to read, 1 the first (0 or none: the last)"))},
 	}
 }

@@ -337,10 +337,12 @@ type consoleDAGSet struct {
 	Worker string `json:"worker"`
 	// Definitions by role: success (fan-out and fan-in, an output
 	// parameter, a forbidden task), failure (a shell task that fails after
-	// a retry, writing to stderr), slow (a task that sleeps, to be run,
+	// a retry, writing to stderr), retried (a task that fails twice and
+	// passes on its third attempt), slow (a task that sleeps, to be run,
 	// paused and stopped from the browser).
 	Definitions map[string]consoleDAG `json:"definitions"`
-	// Instances by role: success and failure, each of its definition.
+	// Instances by role: success, failure and retried, each of its
+	// definition.
 	Instances map[string]consoleDAGInstance `json:"instances"`
 	// AlertGroup is an alert group the CLI made, with the test alert it
 	// sent (console/web/e2e/alerts.test.mjs).
@@ -404,6 +406,10 @@ type consoleDAGInstance struct {
 	Logs map[string]string `json:"logs"`
 	// Attempts are the attempts of the tasks retried, by task.
 	Attempts map[string]int `json:"attempts,omitempty"`
+	// AttemptLogs are a line of each attempt's log, first to last, and
+	// AttemptStates each attempt's outcome, by task (retried tasks).
+	AttemptLogs   map[string][]string `json:"attempt_logs,omitempty"`
+	AttemptStates map[string][]string `json:"attempt_states,omitempty"`
 }
 
 // consoleNamespace is a namespace as the namespaces page should show it.
@@ -542,6 +548,20 @@ tasks:
       exit 3
   - {name: report, type: shell, upstream: [load], script: 'echo done'}
 `
+	// load fails twice, each attempt saying so on stderr, and passes on
+	// its third (its count of attempts is in the file %s names).
+	consoleFlaky = `name: flaky
+description: a load that passes on its third attempt
+tasks:
+  - name: load
+    type: shell
+    retries: 2
+    retry_interval: 1s
+    script: |
+      n=$(( $(cat %[1]s 2>/dev/null || echo 0) + 1 )); echo $n > %[1]s
+      echo "attempt $n loading"
+      if [ $n -lt 3 ]; then echo "attempt $n: the source is busy" >&2; exit 1; fi
+`
 	// nap sleeps long enough for the browser to pause, resume and stop it.
 	consoleSlow = `name: slow
 description: a nap long enough to be paused and stopped
@@ -599,6 +619,8 @@ func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
 			{Name: "load", Type: "shell", Upstream: []string{"prepare"}},
 			{Name: "report", Type: "shell", Upstream: []string{"load"}},
 		}}},
+		{"retried", fmt.Sprintf(consoleFlaky, filepath.Join(dir, "flaky-attempts")), consoleDAG{Name: "flaky", Description: "a load that passes on its third attempt",
+			Tasks: []consoleDAGTask{{Name: "load", Type: "shell"}}}},
 		{"slow", consoleSlow, consoleDAG{Name: "slow", Description: "a nap long enough to be paused and stopped",
 			Params: map[string]string{"naptime": "120"}, Tasks: []consoleDAGTask{
 				{Name: "nap", Type: "shell"},
@@ -667,8 +689,19 @@ func consoleDAGs(t *testing.T, bin, url string) consoleDAGSet {
 		t.Fatalf("run ghostly: no warning of group ghost: %s", out)
 	}
 	set.Waiting = consoleDAGWaiting{DAG: "ghostly", WorkflowID: "ghostly-1", Task: "lost", Group: "ghost"}
+	if out := must("dag", "run", "flaky", "--id", "flaky-1", "--wait", "--namespace", ns); !strings.Contains(out, "flaky version 1: success") {
+		t.Fatalf("run flaky: %s", out)
+	}
+	set.Instances["retried"] = consoleDAGInstance{WorkflowID: "flaky-1", RunID: runID("flaky-1"), DAG: "flaky",
+		Version: 1, State: "success", Status: "completed",
+		Tasks:         map[string]string{"load": "success"},
+		Logs:          map[string]string{"load": "attempt 3 loading"},
+		Attempts:      map[string]int{"load": 3},
+		AttemptLogs:   map[string][]string{"load": {"[stderr] attempt 1: the source is busy", "[stderr] attempt 2: the source is busy", "attempt 3 loading"}},
+		AttemptStates: map[string][]string{"load": {"failure", "failure", "success"}},
+	}
 	// The instances' lists (the visibility store) catch up with them.
-	for _, name := range []string{"fanout", "broken"} {
+	for _, name := range []string{"fanout", "broken", "flaky"} {
 		eventually(t, "the instances of "+name+" listed closed", func() bool {
 			res, err := http.Get(url + "/api/v1/namespaces/" + ns + "/dags/" + name + "/instances")
 			if err != nil {

@@ -317,22 +317,67 @@ func newDAGCommand() *cobra.Command {
 	}
 
 	var follow bool
+	var attempt int32
 	logs := &cobra.Command{
-		Use: "logs INSTANCE TASK", Short: "Print a task's log (of its last attempt); -f follows it while it runs", Args: cobra.ExactArgs(2),
+		Use:   "logs INSTANCE TASK",
+		Short: "Print a task's log: every attempt's, each under a header (--attempt N: one); -f follows the last attempt while it runs",
+		Long: "Print a task's log: every attempt's, first to last, each under a header line (the attempt, where it ran,\n" +
+			"when, with the time zone, and how it ended). A shell task's stdout and stderr lines come in the order\n" +
+			"they were written, stderr's marked [stderr]. --attempt N prints attempt N only; -f follows the last\n" +
+			"attempt while it runs, and the attempts after it.",
+		Example: "  strand dag logs etl-0302 t_flaky\n  strand dag logs etl-0302 t_flaky --attempt 2",
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client()
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			if attempt < 0 {
+				return &usageError{fmt.Errorf("--attempt %d: want 1 or more", attempt)}
+			}
+			if !follow {
+				var all []dag.TaskLog
+				if attempt > 0 {
+					l, err := c.AttemptLog(cmd.Context(), args[0], args[1], attempt)
+					if err != nil {
+						return err
+					}
+					if o.output == "json" {
+						return o.print(w, l, nil)
+					}
+					all = []dag.TaskLog{l}
+				} else if all, err = c.Logs(cmd.Context(), args[0], args[1]); err != nil {
+					return err
+				}
+				if o.output == "json" {
+					return o.print(w, all, nil)
+				}
+				for i, l := range all {
+					if i > 0 {
+						fmt.Fprintln(w)
+					}
+					printAttemptHeader(w, l)
+					fmt.Fprint(w, l.Log)
+					if l.Log != "" && !strings.HasSuffix(l.Log, "\n") {
+						fmt.Fprintln(w)
+					}
+				}
+				return nil
+			}
 			var seen int64
+			var shown int32
 			for {
-				l, err := c.Log(cmd.Context(), args[0], args[1])
+				l, err := c.AttemptLog(cmd.Context(), args[0], args[1], attempt)
 				if err != nil {
 					return err
 				}
-				if o.output == "json" && !follow {
-					return o.print(w, l, nil)
+				if l.Attempt != shown {
+					if shown != 0 {
+						fmt.Fprintln(w)
+					}
+					printAttemptHeader(w, l)
+					shown, seen = l.Attempt, 0
 				}
 				text, missed := l.Unseen(seen)
 				if missed > 0 {
@@ -340,7 +385,7 @@ func newDAGCommand() *cobra.Command {
 				}
 				fmt.Fprint(w, text)
 				seen = max(seen, l.Size)
-				if !follow || !l.Running {
+				if !l.Running && (attempt > 0 || l.State != dag.StateFailure || taskEnded(cmd, c, args[0], args[1])) {
 					return nil
 				}
 				select {
@@ -351,6 +396,7 @@ func newDAGCommand() *cobra.Command {
 			}
 		},
 	}
+	logs.Flags().Int32Var(&attempt, "attempt", 0, "print only this attempt (1 is the first)")
 	logs.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log while the task runs")
 
 	command := func(action, short string) *cobra.Command {
@@ -599,7 +645,66 @@ func printInstance(cmd *cobra.Command, o *cliOptions, inst *dag.Instance) error 
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, state, strconv.Itoa(int(t.Attempt)), dur, t.Host, strings.Join(outs, " "))
 		}
+		tw.Flush()
+		// The errors, after the table: they are long.
+		for _, t := range inst.Tasks {
+			if t.Error != "" && t.State != dag.StateStopped {
+				fmt.Fprintf(tw, "%s: %s\n", t.Name, t.Error)
+			}
+		}
+		if inst.Error != "" {
+			fmt.Fprintf(tw, "the instance: %s\n", inst.Error)
+		}
 	})
+}
+
+// printAttemptHeader prints the line above an attempt's log: which
+// attempt, where and when it ran (times in the CLI's zone, with it), and
+// how it ended.
+func printAttemptHeader(w io.Writer, l dag.TaskLog) {
+	h := fmt.Sprintf("=== task %s, attempt %d of %d", l.Task, l.Attempt, max(l.Attempts, l.Attempt))
+	if l.Host != "" {
+		h += " on " + l.Host
+		if l.PID != 0 {
+			h += fmt.Sprintf(" (pid %d)", l.PID)
+		}
+	}
+	const layout = "2006-01-02 15:04:05 MST"
+	switch {
+	case !l.StartTime.IsZero() && !l.EndTime.IsZero():
+		h += fmt.Sprintf(", %s to %s (%s)", l.StartTime.Local().Format(layout), l.EndTime.Local().Format(layout), l.EndTime.Sub(l.StartTime).Round(time.Millisecond))
+	case !l.StartTime.IsZero():
+		h += ", since " + l.StartTime.Local().Format(layout)
+	}
+	h += ": " + string(l.State)
+	if l.Running {
+		h += " (running)"
+	}
+	if l.ExitCode != 0 {
+		h += fmt.Sprintf(", exit code %d", l.ExitCode)
+	}
+	if l.Error != "" {
+		h += ": " + l.Error
+	}
+	fmt.Fprintln(w, h+" ===")
+	if l.Skipped > 0 {
+		fmt.Fprintf(w, "[the log's middle, %d bytes, is not kept]\n", l.Skipped)
+	}
+}
+
+// taskEnded reports whether an instance's task has ended (no attempt of
+// it comes any more), or cannot be read.
+func taskEnded(cmd *cobra.Command, c *dag.Client, id, name string) bool {
+	inst, _, err := c.Instance(cmd.Context(), id)
+	if err != nil {
+		return true
+	}
+	for _, t := range inst.Tasks {
+		if t.Name == name {
+			return t.State != dag.StateRunning && t.State != dag.StateSubmitted && t.State != dag.StateWaitingDepend
+		}
+	}
+	return true
 }
 
 // definitionFileError names the file of a definition that did not parse

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -172,6 +173,44 @@ tasks:
 	if out, _ := cli("dag", "logs", "etl-zone", "load"); !strings.Contains(out, "loaded 12 rows for 20260228") {
 		t.Fatalf("logs of the run in Asia/Shanghai: %s", out)
 	}
+	// Every attempt's log, each under its header; a timeout's error in
+	// the user's words, with the log of the attempt it stopped.
+	rough := filepath.Join(dir, "rough.yaml")
+	os.WriteFile(rough, []byte(fmt.Sprintf(`name: rough
+tasks:
+  - name: flaky
+    type: shell
+    retries: 1
+    retry_interval: 1s
+    script: |
+      if [ ! -e %[1]s/once ]; then touch %[1]s/once; echo "first try"; echo "no luck" >&2; exit 1; fi
+      echo "second try"
+  - {name: hang, type: shell, script: 'echo "hanging on"; sleep 30', timeout: 1s}
+`, dir)), 0o644)
+	if out, code := cli("dag", "apply", "-f", rough); code != 0 {
+		t.Fatalf("apply rough: exit %d: %s", code, out)
+	}
+	if out, code := cli("dag", "run", "rough", "--id", "rough-1", "--wait"); code != 1 ||
+		!strings.Contains(out, "hang: task hang of DAG rough instance rough-1 failed after 1 attempt: the task ran past its timeout of 1s") {
+		t.Fatalf("run rough: exit %d: %s", code, out)
+	}
+	// (stdout's and stderr's lines written at the same instant may come
+	// in either order: each pipe has its reader)
+	attempts := regexp.MustCompile(`(?s)^=== task flaky, attempt 1 of 2 on [^\n]*\d\d:\d\d:\d\d [A-Z]+[^\n]*: failure, exit code 1: shell task: exit code 1 ===\n` +
+		`(first try\n\[stderr\] no luck\n|\[stderr\] no luck\nfirst try\n)\n=== task flaky, attempt 2 of 2 [^\n]*: success ===\nsecond try\n$`)
+	if out, _ := cli("dag", "logs", "rough-1", "flaky"); !attempts.MatchString(out) {
+		t.Fatalf("logs of every attempt:\n%s", out)
+	}
+	if out, _ := cli("dag", "logs", "rough-1", "flaky", "--attempt", "2"); !strings.Contains(out, "second try") || strings.Contains(out, "first try") {
+		t.Fatalf("logs --attempt 2:\n%s", out)
+	}
+	if out, code := cli("dag", "logs", "rough-1", "flaky", "--attempt", "3"); code == 0 || !strings.Contains(out, "not an attempt 3") {
+		t.Fatalf("logs --attempt 3: exit %d: %s", code, out)
+	}
+	if out, _ := cli("dag", "logs", "rough-1", "hang"); !strings.Contains(out, "hanging on") || !strings.Contains(out, "the task ran past its timeout of 1s") {
+		t.Fatalf("logs of the attempt stopped by its timeout:\n%s", out)
+	}
+	cli("dag", "delete", "rough")
 	if out, code := cli("dag", "run", "etl", "--time-zone", "Mars/Olympus"); code == 0 || !strings.Contains(out, `"Mars/Olympus" is not an IANA time zone`) {
 		t.Fatalf("run in an unknown time zone: exit %d: %s", code, out)
 	}

@@ -89,13 +89,18 @@ const (
 	readChunk = 64 << 10
 )
 
+// StderrPrefix starts each line a shell task wrote to stderr, in its log:
+// stdout's and stderr's lines are interleaved in the order they were
+// written, stderr's marked.
+const StderrPrefix = "[stderr] "
+
 // setValueRE matches DolphinScheduler's ${setValue(key=value)}.
 var setValueRE = regexp.MustCompile(`\$\{setValue\(\s*([^=()\s]+)\s*=(.*?)\)\}`)
 
 // RunShell runs sh: it writes the script to a file in a new directory under
 // sh.WorkDir and runs `bash FILE` there, in a process group of its own, with
 // the worker's environment plus sh.Env. Stdout and stderr go to log line by
-// line as they arrive; stdout lines with ${setValue(key=value)} set outputs.
+// line as they arrive, stderr's after StderrPrefix; stdout lines with ${setValue(key=value)} set outputs.
 //
 // A non-zero exit returns the result and an *ExitError. When ctx ends, the
 // whole process group gets SIGTERM, then SIGKILL after sh.KillGrace if
@@ -209,7 +214,7 @@ func runScript(ctx context.Context, sh Shell, prog program, log io.Writer) (Shel
 	readers.Add(2)
 	go func() {
 		defer readers.Done()
-		readLines(outR, lw, func(line []byte) {
+		readLines(outR, lw, nil, func(line []byte) {
 			for _, m := range setValueRE.FindAllSubmatch(line, -1) {
 				outputs[string(m[1])] = string(m[2])
 			}
@@ -217,7 +222,7 @@ func runScript(ctx context.Context, sh Shell, prog program, log io.Writer) (Shel
 	}()
 	go func() {
 		defer readers.Done()
-		readLines(errR, lw, nil)
+		readLines(errR, lw, []byte(StderrPrefix), nil)
 	}()
 	readersDone := make(chan struct{})
 	go func() {
@@ -435,12 +440,16 @@ type lineWriter struct {
 	err error
 }
 
-// writeLine writes p, adding a newline when p has none.
-func (l *lineWriter) writeLine(p []byte) {
+// writeLine writes prefix and p in one write, adding a newline when p
+// has none.
+func (l *lineWriter) writeLine(prefix, p []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return
+	}
+	if len(prefix) > 0 {
+		p = append(prefix[:len(prefix):len(prefix)], p...)
 	}
 	if len(p) == 0 || p[len(p)-1] != '\n' {
 		p = append(p[:len(p):len(p)], '\n')
@@ -450,17 +459,18 @@ func (l *lineWriter) writeLine(p []byte) {
 	}
 }
 
-// readLines copies r to lw line by line until EOF or an error. A line
-// longer than the reader's buffer is written in pieces. With line non-nil,
-// it is called with each whole line (its first maxOutputLine bytes).
-func readLines(r io.Reader, lw *lineWriter, line func([]byte)) {
+// readLines copies r to lw line by line until EOF or an error, each line
+// after prefix. A line longer than the reader's buffer is written in
+// pieces (each after prefix). With line non-nil, it is called with each
+// whole line (its first maxOutputLine bytes).
+func readLines(r io.Reader, lw *lineWriter, prefix []byte, line func([]byte)) {
 	br := bufio.NewReaderSize(r, readChunk)
 	var cur bytes.Buffer
 	for {
 		chunk, err := br.ReadSlice('\n')
 		partial := err == bufio.ErrBufferFull
 		if len(chunk) > 0 {
-			lw.writeLine(chunk)
+			lw.writeLine(prefix, chunk)
 			if line != nil {
 				if room := maxOutputLine - cur.Len(); room > 0 {
 					cur.Write(chunk[:min(room, len(chunk))])

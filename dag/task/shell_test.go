@@ -167,7 +167,7 @@ exit 3`}, &log)
 	if res.ExitCode != 3 || res.Outputs["k"] != "v" {
 		t.Errorf("result %+v", res)
 	}
-	if !strings.Contains(log.String(), "something went wrong\n") {
+	if !strings.Contains(log.String(), task.StderrPrefix+"something went wrong\n") {
 		t.Errorf("stderr not in the log:\n%s", log.String())
 	}
 
@@ -187,7 +187,7 @@ printf 'first\n${setValue(last=yes)} out-no-newline'`}, &log)
 	if err != nil {
 		t.Fatalf("RunShell: %v", err)
 	}
-	for _, s := range []string{"first\n", "${setValue(last=yes)} out-no-newline\n", "err-no-newline\n"} {
+	for _, s := range []string{"first\n", "${setValue(last=yes)} out-no-newline\n", task.StderrPrefix + "err-no-newline\n"} {
 		if !strings.Contains(log.String(), s) {
 			t.Errorf("log lacks %q:\n%s", s, log.String())
 		}
@@ -217,7 +217,7 @@ wait`}, &log)
 		if _, err := fmt.Sscanf(l, "out-%d-%s", &n, &tail); err == nil && tail == strings.Repeat("x", 32) {
 			continue
 		}
-		if _, err := fmt.Sscanf(l, "err-%d-%s", &n, &tail); err == nil && tail == strings.Repeat("y", 32) {
+		if _, err := fmt.Sscanf(l, task.StderrPrefix+"err-%d-%s", &n, &tail); err == nil && tail == strings.Repeat("y", 32) {
 			continue
 		}
 		t.Fatalf("mixed line %q", l)

@@ -330,6 +330,56 @@ test('instance page of a failed instance: the failing task, its stderr and its r
   })
 })
 
+test('instance page of a task that passed on its third attempt: a bar and a log per attempt', { timeout }, async () => {
+  const inst = instances.retried
+  const [task, states] = Object.entries(inst.attempt_states)[0]
+  const lines = inst.attempt_logs[task]
+  await checkPage({
+    name: 'dag-instance-retried',
+    path: `/dag-instances/${ns}/${inst.workflow_id}`,
+    prepare: toTop,
+    async check(page) {
+      await eventually(async () =>
+        assert.equal(await page.locator('.page-header .badge').getAttribute('data-state'), inst.state),
+      )
+      // The timeline: a bar per attempt, the failed ones in the colour of failures.
+      const timeline = card(page, 'Timeline')
+      const chart = timeline.getByRole('img', { name: /^Timeline of the \d+ tasks/ })
+      assert.match(
+        await chart.getAttribute('aria-label'),
+        new RegExp(`, ${states.length} attempts:`),
+        'a bar per attempt',
+      )
+      const rows = timeline.locator(`tr[data-task="${task}"]`)
+      assert.deepEqual(await rows.evaluateAll((rs) => rs.map((r) => r.dataset.state)), states, 'the attempts in order')
+      await checkTimeline(page, '--bad')
+      await checkTimeline(page, '--ok')
+      // The panel: the last attempt's log first, then each attempt's as it is chosen.
+      const panel = await openTask(page, task)
+      const log = panel.locator('pre.task-log')
+      const header = panel.locator('.task-log-header')
+      await eventually(async () => assert.ok((await log.innerText()).includes(lines.at(-1)), 'the last attempt'))
+      assert.ok((await text(header)).includes(`attempt ${states.length} of ${states.length}`), 'the header says which')
+      for (const [i, line] of lines.entries()) {
+        await panel.getByRole('button', { name: `Attempt ${i + 1} (${states[i]})` }).click()
+        await eventually(async () => {
+          assert.ok(
+            (await text(header)).includes(`attempt ${i + 1} of ${states.length} (${states[i]})`),
+            `attempt ${i + 1}`,
+          )
+          assert.ok((await log.innerText()).includes(line), `attempt ${i + 1}'s log`)
+        })
+        if (states[i] === 'failure') {
+          assert.ok(
+            (await text(log.locator('.stderr').first())).includes('the source is busy'),
+            'stderr lines are marked',
+          )
+        }
+      }
+    },
+  })
+})
+
 test('the run of an instance links back to it', { timeout }, async () => {
   const inst = instances.success
   await withPage(runPath(inst, ns), async (page) => {

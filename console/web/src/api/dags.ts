@@ -144,6 +144,23 @@ export interface DagTaskInstance {
   worker_group?: string
   /** The task queue a worker of the task's group (or a step task's queue) polls. */
   queue?: string
+  /** Every attempt of the task, first to last. */
+  attempts?: DagTaskAttempt[]
+}
+
+/** One attempt of a task: where and when it ran and how it ended. */
+export interface DagTaskAttempt {
+  attempt: number
+  /** running, success, failure or stop. */
+  state: DagState
+  host?: string
+  pid?: number
+  start_time?: string
+  end_time?: string
+  exit_code?: number
+  error?: string
+  /** The attempt ran past the task's timeout. */
+  timed_out?: boolean
 }
 
 /** What an instance is and has done. */
@@ -168,16 +185,30 @@ export interface DagInstanceDescription {
   instance: DagInstance | null
 }
 
-/** A task's log, as its last attempt left it. */
+/** The log of one attempt of a task, with what the attempt was. */
 export interface DagTaskLog {
   task: string
   attempt: number
+  /** How many attempts the task has had so far. */
+  attempts?: number
   /** The attempt runs: log is the end of it, of size bytes in all. */
   running: boolean
   size: number
+  /** A shell task's stderr lines start with stderrPrefix. */
   log: string
   skipped?: number
+  state?: DagState
+  host?: string
+  pid?: number
+  start_time?: string
+  end_time?: string
+  exit_code?: number
+  error?: string
+  timed_out?: boolean
 }
+
+/** What starts each line a shell task wrote to stderr, in its log. */
+export const stderrPrefix = '[stderr] '
 
 /** What starting an instance takes; every field is optional. */
 export interface DagRunRequest {
@@ -280,6 +311,13 @@ export function rerunDagInstance(ref: DagInstanceRef, failed: boolean): Promise<
 }
 
 /** GET .../tasks/{task}/log: the log of a task's last attempt. */
-export function dagTaskLog(ref: DagInstanceRef, task: string, signal?: AbortSignal): Promise<DagTaskLog> {
-  return request('GET', instancePath(ref, path`/tasks/${task}/log`), { signal })
+/** The log of attempt `attempt` of a task (0: its last). */
+export function dagTaskLog(
+  ref: DagInstanceRef,
+  task: string,
+  attempt: number,
+  signal?: AbortSignal,
+): Promise<DagTaskLog> {
+  const q = attempt > 0 ? `?attempt=${attempt}` : ''
+  return request('GET', instancePath(ref, path`/tasks/${task}/log`) + q, { signal })
 }

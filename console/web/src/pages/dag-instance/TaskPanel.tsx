@@ -1,7 +1,7 @@
 import { Link } from '@tanstack/react-router'
-import { useEffect, useRef } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { ApiError } from '../../api/client'
-import type { DagInstanceRef, DagTask, DagTaskInstance } from '../../api/dags'
+import { stderrPrefix, type DagInstanceRef, type DagTask, type DagTaskInstance } from '../../api/dags'
 import { DagStateBadge } from '../../components/DagStateBadge'
 import { ErrorMessage } from '../../components/ErrorMessage'
 import { Time } from '../../components/Time'
@@ -10,8 +10,27 @@ import { ParamsList } from '../dag/Definition'
 import { useTaskLog } from './queries'
 import { Fact } from '../../components/Fact'
 
-/** Task types whose tasks run on a worker of their group, and so leave a log. */
-const loggedTypes = new Set(['shell', 'http', 'sql', 'step'])
+/** Task types whose tasks run on a worker of their group. */
+const workerTypes = new Set(['shell', 'http', 'sql', 'step'])
+
+/** A log's text, each stderr line marked (its prefix kept, in the colour of errors). */
+function LogText({ text }: { text: string }) {
+  if (!text) return <>(empty)</>
+  const lines = text.split(/(?<=\n)/)
+  return (
+    <>
+      {lines.map((l, i) =>
+        l.startsWith(stderrPrefix) ? (
+          <span key={i} className="stderr">
+            {l}
+          </span>
+        ) : (
+          l
+        ),
+      )}
+    </>
+  )
+}
 
 /**
  * A task of an instance, beside the graph: its state, attempt, host and
@@ -28,9 +47,21 @@ export function TaskPanel(props: {
   onClose: () => void
 }) {
   const { instanceRef, task, instance: t, params, live, onClose } = props
-  const ran = !!t?.start_time && loggedTypes.has(task.type)
+  const ran = !!t?.start_time && !task.forbidden
   const running = t?.state === 'running'
-  const log = useTaskLog(instanceRef, task.name, ran, live && running)
+  const attempts = t?.attempts ?? []
+  // The attempt whose log shows: 0 is the last, whichever it is.
+  const [chosen, setChosen] = useState(0)
+  useEffect(() => setChosen(0), [task.name])
+  const shown = chosen || attempts.length
+  const shownAttempt = attempts.find((a) => a.attempt === shown)
+  const log = useTaskLog(
+    instanceRef,
+    task.name,
+    chosen,
+    ran,
+    live && (chosen ? shownAttempt?.state === 'running' : running),
+  )
   const heading = useRef<HTMLHeadingElement>(null)
   // The panel takes focus when it opens, so that a keyboard goes on from it.
   useEffect(() => heading.current?.focus(), [])
@@ -96,7 +127,10 @@ export function TaskPanel(props: {
         <h4 id="task-log-title">Log</h4>
         {log.data && (
           <span className="muted small">
-            {log.data.attempt > 0 && `attempt ${log.data.attempt}, `}
+            {log.data.attempt > 0 &&
+              `attempt ${log.data.attempt}${(log.data.attempts ?? 0) > 1 ? ` of ${log.data.attempts}` : ''}${
+                log.data.state && log.data.state !== 'running' ? ` (${log.data.state})` : ''
+              }, `}
             {log.data.size.toLocaleString()} bytes
             {/* The log of a task that ended no longer runs, whatever its last record says. */}
             {log.data.running && running ? ', running: the end of it so far' : ''}
@@ -104,19 +138,41 @@ export function TaskPanel(props: {
           </span>
         )}
       </div>
+      {attempts.length > 1 && (
+        <div className="attempt-picker" role="group" aria-label="The attempt whose log shows">
+          {attempts.map((a) => (
+            <button
+              key={a.attempt}
+              type="button"
+              className="small"
+              data-state={a.state}
+              aria-pressed={a.attempt === shown}
+              onClick={() => setChosen(a.attempt === attempts.length ? 0 : a.attempt)}
+              title={a.error || a.state}
+            >
+              Attempt {a.attempt} ({a.state})
+            </button>
+          ))}
+        </div>
+      )}
+      {chosen > 0 && shownAttempt?.error && (
+        <pre className="attempt-error">{`attempt ${shownAttempt.attempt}: ${shownAttempt.error}`}</pre>
+      )}
       {!ran ? (
-        <p className="muted small">
-          {loggedTypes.has(task.type) ? 'No log: the task has not run.' : `No log: a ${task.type} task runs no script.`}
-        </p>
+        <p className="muted small">No log: the task has not run.</p>
       ) : noLog ? (
-        <p className="muted small">No log: the task has not run on a worker.</p>
+        <p className="muted small">
+          {workerTypes.has(task.type)
+            ? 'No log: the task has not run on a worker.'
+            : 'No log: the instance kept none for this task.'}
+        </p>
       ) : (
         <>
           <ErrorMessage error={log.error} title="Reading the log failed" />
           {log.isPending && <p className="muted small">Loading the log…</p>}
           {log.data && (
             <pre className="task-log" tabIndex={0} aria-labelledby="task-log-title">
-              {log.data.log || '(empty)'}
+              <LogText text={log.data.log} />
             </pre>
           )}
         </>

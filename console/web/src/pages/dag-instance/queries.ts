@@ -16,7 +16,8 @@ import { dagsKeys, refreshMs } from '../dags/queries'
 export const instanceKeys = {
   instance: (r: DagInstanceRef) => ['dag-instance', r.namespace, r.workflowId] as const,
   describe: (r: DagInstanceRef) => [...instanceKeys.instance(r), 'describe'] as const,
-  log: (r: DagInstanceRef, task: string) => [...instanceKeys.instance(r), 'log', task] as const,
+  log: (r: DagInstanceRef, task: string, attempt: number) =>
+    [...instanceKeys.instance(r), 'log', task, attempt] as const,
 }
 
 /** The instance and its run, refreshed while it runs and live is on. */
@@ -49,11 +50,11 @@ export function useInstanceDefinition(instance: DagInstance | null | undefined) 
   })
 }
 
-/** A task's log; refreshed while the task runs and live is on. */
-export function useTaskLog(ref: DagInstanceRef, task: string, enabled: boolean, running: boolean) {
+/** The log of an attempt of a task (0: its last); refreshed while it runs and live is on. */
+export function useTaskLog(ref: DagInstanceRef, task: string, attempt: number, enabled: boolean, running: boolean) {
   return useQuery({
-    queryKey: instanceKeys.log(ref, task),
-    queryFn: ({ signal }) => dagTaskLog(ref, task, signal),
+    queryKey: instanceKeys.log(ref, task, attempt),
+    queryFn: ({ signal }) => dagTaskLog(ref, task, attempt, signal),
     enabled,
     refetchInterval: running ? refreshMs : false,
   })
