@@ -127,8 +127,14 @@ func (ip *interpreter) startedTasks(ctx workflow.Context, names []string) map[st
 	for name, st := range got {
 		started[name] = st.Started
 		if st.Started {
-			ti := &ip.inst.Tasks[ip.index[name]]
-			ti.Host, ti.Attempt, ti.StartTime = st.Host, st.Attempt, st.StartTime
+			// Each attempt is a step of its own: the worker that started
+			// the step ran the task's last attempt.
+			i := ip.index[name]
+			ti := &ip.inst.Tasks[i]
+			ti.Host, ti.StartTime = st.Host, st.StartTime
+			if a := ip.lastAttempt(i); a != nil {
+				a.Host, a.StartTime = st.Host, st.StartTime
+			}
 		}
 	}
 	return started
@@ -219,12 +225,25 @@ func withPendingSteps(inst *Instance, d api.Description) {
 		if !ok {
 			continue
 		}
+		// Each attempt is a step of its own: the pending step is the
+		// task's last attempt (ti.Attempt, as the instance counts them).
+		var last *TaskAttempt
+		if n := len(ti.Attempts); n > 0 && ti.Attempts[n-1].State == StateRunning {
+			last = &ti.Attempts[n-1]
+		}
 		if p.State == "started" {
-			ti.State, ti.Attempt, ti.Host, ti.PID = StateRunning, p.Attempt, p.Identity, 0
+			ti.State, ti.Host, ti.PID = StateRunning, p.Identity, 0
 			ti.StartTime, ti.EndTime = p.StartedTime, time.Time{}
+			if last != nil {
+				last.Host, last.StartTime = p.Identity, p.StartedTime
+			}
 			continue
 		}
-		// Scheduled, or backing off before its next attempt: it waits.
-		ti.State, ti.Attempt = StateSubmitted, p.Attempt-1
+		// Scheduled: it waits for a worker, its last attempt not begun.
+		ti.State, ti.StartTime = StateSubmitted, time.Time{}
+		if last != nil {
+			last.State, last.StartTime = StateSubmitted, time.Time{}
+			ti.Attempt = last.Attempt - 1
+		}
 	}
 }
