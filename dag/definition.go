@@ -42,6 +42,9 @@ type Definition struct {
 	// refs are the other DAGs the tasks name (sub_process and dependent),
 	// each at its place in the file, for Apply's warnings.
 	refs []reference
+	// uses are the resources, UDFs and data sources the tasks name, each
+	// at its place, for Apply's checks of the applying user's rights.
+	uses []use
 }
 
 // reference is a task's naming of another DAG.
@@ -174,6 +177,13 @@ type Task struct {
 	Step  string          `json:"step,omitempty"`
 	Queue string          `json:"queue,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+
+	// Resource centre (issue 35 item 11). Resources are fetched into the
+	// task's working directory before it runs, each at its name's path:
+	// NAME (the latest version when the task runs) or NAME@VERSION. UDFs
+	// (sql tasks) are created in the task's session before its statements.
+	Resources []string `json:"resources,omitempty"`
+	UDFs      []string `json:"udfs,omitempty"`
 }
 
 // TaskType is the kind of a task.

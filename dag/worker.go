@@ -196,6 +196,13 @@ type TaskRunner struct {
 	WorkDir string
 	// HTTP is the client of http tasks (default: http.DefaultClient).
 	HTTP *http.Client
+	// Centre is the server's resource centre: the resources tasks name are
+	// fetched from it into their working directories before they run
+	// (nil: a task naming one fails).
+	Centre Centre
+	// ResourceCache is where fetched resources are kept by content hash
+	// (default WorkDir/strand-resource-cache).
+	ResourceCache string
 }
 
 // RegisterTasks registers the built-in task types on w, a worker of a
@@ -216,7 +223,21 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 	started := time.Now()
 	log := newTaskLog()
 	stop := step.HeartbeatEvery(ctx, heartbeatEvery, func() any { return log.tail() })
-	res, err := r.runTask(ctx, req.Task, log)
+	var (
+		res TaskResult
+		err error
+	)
+	if len(req.Task.Resources) > 0 {
+		// Whatever its type, a task gets its resources in its working
+		// directory before it runs.
+		var dir string
+		if dir, err = r.prepare(ctx, req.Task, log); err == nil {
+			res, err = r.runTask(context.WithValue(ctx, taskDirKey{}, dir), req.Task, log)
+			os.RemoveAll(dir)
+		}
+	} else {
+		res, err = r.runTask(ctx, req.Task, log)
+	}
 	res.Started, res.Finished, res.Attempt = started, time.Now(), step.GetInfo(ctx).Attempt
 	stop()
 	res.Host = r.Identity
@@ -244,7 +265,7 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskResult, error) {
 	switch t.Type {
 	case TypeShell:
-		sr, err := task.RunShell(ctx, task.Shell{Script: t.Script, Env: t.Env, WorkDir: r.WorkDir}, log)
+		sr, err := task.RunShell(ctx, task.Shell{Script: t.Script, Env: t.Env, WorkDir: r.WorkDir, Dir: taskDir(ctx)}, log)
 		res := TaskResult{ExitCode: sr.ExitCode, PID: sr.PID, Outputs: pick(t.Outputs, sr.Outputs)}
 		return res, err
 	case TypeHTTP:
@@ -259,8 +280,12 @@ func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskRes
 		if r.DataSources == nil {
 			return TaskResult{}, workflow.NewError("strand.dag.datasource", fmt.Sprintf("data source %q: this worker has none", t.DataSource), true)
 		}
+		udfs, err := r.udfs(ctx, t.UDFs)
+		if err != nil {
+			return TaskResult{}, err
+		}
 		sr, err := task.RunSQL(ctx, r.DataSources, task.SQL{DataSource: t.DataSource, Pre: t.Pre, Statement: t.SQL, Post: t.Post,
-			Query: t.Query, Outputs: t.Outputs}, log)
+			Query: t.Query, Outputs: t.Outputs, UDFs: udfs}, log)
 		var unknown *task.UnknownDataSourceError
 		if errors.As(err, &unknown) {
 			err = workflow.NewError("strand.dag.datasource", err.Error(), true)

@@ -165,6 +165,29 @@ var routeNeeds = map[string]Need{
 	"GET /statemachines/{type}":                    {Scope: Authenticated},
 	"GET /statemachines/{type}/versions/{version}": {Scope: Authenticated},
 
+	// The resource centre (DAG resources, UDFs and data sources): what
+	// each caller may use is narrowed by its owner's grants; anyone who
+	// may write somewhere may make new ones.
+	"GET /resources":                           {Scope: Authenticated},
+	"POST /resources":                          {Scope: InAnyNamespace, Role: access.Writer},
+	"GET /resources/{name}":                    {Scope: Authenticated},
+	"GET /resources/{name}/versions/{version}": {Scope: Authenticated},
+	"DELETE /resources/{name}":                 {Scope: Authenticated},
+	"POST /resources/{name}/grants":            {Scope: Authenticated},
+	"GET /datasources":                         {Scope: Authenticated},
+	"POST /datasources":                        {Scope: InAnyNamespace, Role: access.Writer},
+	"GET /datasources/{name}":                  {Scope: Authenticated},
+	"PUT /datasources/{name}":                  {Scope: Authenticated},
+	"DELETE /datasources/{name}":               {Scope: Authenticated},
+	"POST /datasources/{name}/grants":          {Scope: Authenticated},
+	"POST /datasources/{name}/test":            {Scope: Authenticated},
+	"GET /datasources/{name}/connection":       {Scope: Authenticated}, // workers' service accounts and cluster admins: checked by the centre
+	"GET /udfs":                                {Scope: Authenticated},
+	"GET /udfs/{name}":                         {Scope: Authenticated},
+	"PUT /udfs/{name}":                         {Scope: InAnyNamespace, Role: access.Writer},
+	"DELETE /udfs/{name}":                      {Scope: Authenticated},
+	"POST /resource-checks":                    {Scope: Authenticated},
+
 	// The cluster.
 	"GET /namespaces":  {Scope: Authenticated}, // narrowed to the caller's
 	"POST /namespaces": {Scope: ClusterAdmin},

@@ -29,6 +29,7 @@ import (
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/statemachine"
 	"github.com/strandhq/strand/store"
 )
@@ -85,6 +86,10 @@ type Options struct {
 	// call but reads and the workers' task traffic, refused ones too) and
 	// serves GET /api/v1/audit.
 	Audit *AuditLog
+	// Resources, when set, serves the resource centre of DAG pipelines
+	// (resources, UDFs, data sources) and checks at dag apply that the
+	// applying user may use what a definition names.
+	Resources *resources.Centre
 	// ClusterSecret, when set, is what the nodes of a cluster call each
 	// other with ("Authorization: Node SECRET"); the peering route refuses
 	// every other caller once Access is set.
@@ -539,6 +544,9 @@ func (h *handler) routes() []Route {
 	routes = append(routes, sagaRoutes(h)...)
 	if h.opts.Access != nil {
 		routes = append(routes, accessRoutes(h, h.opts.Access)...)
+	}
+	if h.opts.Resources != nil {
+		routes = append(routes, resourceRoutes(h, h.opts.Resources)...)
 	}
 	if h.opts.Audit != nil {
 		routes = append(routes, auditRoutes(h, h.opts.Audit)...)

@@ -65,7 +65,7 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 			log := slog.Default()
 			ctx := cmd.Context()
 			stop, err := startDAGWorkers(ctx, svc, dagWorkerOptions{namespace: o.namespace, groups: groups, concurrency: concurrency,
-				sources: list, workDir: workDir, identity: identity, log: log})
+				sources: list, workDir: workDir, identity: identity, log: log, centre: remoteCentre{svc}})
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 	f := cmd.Flags()
 	f.StringSliceVar(&groups, "group", []string{dag.DefaultGroup}, "the worker groups whose tasks this worker runs (repeat or comma-separate)")
 	f.IntVar(&concurrency, "concurrency", 8, "tasks run at once, per group")
-	f.StringArrayVar(&sources, "datasource", nil, "a data source sql tasks may name: NAME=postgres://... or NAME=sqlite:PATH (repeat)")
+	f.StringArrayVar(&sources, "datasource", nil, "a data source sql tasks may name: NAME=postgres://... or NAME=sqlite:PATH (repeat); it wins over one of the same name defined on the server (strand datasource create)")
 	f.StringVar(&workDir, "workdir", "", "where shell tasks get their working directories (default: the system's temporary directory)")
 	f.StringVar(&identity, "identity", "", "this worker's name in task instances (default HOST:PID)")
 	f.DurationVar(&stopWait, "stop-wait", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are stopped")
@@ -99,6 +99,9 @@ type dagWorkerOptions struct {
 	workDir     string
 	identity    string
 	log         *slog.Logger
+	// centre is the server's resource centre: the resources tasks fetch,
+	// UDFs, and the data sources not given as sources (which win).
+	centre dag.Centre
 }
 
 // startDAGWorkers starts the interpreters' workers (DAGs on dag.Queue,
@@ -128,7 +131,10 @@ func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (
 	sagas := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: saga.Queue, Identity: o.identity, Logger: o.log})
 	saga.Register(sagas, svc)
 	workers := []*worker.Worker{interp, sagas}
-	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir}
+	if o.centre != nil {
+		dss.SetResolver(dag.DataSourceResolver(o.centre))
+	}
+	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir, Centre: o.centre}
 	calls := &saga.HTTPRunner{Logger: o.log}
 	for _, g := range o.groups {
 		w := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: dag.GroupQueue(g), Identity: o.identity,

@@ -34,6 +34,10 @@ type Shell struct {
 	// WorkDir is the directory under which the fresh working directory is
 	// made (default os.TempDir()).
 	WorkDir string
+	// Dir, when set, is the working directory itself, made (with the
+	// task's resources in it) and removed by the caller; WorkDir is then
+	// unused.
+	Dir string
 	// KillGrace is how long a stopped script's process group has between
 	// SIGTERM and SIGKILL (default 5s).
 	KillGrace time.Duration
@@ -108,16 +112,28 @@ func RunShell(ctx context.Context, sh Shell, log io.Writer) (ShellResult, error)
 	if err != nil {
 		return ShellResult{}, err
 	}
-	parent := sh.WorkDir
-	if parent == "" {
-		parent = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(parent, "strand-shell-")
-	if err != nil {
-		return ShellResult{}, fmt.Errorf("shell task: make working directory: %w", err)
-	}
-	defer os.RemoveAll(dir)
+	dir := sh.Dir
 	script := filepath.Join(dir, "script.sh")
+	if dir == "" {
+		parent := sh.WorkDir
+		if parent == "" {
+			parent = os.TempDir()
+		}
+		if dir, err = os.MkdirTemp(parent, "strand-shell-"); err != nil {
+			return ShellResult{}, fmt.Errorf("shell task: make working directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		script = filepath.Join(dir, "script.sh")
+	} else {
+		// The script beside the resources, out of their way.
+		f, err := os.CreateTemp(dir, ".strand-script-*.sh")
+		if err != nil {
+			return ShellResult{}, fmt.Errorf("shell task: write script: %w", err)
+		}
+		f.Close()
+		script = f.Name()
+		defer os.Remove(script)
+	}
 	if err := os.WriteFile(script, []byte(sh.Script), 0o600); err != nil {
 		return ShellResult{}, fmt.Errorf("shell task: write script: %w", err)
 	}
