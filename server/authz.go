@@ -181,7 +181,7 @@ var routeNeeds = map[string]Need{
 	"DELETE /datasources/{name}":               {Scope: Authenticated},
 	"POST /datasources/{name}/grants":          {Scope: Authenticated},
 	"POST /datasources/{name}/test":            {Scope: Authenticated},
-	"GET /datasources/{name}/connection":       {Scope: Authenticated}, // workers' service accounts and cluster admins: checked by the centre
+	"GET /datasources/{name}/connection":       {Scope: InAnyNamespace, Role: access.Worker}, // and a service account, not a person: the centre checks
 	"GET /udfs":                                {Scope: Authenticated},
 	"GET /udfs/{name}":                         {Scope: Authenticated},
 	"PUT /udfs/{name}":                         {Scope: InAnyNamespace, Role: access.Writer},

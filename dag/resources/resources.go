@@ -306,8 +306,10 @@ func mayReadAll(id access.Identity) bool {
 		return false
 	}
 	for _, roles := range id.Grants {
-		if slices.Contains(roles, access.Worker) {
-			return true
+		for _, r := range roles {
+			if r.Includes(access.Worker) {
+				return true
+			}
 		}
 	}
 	return false
