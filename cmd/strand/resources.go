@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -283,6 +284,17 @@ func newDataSourceCommand() *cobra.Command {
 				r.Name = args[0]
 				if r.Password, err = readSecret(cmd, password); err != nil {
 					return err
+				}
+				if u, err := url.Parse(r.URL); err == nil && u.User != nil {
+					// A password in the URL travels as the password field,
+					// which the audit log leaves out.
+					if pw, ok := u.User.Password(); ok {
+						if r.Password == "" {
+							r.Password = pw
+						}
+						u.User = url.User(u.User.Username())
+						r.URL = u.String()
+					}
 				}
 				d, err := svc.CreateDataSource(cmd.Context(), r, update)
 				if err != nil {
