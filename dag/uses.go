@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/strandhq/strand/dag/resources"
 )
@@ -113,4 +114,20 @@ func (c *Catalog) checkUseRights(ctx context.Context, def *Definition) (warnings
 		return nil, &DefinitionError{Problems: problems}
 	}
 	return warnings, nil
+}
+
+// CheckStored checks a stored definition's body before it is stored
+// through the generic definitions API: for a DAG's text (type "dag/NAME")
+// that parses, what its tasks name must be usable by the caller u answers
+// for, as Apply checks. Other types, and texts that do not parse, pass.
+func CheckStored(ctx context.Context, typ string, body []byte, u UseChecker) error {
+	if !strings.HasPrefix(typ, typePrefix) || u == nil {
+		return nil
+	}
+	def, err := Parse(body)
+	if err != nil {
+		return nil
+	}
+	_, err = (&Catalog{Uses: u}).checkUseRights(ctx, def)
+	return err
 }

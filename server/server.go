@@ -471,6 +471,12 @@ func (h *handler) routes() []Route {
 				return ShardList{Shards: shards}, err
 			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
+				if h.opts.Resources != nil {
+					// A DAG stored this way names only what its user may use.
+					if err := dag.CheckStored(ctx, req.Type, req.Body, h.opts.Resources); err != nil {
+						return api.Definition{}, err
+					}
+				}
 				return cl.PutDefinition(ctx, req)
 			}).linked(link{name: "get", target: "GET " + prefix + "/definitions/{type}/{version}", desc: "the version stored",
 				params: map[string]any{"path.type": "$response.body#/type", "path.version": "$response.body#/version"}})},

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -203,6 +206,21 @@ tasks:
 		!strings.Contains(out, `line 13, column 17: tasks[2].datasource: you may not use data source "wh": ask its owner alice for a grant`) ||
 		!strings.Contains(out, `line 20, column 12: tasks[3].udfs[0]: you may not use UDF "add_tax"`) {
 		t.Fatalf("bob applying alice's resources: exit %d: %s", code, out)
+	}
+	// Nor through the definitions API, around dag apply.
+	text, _ := os.ReadFile(pipeline)
+	body, _ := json.Marshal(map[string]any{"type": "dag/nightly", "body": text})
+	req, _ := http.NewRequest("POST", url+"/api/v1/definitions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+bobToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), `you may not use resource \"etl.sh\"`) {
+		t.Fatalf("bob storing the DAG through the definitions API: %s %s", resp.Status, msg)
 	}
 	if out := root("dag", "list"); strings.Contains(out, "nightly") {
 		t.Fatalf("a refused definition was stored: %s", out)
