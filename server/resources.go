@@ -42,7 +42,7 @@ type UseGrant struct {
 // DataSourceRequest creates or changes a data source.
 type DataSourceRequest struct {
 	Name        string `json:"name,omitempty" max:"100"`
-	Type        string `json:"type" enum:"postgresql,sqlite,mysql" required:"true"`
+	Type        string `json:"type" enum:"postgresql,sqlite" required:"true"`
 	URL         string `json:"url" max:"4096" required:"true"`
 	Password    string `json:"password,omitempty" max:"4096"`
 	Description string `json:"description,omitempty" max:"1000"`

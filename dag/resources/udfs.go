@@ -133,9 +133,9 @@ const (
 // Use is a task's naming of a resource (at a version, 0 the latest), a
 // data source or a UDF.
 type Use struct {
-	Kind    string `json:"kind" enum:"resource,datasource,udf"`
-	Name    string `json:"name" max:"200"`
-	Version int32  `json:"version,omitempty" minimum:"0" maximum:"2147483646"`
+	Kind    string `json:"kind" enum:"resource,datasource,udf" required:"true"`
+	Name    string `json:"name" max:"200" required:"true"`
+	Version int32  `json:"version,omitempty" minimum:"0" maximum:"2147483647"`
 }
 
 // Answer is what the centre says of a Use for the caller.
@@ -156,6 +156,9 @@ func (c *Centre) CheckUses(ctx context.Context, uses []Use) ([]Answer, error) {
 	id := caller(ctx)
 	out := make([]Answer, len(uses))
 	for i, u := range uses {
+		if u.Version < 0 {
+			return nil, api.InvalidArgument("uses.version", "%d: want a version from 1, or 0 for the latest", u.Version)
+		}
 		var (
 			o   Owned
 			err error
