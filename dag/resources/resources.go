@@ -14,6 +14,7 @@ package resources
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -172,6 +173,9 @@ type Version struct {
 	SHA256     string    `json:"sha256"`
 	UploadedAt time.Time `json:"uploaded_at"`
 	UploadedBy string    `json:"uploaded_by,omitempty"`
+	// blob names the upload's chunks, so that two uploads at once never
+	// mix theirs.
+	Blob string `json:"blob,omitempty"`
 }
 
 // version returns version v of r (0: the latest).
@@ -224,23 +228,24 @@ func (c *Centre) Upload(ctx context.Context, name string, content []byte) (Resou
 		return Resource{}, denied(id, "upload a new version of resource "+name+" (its owner is "+r.Owner+")")
 	}
 	sum := sha256.Sum256(content)
-	v := Version{Version: 1, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), UploadedAt: time.Now().UTC(), UploadedBy: id.Name}
+	var blob [8]byte
+	rand.Read(blob[:])
+	v := Version{Version: 1, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), UploadedAt: time.Now().UTC(), UploadedBy: id.Name,
+		Blob: hex.EncodeToString(blob[:])}
 	if len(r.Versions) > 0 {
 		v.Version = r.Latest().Version + 1
 	}
 	// The chunks first: a version appears only once its content is whole.
-	if err := c.clearChunks(ctx, name, v.Version); err != nil {
-		return Resource{}, err
-	}
 	for i := 0; i == 0 || i*chunkSize < len(content); i++ {
 		part := content[i*chunkSize : min((i+1)*chunkSize, len(content))]
-		if _, err := c.st.PutRecord(ctx, store.Record{Kind: kindChunk, Key: chunkKey(name, v.Version, i), Value: part}); err != nil {
+		if _, err := c.st.PutRecord(ctx, store.Record{Kind: kindChunk, Key: chunkKey(name, v, i), Value: part}); err != nil {
+			c.clearChunks(context.WithoutCancel(ctx), name, v)
 			return Resource{}, fmt.Errorf("resources: store %s version %d: %w", name, v.Version, err)
 		}
 	}
 	r.Versions = append(r.Versions, v)
 	if _, err := c.st.PutRecord(ctx, store.Record{Kind: kindResource, Key: name, Value: mustJSON(r), Version: rv}); err != nil {
-		c.clearChunks(context.WithoutCancel(ctx), name, v.Version)
+		c.clearChunks(context.WithoutCancel(ctx), name, v)
 		if errors.Is(err, store.ErrConditionFailed) {
 			return Resource{}, fmt.Errorf("%w: resource %s changed while this version was uploaded; upload it again", api.ErrConflict, name)
 		}
@@ -259,12 +264,14 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// chunkKey is the key of a chunk: "NAME@VERSION#INDEX" ('@' and '#' are
-// not in names).
-func chunkKey(name string, v int32, i int) string { return fmt.Sprintf("%s@%d#%06d", name, v, i) }
+// chunkKey is the key of a chunk: "NAME@VERSION#BLOB#INDEX" ('@' and '#'
+// are not in names).
+func chunkKey(name string, v Version, i int) string { return fmt.Sprintf("%s%06d", chunkPrefix(name, v), i) }
 
-func (c *Centre) clearChunks(ctx context.Context, name string, v int32) error {
-	recs, err := c.st.ListRecords(ctx, kindChunk, fmt.Sprintf("%s@%d#", name, v))
+func chunkPrefix(name string, v Version) string { return fmt.Sprintf("%s@%d#%s#", name, v.Version, v.Blob) }
+
+func (c *Centre) clearChunks(ctx context.Context, name string, v Version) error {
+	recs, err := c.st.ListRecords(ctx, kindChunk, chunkPrefix(name, v))
 	if err != nil {
 		return fmt.Errorf("resources: list the content of %s: %w", name, err)
 	}
@@ -338,7 +345,7 @@ func (c *Centre) Content(ctx context.Context, name string, v int32) (Version, []
 	if err != nil {
 		return Version{}, nil, err
 	}
-	recs, err := c.st.ListRecords(ctx, kindChunk, fmt.Sprintf("%s@%d#", name, ver.Version))
+	recs, err := c.st.ListRecords(ctx, kindChunk, chunkPrefix(name, ver))
 	if err != nil {
 		return Version{}, nil, fmt.Errorf("resources: read %s version %d: %w", name, ver.Version, err)
 	}
@@ -366,7 +373,7 @@ func (c *Centre) DeleteResource(ctx context.Context, name string) error {
 		return fmt.Errorf("resources: delete %s: %w", name, err)
 	}
 	for _, v := range r.Versions {
-		if err := c.clearChunks(ctx, name, v.Version); err != nil {
+		if err := c.clearChunks(ctx, name, v); err != nil {
 			return err
 		}
 	}
