@@ -231,6 +231,18 @@ tasks:
 		t.Fatalf("a UDF on a SQLite data source: exit %d: %s", code, out)
 	}
 
+	// A resource not uploaded yet is a warning at its place; the DAG is
+	// stored.
+	if out, code := as(aliceToken, "dag", "apply", "-f", file("later.yaml", "name: later\ntasks:\n  - {name: a, type: shell, resources: [later.sh], script: bash later.sh}\n")); code != 0 ||
+		!strings.Contains(out, `later.yaml: line 3, column 40: tasks[0].resources[0]: no resource "later.sh" (yet): create it before running later`) {
+		t.Fatalf("a resource not uploaded yet: exit %d: %s", code, out)
+	}
+	// An update checks the connection again and keeps the password.
+	alice("datasource", "update", "pg", "--type", "postgresql", "--url", pgURL, "--description", "the warehouse")
+	if out := alice("datasource", "show", "pg"); !strings.Contains(out, "kept encrypted") {
+		t.Fatalf("datasource show after an update: %s", out)
+	}
+
 	// Alice runs it: version 1 and the latest, the server's data sources,
 	// the UDF.
 	alice("dag", "apply", "-f", pipeline)
