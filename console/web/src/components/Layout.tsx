@@ -108,6 +108,9 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
               </Link>
             </li>
             <li>
+              <Link to="/resources">Resources</Link>
+            </li>
+            <li>
               <Link to="/statemachines" search={namespaceSearch(namespace)} activeOptions={{ includeSearch: false }}>
                 State machines
               </Link>
