@@ -25,9 +25,7 @@ export function ResourcesPage() {
               No resources yet: <code>strand resource upload NAME FILE</code> stores one.
             </p>
           ))}
-        {resources.data && (
-          <p className="muted">At most {formatSize(resources.data.max_size)} per version.</p>
-        )}
+        {resources.data && <p className="muted">At most {formatSize(resources.data.max_size)} per version.</p>}
       </section>
       <section className="card" aria-labelledby="sources-title">
         <h2 id="sources-title">Data sources</h2>
