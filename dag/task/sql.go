@@ -159,6 +159,16 @@ func (d *DataSources) DB(ctx context.Context, name string) (*sql.DB, error) {
 	return db, nil
 }
 
+// driver is the driver of the source called name ("" when unknown).
+func (d *DataSources) driver(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.sources[name]; ok {
+		return s.Driver
+	}
+	return d.central[name].src.Driver
+}
+
 // sqliteDSN is the modernc.org/sqlite DSN of a file path: writers wait for
 // each other (busy timeout) and a transaction takes the write lock when it
 // begins, so it never fails to upgrade its lock halfway. A "file:" URI is
@@ -269,6 +279,9 @@ func RunSQL(ctx context.Context, ds *DataSources, s SQL, log io.Writer) (res SQL
 	db, err := ds.DB(ctx, s.DataSource)
 	if err != nil {
 		return res, fmt.Errorf("sql task: %w", err)
+	}
+	if len(s.UDFs) > 0 && ds.driver(s.DataSource) == "sqlite" {
+		return res, fmt.Errorf("sql task: data source %q is SQLite, which cannot create functions in SQL: a UDF needs a PostgreSQL data source", s.DataSource)
 	}
 	lg := &errWriter{w: log}
 	tx, err := db.BeginTx(ctx, nil)

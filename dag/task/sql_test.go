@@ -339,3 +339,15 @@ func TestDataSourcesResolver(t *testing.T) {
 		t.Fatalf("the resolver was asked for %v", asked)
 	}
 }
+
+// TestSQLiteRefusesUDF: SQLite cannot create functions in SQL, so a UDF on
+// a SQLite data source fails the task, saying so, before any statement.
+func TestSQLiteRefusesUDF(t *testing.T) {
+	ds := sqliteSources(t)
+	var log bytes.Buffer
+	_, err := task.RunSQL(context.Background(), ds, task.SQL{DataSource: "db", Statement: "SELECT 1",
+		UDFs: []task.UDF{{Name: "add_tax", Text: "CREATE FUNCTION add_tax(x numeric) RETURNS numeric AS $$ SELECT x $$ LANGUAGE sql"}}}, &log)
+	if err == nil || !strings.Contains(err.Error(), `data source "db" is SQLite, which cannot create functions in SQL`) || log.Len() != 0 {
+		t.Fatalf("a UDF on SQLite: %v (log %q)", err, log.String())
+	}
+}
