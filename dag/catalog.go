@@ -39,10 +39,20 @@ type Release struct {
 // groups, in the store's definitions through the public API.
 type Catalog struct {
 	cl api.Cluster
+	// Uses, when set, checks at Apply that the applying user may use the
+	// resources, UDFs and data sources a definition names (NewCatalog sets
+	// it to cl when cl is a UseChecker).
+	Uses UseChecker
 }
 
 // NewCatalog returns the catalog over cl.
-func NewCatalog(cl api.Cluster) *Catalog { return &Catalog{cl: cl} }
+func NewCatalog(cl api.Cluster) *Catalog {
+	c := &Catalog{cl: cl}
+	if u, ok := cl.(UseChecker); ok {
+		c.Uses = u
+	}
+	return c
+}
 
 // ErrOffline is what starting an offline definition fails with.
 var ErrOffline = errors.New("dag: the definition is offline")
@@ -66,6 +76,11 @@ type Applied struct {
 // first time is online unless offline is set.
 func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline bool) (Applied, error) {
 	def, err := Parse(text)
+	if err != nil {
+		return Applied{}, err
+	}
+	// What the tasks name is checked before anything is stored.
+	useWarnings, err := c.checkUseRights(ctx, def)
 	if err != nil {
 		return Applied{}, err
 	}
@@ -100,6 +115,7 @@ func (c *Catalog) Apply(ctx context.Context, text []byte, by string, offline boo
 		return Applied{}, err
 	}
 	a.Warnings = append(a.Warnings, tw...)
+	a.Warnings = append(a.Warnings, useWarnings...)
 	return a, nil
 }
 

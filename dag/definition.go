@@ -54,6 +54,10 @@ type Definition struct {
 	// field in the file ("tasks[2].worker_group"), for the warnings of
 	// apply and run.
 	pos map[string]Pos
+
+	// uses are the resources, UDFs and data sources the tasks name, each
+	// at its place, for Apply's checks of the applying user's rights.
+	uses []use
 }
 
 // reference is a task's naming of another DAG.
@@ -245,6 +249,13 @@ type Task struct {
 	FieldsTerminatedBy string   `json:"fields_terminated_by,omitempty"`
 	UpdateKey          string   `json:"update_key,omitempty"`
 	UpdateMode         string   `json:"update_mode,omitempty"`
+
+	// Resource centre (issue 35 item 11). Resources are fetched into the
+	// task's working directory before it runs, each at its name's path:
+	// NAME (the latest version when the task runs) or NAME@VERSION. UDFs
+	// (sql tasks) are created in the task's session before its statements.
+	Resources []string `json:"resources,omitempty"`
+	UDFs      []string `json:"udfs,omitempty"`
 }
 
 // TaskType is the kind of a task.

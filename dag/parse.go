@@ -37,6 +37,9 @@ func Parse(data []byte) (*Definition, error) {
 	if len(p.problems) == 0 {
 		p.check(def)
 	}
+	if len(p.problems) == 0 {
+		p.checkUses(def)
+	}
 	if len(p.problems) > 0 {
 		return nil, &DefinitionError{Problems: p.problems}
 	}
@@ -235,7 +238,7 @@ func (p *parser) definition(n *yaml.Node) *Definition {
 var typeFields = map[TaskType][]string{
 	TypeShell:      {"script", "env"},
 	TypeHTTP:       {"method", "url", "headers", "body", "expect_status", "body_contains", "body_not_contains"},
-	TypeSQL:        {"datasource", "sql", "pre", "post", "query"},
+	TypeSQL:        {"datasource", "sql", "pre", "post", "query", "udfs"},
 	TypeSubProcess: {"dag", "version"},
 	TypeConditions: {"when", "success", "failure"},
 	TypeSwitch:     {"cases", "default"},
@@ -290,6 +293,8 @@ func (p *parser) task(n *yaml.Node, path string) Task {
 			t.LocalParams = p.stringMap(v, f)
 		case "outputs":
 			t.Outputs = p.outputs(v, f)
+		case "resources":
+			t.Resources = p.strings(v, f)
 		default:
 			specific[key] = v
 		}
@@ -356,6 +361,8 @@ func (p *parser) taskField(t *Task, key string, v *yaml.Node, f string) {
 		t.Post = p.strings(v, f)
 	case "query":
 		t.Query = p.boolean(v, f)
+	case "udfs":
+		t.UDFs = p.strings(v, f)
 	case "dag":
 		t.DAG = p.str(v, f)
 	case "version":

@@ -43,7 +43,7 @@ func (r *TaskRunner) runProcess(ctx context.Context, t Task, log io.Writer) (Tas
 	if queue != "" {
 		env["STRAND_QUEUE"] = queue
 	}
-	sh := task.Shell{Script: t.Script, Env: env, WorkDir: r.WorkDir, User: user}
+	sh := task.Shell{Script: t.Script, Env: env, WorkDir: r.WorkDir, Dir: taskDir(ctx), User: user}
 	tools := r.Tools.WithDefaults(os.Getenv)
 	var sr task.ShellResult
 	switch t.Type {

@@ -183,6 +183,14 @@ type TaskRunner struct {
 	// Tools are the programs of python and big-data tasks; blanks are
 	// found as Tools.WithDefaults finds them.
 	Tools task.Tools
+
+	// Centre is the server's resource centre: the resources tasks name are
+	// fetched from it into their working directories before they run
+	// (nil: a task naming one fails).
+	Centre Centre
+	// ResourceCache is where fetched resources are kept by content hash
+	// (default WorkDir/strand-resource-cache).
+	ResourceCache string
 }
 
 // RegisterTasks registers the built-in task types on w, a worker of a
@@ -220,7 +228,21 @@ func (r *TaskRunner) run(ctx context.Context, req TaskRequest) (TaskResult, erro
 		tctx, cancel = context.WithTimeoutCause(ctx, to.After.Std(), errTaskTimeout)
 		defer cancel()
 	}
-	res, err := r.runTask(tctx, req.Task, log)
+	var (
+		res TaskResult
+		err error
+	)
+	if len(req.Task.Resources) > 0 {
+		// Whatever its type, a task gets its resources in its working
+		// directory before it runs.
+		var dir string
+		if dir, err = r.prepare(tctx, req.Task, log); err == nil {
+			res, err = r.runTask(context.WithValue(tctx, taskDirKey{}, dir), req.Task, log)
+			os.RemoveAll(dir)
+		}
+	} else {
+		res, err = r.runTask(tctx, req.Task, log)
+	}
 	res.Started, res.Finished, res.Attempt = started, time.Now(), cmp.Or(req.Attempt, step.GetInfo(ctx).Attempt)
 	stop()
 	res.Host = r.Identity
@@ -276,8 +298,12 @@ func (r *TaskRunner) runTask(ctx context.Context, t Task, log *taskLog) (TaskRes
 		if r.DataSources == nil {
 			return TaskResult{}, workflow.NewError("strand.dag.datasource", fmt.Sprintf("data source %q: this worker has none", t.DataSource), true)
 		}
+		udfs, err := r.udfs(ctx, t.UDFs)
+		if err != nil {
+			return TaskResult{}, err
+		}
 		sr, err := task.RunSQL(ctx, r.DataSources, task.SQL{DataSource: t.DataSource, Pre: t.Pre, Statement: t.SQL, Post: t.Post,
-			Query: t.Query, Outputs: t.Outputs}, log)
+			Query: t.Query, Outputs: t.Outputs, UDFs: udfs}, log)
 		var unknown *task.UnknownDataSourceError
 		if errors.As(err, &unknown) {
 			err = workflow.NewError("strand.dag.datasource", err.Error(), true)

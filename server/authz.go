@@ -179,6 +179,28 @@ var routeNeeds = map[string]Need{
 	"GET /tenants/{name}":    {Scope: Authenticated},
 	"PUT /tenants/{name}":    {Scope: ClusterAdmin},
 	"DELETE /tenants/{name}": {Scope: ClusterAdmin},
+	// The resource centre (DAG resources, UDFs and data sources): what
+	// each caller may use is narrowed by its owner's grants; anyone who
+	// may write somewhere may make new ones.
+	"GET /resources":                           {Scope: Authenticated},
+	"POST /resources":                          {Scope: InAnyNamespace, Role: access.Writer},
+	"GET /resources/{name}":                    {Scope: Authenticated},
+	"GET /resources/{name}/versions/{version}": {Scope: Authenticated},
+	"DELETE /resources/{name}":                 {Scope: Authenticated},
+	"POST /resources/{name}/grants":            {Scope: Authenticated},
+	"GET /datasources":                         {Scope: Authenticated},
+	"POST /datasources":                        {Scope: InAnyNamespace, Role: access.Writer},
+	"GET /datasources/{name}":                  {Scope: Authenticated},
+	"PUT /datasources/{name}":                  {Scope: Authenticated},
+	"DELETE /datasources/{name}":               {Scope: Authenticated},
+	"POST /datasources/{name}/grants":          {Scope: Authenticated},
+	"POST /datasources/{name}/test":            {Scope: Authenticated},
+	"GET /datasources/{name}/connection":       {Scope: InAnyNamespace, Role: access.Worker}, // and a service account, not a person: the centre checks
+	"GET /udfs":                                {Scope: Authenticated},
+	"GET /udfs/{name}":                         {Scope: Authenticated},
+	"PUT /udfs/{name}":                         {Scope: InAnyNamespace, Role: access.Writer},
+	"DELETE /udfs/{name}":                      {Scope: Authenticated},
+	"POST /resource-checks":                    {Scope: Authenticated},
 
 	// The cluster.
 	"GET /namespaces":  {Scope: Authenticated}, // narrowed to the caller's

@@ -15,6 +15,7 @@ import (
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/batch"
+	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/testdb"
@@ -78,7 +79,11 @@ func newAccessFixture(t *testing.T) *accessFixture {
 	audit := NewAuditLog(st, AuditOptions{})
 	audit.Start()
 	t.Cleanup(audit.Close)
-	opts := Options{Access: ac, Audit: audit, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond}
+	centre, err := resources.New(st, resources.Options{Key: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Access: ac, Audit: audit, ClusterSecret: f.secret, PollWait: 50 * time.Millisecond, Resources: centre}
 	svc := served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}
 	f.h = &handler{svc: svc, opts: opts}
 	f.srv = httptest.NewServer(New(svc, opts))

@@ -142,6 +142,9 @@ func dagRoutes(h *handler, svc dag.Service) []Route {
 	insts := prefix + "/namespaces/{namespace}/dag-instances"
 	inst := insts + "/{workflow_id}"
 	catalog := dag.NewCatalog(svc)
+	if h.opts.Resources != nil {
+		catalog.Uses = h.opts.Resources // the applying user's rights, from the request
+	}
 	client := func(r *http.Request) *dag.Client { return dag.NewClient(svc, r.PathValue("namespace")) }
 	version := func(ctx context.Context, r *http.Request, v int32) (DAGVersion, error) {
 		name := r.PathValue("name")

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/server"
@@ -211,12 +212,14 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 // the document: the status is documented and the body fits its schema.
 // TestRemoteWorkerAndClient checks the answers of a real workflow's run.
 func TestOpenAPIMatchesEveryRoute(t *testing.T) {
-	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
+	st := testdb.SQLite(t)
+	eng, err := engine.Open(context.Background(), st, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	rec := &recorder{h: server.New(eng, server.Options{PollWait: 50 * time.Millisecond})}
+	centre, _ := resources.New(st, resources.Options{Key: make([]byte, 32)})
+	rec := &recorder{h: server.New(eng, server.Options{PollWait: 50 * time.Millisecond, Resources: centre})}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 	d := loadDoc(t, srv.URL)

@@ -29,6 +29,7 @@ import (
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/statemachine"
 	"github.com/strandhq/strand/store"
 )
@@ -85,6 +86,10 @@ type Options struct {
 	// call but reads and the workers' task traffic, refused ones too) and
 	// serves GET /api/v1/audit.
 	Audit *AuditLog
+	// Resources, when set, serves the resource centre of DAG pipelines
+	// (resources, UDFs, data sources) and checks at dag apply that the
+	// applying user may use what a definition names.
+	Resources *resources.Centre
 	// ClusterSecret, when set, is what the nodes of a cluster call each
 	// other with ("Authorization: Node SECRET"); the peering route refuses
 	// every other caller once Access is set.
@@ -469,6 +474,12 @@ func (h *handler) routes() []Route {
 				return ShardList{Shards: shards}, err
 			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
+				if h.opts.Resources != nil {
+					// A DAG stored this way names only what its user may use.
+					if err := dag.CheckStored(ctx, req.Type, req.Body, h.opts.Resources); err != nil {
+						return api.Definition{}, err
+					}
+				}
 				return cl.PutDefinition(ctx, req)
 			}).linked(link{name: "get", target: "GET " + prefix + "/definitions/{type}/{version}", desc: "the version stored",
 				params: map[string]any{"path.type": "$response.body#/type", "path.version": "$response.body#/version"}})},
@@ -544,6 +555,9 @@ func (h *handler) routes() []Route {
 	routes = append(routes, sagaRoutes(h)...)
 	if h.opts.Access != nil {
 		routes = append(routes, accessRoutes(h, h.opts.Access)...)
+	}
+	if h.opts.Resources != nil {
+		routes = append(routes, resourceRoutes(h, h.opts.Resources)...)
 	}
 	if h.opts.Audit != nil {
 		routes = append(routes, auditRoutes(h, h.opts.Audit)...)

@@ -205,3 +205,32 @@ func TestMessagesGuideExample(t *testing.T) {
 		}
 	}
 }
+
+// TestDAGsGuideResourcesExample runs the examples of docs/dags.md's
+// "Resources" and "Data sources" as written, with the strand binary
+// against a real server: the first starts a strand worker given no data
+// source, which the second uses.
+func TestDAGsGuideResourcesExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	doc := filepath.Join("..", "..", "docs", "dags.md")
+	script := fencedBlock(t, doc, "## Resources") + fencedBlock(t, doc, "## Data sources")
+	bin := binaries(t, "strand")
+	addr := freePort(t)
+	process(t, "listening on", filepath.Join(bin, "strand"), "server", "--store", "sqlite://"+filepath.Join(t.TempDir(), "strand.db"), "--listen", addr)
+
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "STRAND_SERVER=http://"+addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"load.sh version 2 stored", "-- resource load.sh version 1", "loading 1 statement(s), script version 1",
+		"loading 1 statement(s), script version 2", "data source shop created", "total=42"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the example printed no %q:\n%s", want, out)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/console"
 	"github.com/strandhq/strand/dag"
+	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/certs"
@@ -53,6 +54,8 @@ func newServerCommand() *cobra.Command {
 		tlsCA             string
 		secretFile        string
 		smtp              dag.MailServer
+		dsKeyFile         string
+		resourceMaxSize   int64
 		sopts             server.Options
 		eopts             engine.Options
 	)
@@ -143,6 +146,20 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			sopts.Access, sopts.Open, sopts.ClusterSecret = ac, open, secret
+			if resourceMaxSize < 1 || resourceMaxSize > 32<<20 {
+				ln.Close()
+				return &usageError{fmt.Errorf("--resource-max-size %d: want 1 to 33554432 bytes (32 MiB)", resourceMaxSize)}
+			}
+			dsKey, err := dataSourceKey(dsKeyFile, storeURL, log)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			centre, err := resources.New(st, resources.Options{MaxSize: resourceMaxSize, Key: dsKey})
+			if err != nil {
+				ln.Close()
+				return &usageError{err}
+			}
 			audit := server.NewAuditLog(st, server.AuditOptions{Retention: auditRetention, Logger: log})
 			audit.Start()
 			defer audit.Close() // after the server's shutdown: what it answered is written
@@ -192,7 +209,7 @@ func newServerCommand() *cobra.Command {
 				// DAG workers in this process, for a node that is its own
 				// worker (a laptop, a small install).
 				stopWorkers, err := startDAGWorkers(ctx, eng, dagWorkerOptions{groups: workerGroups, concurrency: workerConcurrency,
-					identity: eopts.Identity, log: log})
+					identity: eopts.Identity, log: log, centre: localCentre{centre}})
 				if err != nil {
 					ln.Close()
 					return err
@@ -206,7 +223,7 @@ func newServerCommand() *cobra.Command {
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
-				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter}),
+				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter, Resources: centre}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -256,6 +273,8 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&tlsCA, "tls-ca", "", "the PEM CA bundle the other nodes' certificates are checked against (default: the system's roots)")
 	cmd.Flags().DurationVar(&auditRetention, "audit-retention", 90*24*time.Hour, "how long the audit log keeps what was changed through the API")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve without access control on an address other machines reach, while the store has no user (on loopback that is the default)")
+	cmd.Flags().StringVar(&dsKeyFile, "datasource-key-file", "", "a file of 64 hex digits, the key data source passwords are encrypted with, the same on every node (env STRAND_DATASOURCE_KEY_FILE; default for a SQLite store: strand-datasource.key beside it, made at first start)")
+	cmd.Flags().Int64Var(&resourceMaxSize, "resource-max-size", resources.DefaultMaxSize, "the largest resource (a file DAG tasks name) the server takes, in bytes")
 	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")
 	cmd.Flags().StringVar(&smtp.Addr, "smtp-server", "", "the SMTP server (HOST:PORT) alert groups' emails go through")
 	cmd.Flags().StringVar(&smtp.From, "smtp-from", "", "the sender's address of alert emails")

@@ -74,7 +74,7 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 				return &usageError{fmt.Errorf("--tenant, --run-as-tenants: running tasks as a tenant's OS user needs a worker running as root (this one runs as uid %d)", os.Geteuid())}
 			}
 			stop, err := startDAGWorkers(ctx, svc, dagWorkerOptions{namespace: o.namespace, groups: groups, concurrency: concurrency,
-				sources: list, workDir: workDir, identity: identity, log: log, tenants: tenants, anyTenant: anyTenant, tools: tools})
+				sources: list, workDir: workDir, identity: identity, log: log, tenants: tenants, anyTenant: anyTenant, tools: tools, centre: remoteCentre{svc}})
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 	f := cmd.Flags()
 	f.StringSliceVar(&groups, "group", []string{dag.DefaultGroup}, "the worker groups whose tasks this worker runs (repeat or comma-separate)")
 	f.IntVar(&concurrency, "concurrency", 8, "tasks run at once, per group")
-	f.StringArrayVar(&sources, "datasource", nil, "a data source sql tasks may name: NAME=postgres://... or NAME=sqlite:PATH (repeat)")
+	f.StringArrayVar(&sources, "datasource", nil, "a data source sql tasks may name: NAME=postgres://... or NAME=sqlite:PATH (repeat); it wins over one of the same name defined on the server (strand datasource create)")
 	f.StringVar(&workDir, "workdir", "", "where shell tasks get their working directories (default: the system's temporary directory)")
 	f.StringVar(&identity, "identity", "", "this worker's name in task instances (default HOST:PID)")
 	f.DurationVar(&stopWait, "stop-wait", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are stopped")
@@ -121,6 +121,9 @@ type dagWorkerOptions struct {
 	tenants   []string
 	anyTenant bool
 	tools     task.Tools
+	// centre is the server's resource centre: the resources tasks fetch,
+	// UDFs, and the data sources not given as sources (which win).
+	centre dag.Centre
 }
 
 // startDAGWorkers starts the interpreters' workers (DAGs on dag.Queue,
@@ -150,7 +153,10 @@ func startDAGWorkers(ctx context.Context, svc dag.Service, o dagWorkerOptions) (
 	sagas := worker.New(svc, worker.Options{Namespace: o.namespace, Queue: saga.Queue, Identity: o.identity, Logger: o.log})
 	saga.Register(sagas, svc)
 	workers := []*worker.Worker{interp, sagas}
-	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir,
+	if o.centre != nil {
+		dss.SetResolver(dag.DataSourceResolver(o.centre))
+	}
+	runner := &dag.TaskRunner{Identity: o.identity, DataSources: dss, WorkDir: o.workDir, Centre: o.centre,
 		Tenants: dag.NewCatalog(svc).Tenant, RunAs: o.tenants, AllTenants: o.anyTenant, Tools: o.tools}
 	calls := &saga.HTTPRunner{Logger: o.log}
 	for _, g := range o.groups {

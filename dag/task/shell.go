@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,10 @@ type Shell struct {
 	// WorkDir is the directory under which the fresh working directory is
 	// made (default os.TempDir()).
 	WorkDir string
+	// Dir, when set, is the working directory itself, made (with the
+	// task's resources in it) and removed by the caller; WorkDir is then
+	// unused.
+	Dir string
 	// KillGrace is how long a stopped script's process group has between
 	// SIGTERM and SIGKILL (default 5s).
 	KillGrace time.Duration
@@ -140,25 +145,42 @@ func runScript(ctx context.Context, sh Shell, prog program, log io.Writer) (Shel
 	if err != nil {
 		return ShellResult{}, fmt.Errorf("%s: %w", prog.what, err)
 	}
-	parent := sh.WorkDir
-	if parent == "" {
-		parent = os.TempDir()
+	dir := sh.Dir
+	var script string
+	if dir == "" {
+		parent := sh.WorkDir
+		if parent == "" {
+			parent = os.TempDir()
+		}
+		if dir, err = os.MkdirTemp(parent, "strand-shell-"); err != nil {
+			return ShellResult{}, fmt.Errorf("%s: make working directory: %w", prog.what, err)
+		}
+		defer os.RemoveAll(dir)
+		script = filepath.Join(dir, prog.file)
+	} else {
+		// The script beside the resources, out of their way.
+		f, err := os.CreateTemp(dir, ".strand-script-*-"+prog.file)
+		if err != nil {
+			return ShellResult{}, fmt.Errorf("%s: write script: %w", prog.what, err)
+		}
+		f.Close()
+		script = f.Name()
+		defer os.Remove(script)
 	}
-	dir, err := os.MkdirTemp(parent, "strand-shell-")
-	if err != nil {
-		return ShellResult{}, fmt.Errorf("%s: make working directory: %w", prog.what, err)
-	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, prog.file)
 	if err := os.WriteFile(script, []byte(sh.Script), 0o600); err != nil {
 		return ShellResult{}, fmt.Errorf("%s: write script: %w", prog.what, err)
 	}
 	if u := sh.User; u != nil {
-		// The tenant's user owns what the task works on.
-		for _, p := range []string{dir, script} {
-			if err := os.Chown(p, int(u.UID), int(u.GID)); err != nil {
-				return ShellResult{}, fmt.Errorf("%s: give the working directory to user %s: %w", prog.what, u.Name, err)
+		// The tenant's user owns what the task works on: its working
+		// directory, the resources fetched into it and its script.
+		err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
+			return os.Lchown(p, int(u.UID), int(u.GID))
+		})
+		if err != nil {
+			return ShellResult{}, fmt.Errorf("%s: give the working directory to user %s: %w", prog.what, u.Name, err)
 		}
 	}
 
@@ -175,7 +197,7 @@ func runScript(ctx context.Context, sh Shell, prog program, log io.Writer) (Shel
 	defer outR.Close()
 	defer errR.Close()
 
-	cmd := exec.Command(prog.path, prog.file)
+	cmd := exec.Command(prog.path, filepath.Base(script))
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout = outW // *os.File: the child gets the descriptor, exec copies nothing

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,32 @@ type DataSources struct {
 	sources map[string]DataSource
 	dbs     map[string]*sql.DB
 	closed  bool
+	// resolve looks up a name not given to the worker (nil: none).
+	resolve Resolver
+	// central are the sources resolve found, with when.
+	central map[string]resolved
+}
+
+// Resolver looks up a data source by name where they are defined
+// centrally (the server); found is false for a name it does not know.
+type Resolver func(ctx context.Context, name string) (src DataSource, found bool, err error)
+
+// resolved is a data source a Resolver found.
+type resolved struct {
+	src DataSource
+	at  time.Time
+}
+
+// resolveEvery is how long a resolved data source is used before it is
+// looked up again (an update on the server reaches workers within it).
+const resolveEvery = 30 * time.Second
+
+// SetResolver makes DB look up the names the list given to NewDataSources
+// does not have with r: those given take precedence.
+func (d *DataSources) SetResolver(r Resolver) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.resolve, d.central = r, map[string]resolved{}
 }
 
 // NewDataSources checks list (names non-empty and unique, drivers known,
@@ -70,8 +97,10 @@ func NewDataSources(list []DataSource) (*DataSources, error) {
 }
 
 // DB returns the pool of the source called name, opening it on first use
-// and checking that it answers. An unknown name is an
-// *UnknownDataSourceError.
+// and checking that it answers: the worker's own sources first (strand
+// worker --datasource), then those the resolver finds (defined on the
+// server). An unknown name is an *UnknownDataSourceError. Every task type
+// that names a data source (sql, procedure) finds it here.
 func (d *DataSources) DB(ctx context.Context, name string) (*sql.DB, error) {
 	d.mu.Lock()
 	if d.closed {
@@ -79,6 +108,33 @@ func (d *DataSources) DB(ctx context.Context, name string) (*sql.DB, error) {
 		return nil, fmt.Errorf("data source %q: the data sources are closed", name)
 	}
 	src, ok := d.sources[name]
+	if !ok && d.resolve != nil {
+		c, have := d.central[name]
+		resolve := d.resolve
+		d.mu.Unlock()
+		if !have || time.Since(c.at) > resolveEvery {
+			s, found, err := resolve(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("data source %q: look it up on the server: %w", name, err)
+			}
+			if !found {
+				return nil, &UnknownDataSourceError{Name: name}
+			}
+			s.Name = name
+			c = resolved{src: s, at: time.Now()}
+		}
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("data source %q: the data sources are closed", name)
+		}
+		if old, was := d.central[name]; was && old.src != c.src && d.dbs[name] != nil {
+			d.dbs[name].Close() // it changed on the server: a new pool
+			delete(d.dbs, name)
+		}
+		d.central[name] = c
+		src, ok = c.src, true
+	}
 	if !ok {
 		d.mu.Unlock()
 		return nil, &UnknownDataSourceError{Name: name}
@@ -101,6 +157,16 @@ func (d *DataSources) DB(ctx context.Context, name string) (*sql.DB, error) {
 		return nil, fmt.Errorf("data source %q: connect: %w", name, err)
 	}
 	return db, nil
+}
+
+// driver is the driver of the source called name ("" when unknown).
+func (d *DataSources) driver(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.sources[name]; ok {
+		return s.Driver
+	}
+	return d.central[name].src.Driver
 }
 
 // sqliteDSN is the modernc.org/sqlite DSN of a file path: writers wait for
@@ -151,6 +217,18 @@ type SQL struct {
 	Outputs map[string]string
 	// MaxRows is how many rows are kept and logged at most (default 1000).
 	MaxRows int
+	// UDFs are run first, in the same session and transaction: each the
+	// statement that creates a user-defined function (PostgreSQL's CREATE
+	// OR REPLACE FUNCTION).
+	UDFs []UDF
+}
+
+// UDF is a user-defined function an SQL task creates before its
+// statements.
+type UDF struct {
+	Name string
+	// Text is the statement that creates it.
+	Text string
 }
 
 // SQLResult is what a SQL task got.
@@ -202,6 +280,9 @@ func RunSQL(ctx context.Context, ds *DataSources, s SQL, log io.Writer) (res SQL
 	if err != nil {
 		return res, fmt.Errorf("sql task: %w", err)
 	}
+	if len(s.UDFs) > 0 && ds.driver(s.DataSource) == "sqlite" {
+		return res, fmt.Errorf("sql task: data source %q is SQLite, which cannot create functions in SQL: a UDF needs a PostgreSQL data source", s.DataSource)
+	}
 	lg := &errWriter{w: log}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -229,6 +310,11 @@ func RunSQL(ctx context.Context, ds *DataSources, s SQL, log io.Writer) (res SQL
 		lg.printf("-- rolled back\n")
 	}()
 
+	for _, f := range s.UDFs {
+		if err := execLogged(ctx, tx, lg, "UDF "+f.Name, f.Text, nil); err != nil {
+			return res, err
+		}
+	}
 	for i, st := range s.Pre {
 		if err := execLogged(ctx, tx, lg, fmt.Sprintf("pre statement %d", i+1), st, nil); err != nil {
 			return res, err
@@ -375,4 +461,29 @@ func tabRow(vals []string) string {
 		out[i] = cellEscaper.Replace(v)
 	}
 	return strings.Join(out, "\t")
+}
+
+// CheckDataSource opens s and checks that it answers, then closes it. A
+// SQLite file must exist: the check does not create it.
+func CheckDataSource(ctx context.Context, s DataSource) error {
+	driver, dsn := "pgx", s.DSN
+	if s.Driver == "sqlite" {
+		if strings.HasPrefix(s.DSN, "file:") {
+			driver, dsn = "sqlite", s.DSN
+		} else {
+			if _, err := os.Stat(s.DSN); err != nil {
+				return fmt.Errorf("data source %q: %w", s.Name, err)
+			}
+			driver, dsn = "sqlite", "file:"+s.DSN+"?mode=rw"
+		}
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return fmt.Errorf("data source %q: open: %w", s.Name, err)
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("data source %q: connect: %w", s.Name, err)
+	}
+	return nil
 }

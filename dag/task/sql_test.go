@@ -294,3 +294,60 @@ func TestPostgresQuery(t *testing.T) {
 		t.Error("the table made in Pre exists after the rollback")
 	}
 }
+
+// TestDataSourcesResolver: a name the worker was not given is looked up
+// with the resolver (the server's data sources); one it was given wins over
+// the resolver's; a name neither knows is an *UnknownDataSourceError.
+func TestDataSourcesResolver(t *testing.T) {
+	dir := t.TempDir()
+	local, central := filepath.Join(dir, "local.db"), filepath.Join(dir, "central.db")
+	ds, err := task.NewDataSources([]task.DataSource{{Name: "both", Driver: "sqlite", DSN: local}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	var asked []string
+	ds.SetResolver(func(_ context.Context, name string) (task.DataSource, bool, error) {
+		asked = append(asked, name)
+		if name == "nope" {
+			return task.DataSource{}, false, nil
+		}
+		return task.DataSource{Driver: "sqlite", DSN: central}, true, nil
+	})
+	ctx := context.Background()
+	where := func(name string) string {
+		t.Helper()
+		res, err := task.RunSQL(ctx, ds, task.SQL{DataSource: name, Query: true, Statement: "SELECT file FROM pragma_database_list WHERE name = 'main'"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return filepath.Base(res.Rows[0][0])
+	}
+	if got := where("both"); got != "local.db" {
+		t.Fatalf("a data source given to the worker and on the server: used %s, want the worker's", got)
+	}
+	if got := where("server-only"); got != "central.db" {
+		t.Fatalf("a data source on the server alone: used %s", got)
+	}
+	where("server-only") // cached: not asked again
+	_, err = task.RunSQL(ctx, ds, task.SQL{DataSource: "nope", Statement: "SELECT 1"}, &bytes.Buffer{})
+	var unknown *task.UnknownDataSourceError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("a name nobody knows: %v", err)
+	}
+	if strings.Join(asked, ",") != "server-only,nope" {
+		t.Fatalf("the resolver was asked for %v", asked)
+	}
+}
+
+// TestSQLiteRefusesUDF: SQLite cannot create functions in SQL, so a UDF on
+// a SQLite data source fails the task, saying so, before any statement.
+func TestSQLiteRefusesUDF(t *testing.T) {
+	ds := sqliteSources(t)
+	var log bytes.Buffer
+	_, err := task.RunSQL(context.Background(), ds, task.SQL{DataSource: "db", Statement: "SELECT 1",
+		UDFs: []task.UDF{{Name: "add_tax", Text: "CREATE FUNCTION add_tax(x numeric) RETURNS numeric AS $$ SELECT x $$ LANGUAGE sql"}}}, &log)
+	if err == nil || !strings.Contains(err.Error(), `data source "db" is SQLite, which cannot create functions in SQL`) || log.Len() != 0 {
+		t.Fatalf("a UDF on SQLite: %v (log %q)", err, log.String())
+	}
+}

@@ -16,6 +16,7 @@ import { messagesRoute } from './pages/messages/route'
 import { namespacesRoute } from './pages/namespaces/route'
 import { overviewRoute } from './pages/overview/route'
 import { queuesRoute } from './pages/queues/route'
+import { resourcesRoute } from './pages/resources/route'
 import { indexRoute, rootRoute } from './pages/root/route'
 import { runRoute } from './pages/run/route'
 import { runsRoute } from './pages/runs/route'
@@ -50,6 +51,7 @@ const routeTree = rootRoute.addChildren([
   dagInstanceRoute,
   alertGroupsRoute,
   alertGroupRoute,
+  resourcesRoute,
   stateMachinesRoute,
   stateMachineRoute,
   smInstanceRoute,

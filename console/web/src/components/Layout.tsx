@@ -109,6 +109,7 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
             </li>
             <li>
               <Link to="/alert-groups">Alert groups</Link>
+              <Link to="/resources">Resources</Link>
             </li>
             <li>
               <Link to="/statemachines" search={namespaceSearch(namespace)} activeOptions={{ includeSearch: false }}>
