@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/dag/resources"
 )
 
@@ -119,8 +121,18 @@ func (c *Catalog) checkUseRights(ctx context.Context, def *Definition) (warnings
 // CheckStored checks a stored definition's body before it is stored
 // through the generic definitions API: for a DAG's text (type "dag/NAME")
 // that parses, what its tasks name must be usable by the caller u answers
-// for, as Apply checks. Other types, and texts that do not parse, pass.
+// for, as Apply checks; a tenant ("dag-tenant/NAME") may be changed only
+// by a cluster admin (the caller in ctx). Other types, and texts that do
+// not parse, pass.
 func CheckStored(ctx context.Context, typ string, body []byte, u UseChecker) error {
+	if strings.HasPrefix(typ, tenantPrefix) {
+		// A tenant names the OS user tasks run as: cluster admins alone
+		// change tenants, here as through /tenants.
+		if id, ok := access.FromContext(ctx); ok && !id.ClusterAdmin {
+			return fmt.Errorf("tenant %s: only a cluster admin may change tenants: %w", strings.TrimPrefix(typ, tenantPrefix), api.ErrPermissionDenied)
+		}
+		return nil
+	}
 	if !strings.HasPrefix(typ, typePrefix) || u == nil {
 		return nil
 	}

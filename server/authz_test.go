@@ -308,6 +308,11 @@ func TestRolesDoWhatTheySay(t *testing.T) {
 		{"acme-reader", "POST", "/namespaces/acme/workflows", `{"workflow_id":"order-2","workflow_type":"Order","queue":"q"}`, 200},
 		{"acme-admin", "POST", "/namespaces", `{"name":"mine"}`, 403},
 		{"root", "POST", "/namespaces", `{"name":"mine"}`, 200},
+		// A tenant names the OS user DAG tasks run as: an operator may
+		// store definitions, but not a tenant's, by this route either.
+		{"acme-operator", "POST", "/definitions", `{"type":"dag-tenant/etl","body":"eyJ1c2VyIjoicm9vdCJ9"}`, 403},
+		{"acme-operator", "POST", "/definitions", `{"type":"Order","body":"e30="}`, 200},
+		{"root", "POST", "/definitions", `{"type":"dag-tenant/etl","body":"eyJ1c2VyIjoicm9vdCJ9"}`, 200},
 	} {
 		if got, body := do(step.who, step.method, step.path, step.body); got != step.want {
 			t.Fatalf("%s %s as %s: %d, want %d (%s)", step.method, step.path, step.who, got, step.want, body)

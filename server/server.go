@@ -474,11 +474,14 @@ func (h *handler) routes() []Route {
 				return ShardList{Shards: shards}, err
 			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
+				// A DAG stored this way names only what its user may use,
+				// and a tenant is a cluster admin's to change.
+				var uses dag.UseChecker
 				if h.opts.Resources != nil {
-					// A DAG stored this way names only what its user may use.
-					if err := dag.CheckStored(ctx, req.Type, req.Body, h.opts.Resources); err != nil {
-						return api.Definition{}, err
-					}
+					uses = h.opts.Resources
+				}
+				if err := dag.CheckStored(ctx, req.Type, req.Body, uses); err != nil {
+					return api.Definition{}, err
 				}
 				return cl.PutDefinition(ctx, req)
 			}).linked(link{name: "get", target: "GET " + prefix + "/definitions/{type}/{version}", desc: "the version stored",
