@@ -269,7 +269,7 @@ tasks:
 
 	e.apply(`name: slow
 tasks:
-  - {name: hang, type: shell, script: 'sleep 60', timeout: {after: 1s, action: fail}}
+  - {name: hang, type: shell, script: 'sleep 60', timeout: {after: 3s, action: fail}}
 `)
 	began := time.Now()
 	id = e.start(dag.RunInput{DAG: "slow"})
@@ -277,7 +277,7 @@ tasks:
 	if took := time.Since(began); inst.State != dag.StateFailure || task(inst, "hang").State != dag.StateFailure || took > 30*time.Second {
 		t.Fatalf("after %s: %s (%s)", took, states0(inst), task(inst, "hang").Error)
 	}
-	if msg := task(inst, "hang").Error; !strings.Contains(msg, "the task ran past its timeout of 1s") {
+	if msg := task(inst, "hang").Error; !strings.Contains(msg, "the task ran past its timeout of 3s") {
 		t.Errorf("the error does not say it ran past its timeout: %s", task(inst, "hang").Error)
 	}
 
@@ -325,7 +325,7 @@ warning: {type: failure, group: pager}
 tasks:
   - name: hang
     type: shell
-    timeout: {after: 1s, action: fail}
+    timeout: {after: 3s, action: fail}
     script: |
       echo "loading the day"
       echo "slow disk" >&2
@@ -337,15 +337,15 @@ tasks:
 	if inst.State != dag.StateFailure || hang.State != dag.StateFailure || hang.Host != "w1" || hang.PID == 0 {
 		t.Fatalf("%s: host %q pid %d", states0(inst), hang.Host, hang.PID)
 	}
-	if !strings.Contains(hang.Error, "the task ran past its timeout of 1s") || strings.Contains(hang.Error, "start_to_close") {
+	if !strings.Contains(hang.Error, "the task ran past its timeout of 3s") || strings.Contains(hang.Error, "start_to_close") {
 		t.Errorf("the error: %q", hang.Error)
 	}
 	l, err := e.client.Log(e.ctx, id, "hang")
 	if err != nil || l.Running || !strings.Contains(l.Log, "loading the day\n") || !strings.Contains(l.Log, "slow disk") ||
-		!strings.Contains(l.Log, "ran past its timeout of 1s") {
+		!strings.Contains(l.Log, "ran past its timeout of 3s") {
 		t.Errorf("the timed out attempt's log: %+v, %v", l, err)
 	}
-	if a := next("task_timeout"); a.Event != "task_timeout" || a.Task != "hang" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 1s") {
+	if a := next("task_timeout"); a.Event != "task_timeout" || a.Task != "hang" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 3s") {
 		t.Errorf("first alert %+v; want task_timeout for hang", a)
 	}
 	if a := next("instance_failure"); a.Event != "instance_failure" {
@@ -357,11 +357,11 @@ tasks:
 	e.apply(`name: overrun-twice
 warning: {type: none, group: pager}
 tasks:
-  - {name: nap, type: shell, retries: 1, retry_interval: 1s, timeout: {after: 1s, action: warnfail}, script: 'echo napping; sleep 60'}
+  - {name: nap, type: shell, retries: 1, retry_interval: 1s, timeout: {after: 3s, action: warnfail}, script: 'echo napping; sleep 60'}
 `)
 	id = e.start(dag.RunInput{DAG: "overrun-twice"})
 	for n := 1; n <= 2; n++ {
-		if a := next("warnfail"); a.Event != "task_timeout" || a.Task != "nap" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 1s") {
+		if a := next("warnfail"); a.Event != "task_timeout" || a.Task != "nap" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 3s") {
 			t.Errorf("alert %d: %+v; want task_timeout for nap", n, a)
 		}
 	}

@@ -185,13 +185,13 @@ tasks:
     script: |
       if [ ! -e %[1]s/once ]; then touch %[1]s/once; echo "first try"; echo "no luck" >&2; exit 1; fi
       echo "second try"
-  - {name: hang, type: shell, script: 'echo "hanging on"; sleep 30', timeout: 1s}
+  - {name: hang, type: shell, script: 'echo "hanging on"; sleep 30', timeout: 3s}
 `, dir)), 0o644)
 	if out, code := cli("dag", "apply", "-f", rough); code != 0 {
 		t.Fatalf("apply rough: exit %d: %s", code, out)
 	}
 	if out, code := cli("dag", "run", "rough", "--id", "rough-1", "--wait"); code != 1 ||
-		!strings.Contains(out, "hang: task hang of DAG rough instance rough-1 failed after 1 attempt: the task ran past its timeout of 1s") {
+		!strings.Contains(out, "hang: task hang of DAG rough instance rough-1 failed after 1 attempt: the task ran past its timeout of 3s") {
 		t.Fatalf("run rough: exit %d: %s", code, out)
 	}
 	// (stdout's and stderr's lines written at the same instant may come
@@ -207,7 +207,7 @@ tasks:
 	if out, code := cli("dag", "logs", "rough-1", "flaky", "--attempt", "3"); code == 0 || !strings.Contains(out, "not an attempt 3") {
 		t.Fatalf("logs --attempt 3: exit %d: %s", code, out)
 	}
-	if out, _ := cli("dag", "logs", "rough-1", "hang"); !strings.Contains(out, "hanging on") || !strings.Contains(out, "the task ran past its timeout of 1s") {
+	if out, _ := cli("dag", "logs", "rough-1", "hang"); !strings.Contains(out, "hanging on") || !strings.Contains(out, "the task ran past its timeout of 3s") {
 		t.Fatalf("logs of the attempt stopped by its timeout:\n%s", out)
 	}
 	cli("dag", "delete", "rough")
