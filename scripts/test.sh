@@ -215,8 +215,8 @@ fuzz() {
 	# them.
 	for target in "FuzzDecodeEvents ./api" "FuzzValueRoundTrip ./api" "FuzzRequests ./server" "FuzzDecodeToken ./engine"; do
 		set -- $target
-		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=15s -parallel=1 $2"
-		go test -run='^$' -fuzz="^$1\$" -fuzztime=15s -parallel=1 "$2" || rc=$?
+		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=10s -parallel=1 $2"
+		go test -run='^$' -fuzz="^$1\$" -fuzztime=10s -parallel=1 "$2" || rc=$?
 	done
 	return $rc
 }
@@ -227,7 +227,7 @@ begin "Schemathesis" "$OUT/schemathesis.log" scripts/schemathesis.sh
 # browser tests (which end later): beside all of them its workers got a
 # tenth of the executions, and after the Go tests it ran alone at the end,
 # a core idle.
-begin_after "Schemathesis" "fuzzing (4 targets, 15 s each)" "$OUT/fuzz.log" fuzz
+begin_after "Schemathesis" "fuzzing (4 targets, 10 s each)" "$OUT/fuzz.log" fuzz
 # Every test's events go to $OUT/go-test.json (per-test times); the
 # report prints what plain go test does, and the count of tests.
 gotest_all() {
@@ -237,5 +237,5 @@ rc=0
 run_phase "go test (all packages but the browser tests)" gotest_all || rc=$?
 finish "browser tests" 8 || rc=$?
 finish "Schemathesis" 25 || rc=$?
-finish "fuzzing (4 targets, 15 s each)" 4 || rc=$?
+finish "fuzzing (4 targets, 10 s each)" 4 || rc=$?
 exit "$rc"
