@@ -218,8 +218,10 @@ function BackfillDialog({ scheduleRef: ref, onClose, onDone }: DialogProps) {
 
 /** Deletes the schedule, then opens the list. */
 function DeleteDialog({ scheduleRef: ref, onClose }: DialogProps) {
-  const del = useDeleteSchedule(ref)
   const navigate = useNavigate()
+  const del = useDeleteSchedule(ref, () =>
+    navigate({ to: '/namespaces/$namespace/schedules', params: { namespace: ref.namespace } }),
+  )
   return (
     <ConfirmDialog
       title="Delete the schedule"
@@ -234,12 +236,7 @@ function DeleteDialog({ scheduleRef: ref, onClose }: DialogProps) {
       error={del.error}
       onClose={onClose}
       onConfirm={() =>
-        del.mutate(undefined, {
-          onSuccess: () => {
-            onClose()
-            void navigate({ to: '/namespaces/$namespace/schedules', params: { namespace: ref.namespace } })
-          },
-        })
+        del.mutate(undefined, { onSuccess: onClose })
       }
     />
   )

@@ -56,9 +56,12 @@ export function useBackfillSchedule(ref: ScheduleRef) {
 
 /**
  * Deletes the schedule. Its description is dropped rather than read again
- * (it is gone); the list refreshes.
+ * (it is gone); the list refreshes. leave (say, opening the list) runs
+ * before the delete counts as done, so that the page of the schedule is
+ * gone before its description could be read again: a read then would be
+ * a 404.
  */
-export function useDeleteSchedule(ref: ScheduleRef) {
+export function useDeleteSchedule(ref: ScheduleRef, leave: () => Promise<unknown>) {
   const qc = useQueryClient()
   return useMutation({
     mutationKey: deleteKey(ref),
@@ -66,6 +69,8 @@ export function useDeleteSchedule(ref: ScheduleRef) {
     onSuccess: async () => {
       await qc.cancelQueries({ queryKey: schedulesKeys.describe(ref) })
       void qc.invalidateQueries({ queryKey: [...schedulesKeys.all(ref.namespace), 'list'] })
+      await leave()
+      qc.removeQueries({ queryKey: schedulesKeys.describe(ref) })
     },
   })
 }
