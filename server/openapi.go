@@ -595,12 +595,22 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
 	}
 	if f.Tag.Get("text") == "true" {
-		// Kept as text by the stores: no NUL, in the string or in a map's
-		// keys and values.
+		// Kept as text by the stores: no NUL, in the string, in a list's
+		// strings or in a map's keys and values.
 		switch kind {
 		case reflect.String:
 			if _, ok := constraints["pattern"]; !ok {
 				constraints["pattern"] = noNUL
+			}
+		case reflect.Slice:
+			if f.Type.Elem().Kind() == reflect.String {
+				elem, _ := constraints["items"].(map[string]any)
+				if elem == nil {
+					elem, _ = s["items"].(map[string]any)
+					elem = clone(elem)
+				}
+				elem["pattern"] = noNUL
+				constraints["items"] = elem
 			}
 		case reflect.Map:
 			names, _ := constraints["propertyNames"].(map[string]any)
