@@ -335,7 +335,7 @@ tasks:
 	inst := e.wait(id)
 	hang := task(inst, "hang")
 	if inst.State != dag.StateFailure || hang.State != dag.StateFailure || hang.Host != "w1" || hang.PID == 0 {
-		t.Fatalf("%s: host %q pid %d", states0(inst), hang.Host, hang.PID)
+		t.Fatalf("%s: host %q pid %d (%s)", states0(inst), hang.Host, hang.PID, hang.Error)
 	}
 	if !strings.Contains(hang.Error, "the task ran past its timeout of 3s") || strings.Contains(hang.Error, "start_to_close") {
 		t.Errorf("the error: %q", hang.Error)

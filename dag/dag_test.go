@@ -174,6 +174,13 @@ func (e *env) startWorker(identity string, extra ...string) *exec.Cmd {
 	if !slices.Contains(extra, "--workdir") {
 		args = append(args, "--workdir", e.root.TempDir())
 	}
+	if !slices.Contains(extra, "--concurrency") {
+		// The subtests of TestCommands share the worker, several with
+		// tasks that sleep a minute: the default 8 slots would keep a
+		// task waiting for one past a short fail timeout, which counts
+		// the wait for a worker.
+		args = append(args, "--concurrency", "32")
+	}
 	cmd := exec.Command(strandBin, append(args, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
