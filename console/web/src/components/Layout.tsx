@@ -109,6 +109,8 @@ export function Layout({ namespace, namespaces, onNamespaceChange, children }: L
             </li>
             <li>
               <Link to="/alert-groups">Alert groups</Link>
+            </li>
+            <li>
               <Link to="/resources">Resources</Link>
             </li>
             <li>
