@@ -422,7 +422,9 @@ func runDay(ctx workflow.Context, run RunInput, day *BackfillDay) bool {
 				}
 			})
 		}
-		_ = workflow.Await(ctx, func() bool { return done == len(day.Instances)-1 })
+		if err := workflow.Await(ctx, func() bool { return done == len(day.Instances)-1 }); err != nil {
+			ok = false // the backfill was canceled while its dependents ran
+		}
 	}
 	day.State = BackfillSuccess
 	if !ok {
