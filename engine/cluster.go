@@ -303,11 +303,11 @@ var errWaitHandover = errors.New("engine: waiting for the owner to hand the shar
 // a second or more, and a shard taken from a live owner makes its runs go
 // through recovery.
 func (e *Engine) take(ctx context.Context, id int32, v *view) error {
-	prev := ""
+	prev, prevRange := "", int64(0)
 	sh, err := e.store.GetShard(ctx, id)
 	switch {
 	case err == nil:
-		prev = sh.Owner
+		prev, prevRange = sh.Owner, sh.RangeID
 	case !errors.Is(err, store.ErrShardNotFound):
 		return err
 	}
@@ -330,7 +330,10 @@ func (e *Engine) take(ctx context.Context, id int32, v *view) error {
 	// abandoned.
 	s.takenFrom = prev
 	s.restarted = prev == e.opts.Identity || e.cluster.predecessors[prev] || !e.clustered()
-	if err := s.acquire(ctx); err != nil {
+	// The take is conditional on the range read above: when another node
+	// took the shard in between, prev is stale (two nodes would both record
+	// a takeover from it), and the next tick reads the shard again.
+	if err := s.acquire(ctx, prevRange); err != nil {
 		s.cancel()
 		return err
 	}

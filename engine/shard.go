@@ -98,8 +98,10 @@ func newShard(e *Engine, id int32) *shard {
 }
 
 // acquire takes the shard by raising its range_id and loads its ack levels.
-func (s *shard) acquire(ctx context.Context) error {
-	sh, err := s.e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: s.id, Owner: s.e.opts.Identity})
+// With prevRange set it succeeds only while the shard is still at that
+// range_id.
+func (s *shard) acquire(ctx context.Context, prevRange int64) error {
+	sh, err := s.e.store.AcquireShard(ctx, store.AcquireShardRequest{ShardID: s.id, Owner: s.e.opts.Identity, PrevRangeID: prevRange})
 	if err != nil {
 		return fmt.Errorf("engine: acquire shard %d: %w", s.id, err)
 	}
