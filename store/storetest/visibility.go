@@ -457,7 +457,7 @@ func testVisibilityCounts(t *testing.T, s *suite) {
 // writes its runs' records; the counters are shared), many times over.
 func testVisibilityCountsConcurrent(t *testing.T, s *suite) {
 	base := store.Time(time.Now().Add(-12 * time.Hour).Truncate(time.Hour))
-	const writers, runs, rounds, batch = 4, 15, 50, 6
+	const writers, runs, rounds, batch = 4, 15, 30, 6
 	var version atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
