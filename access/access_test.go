@@ -176,7 +176,7 @@ func TestPasswords(t *testing.T) {
 	if !errors.Is(wrongPassword, api.ErrUnauthenticated) || !errors.Is(noUser, api.ErrUnauthenticated) || wrongPassword.Error() != noUser.Error() {
 		t.Fatalf("a wrong password and an unknown user must read alike: %v / %v", wrongPassword, noUser)
 	}
-	if err := ac.SetPassword(ctx, "alice", "battery staple"); err != nil {
+	if _, err := ac.SetPassword(ctx, "alice", "battery staple", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ac.Login(ctx, "alice", "correct horse"); !errors.Is(err, api.ErrUnauthenticated) {

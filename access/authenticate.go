@@ -2,6 +2,8 @@ package access
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -80,29 +82,112 @@ func (s *Service) usable(st storedToken) error {
 	return nil
 }
 
-// dummyHash is compared against when a login names no user, so that a
-// wrong name takes as long as a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user's password"), bcrypt.DefaultCost)
+// dummyHash returns a bcrypt hash of the service's cost that no password
+// matches: a failed login compares against it when the name has no
+// password to compare (an unknown name, a service account), so that every
+// failed login costs one bcrypt comparison of the same cost.
+func (s *Service) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		secret := make([]byte, 32)
+		rand.Read(secret)
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte(hex.EncodeToString(secret)), s.cost)
+	})
+	return s.dummy
+}
+
+// compareHash is bcrypt's comparison (tests count its calls).
+var compareHash = bcrypt.CompareHashAndPassword
 
 // Login checks a user's password and returns their identity. A wrong name
-// or password is api.ErrUnauthenticated with the same message for both.
+// or password is api.ErrUnauthenticated with the same message for both. It
+// is LoginFrom without an address.
 func (s *Service) Login(ctx context.Context, name, password string) (Identity, error) {
+	return s.LoginFrom(ctx, name, password, "")
+}
+
+// LoginFrom checks a user's password, sent from a remote address (an IP
+// address; "" for none), and returns their identity. A wrong name or
+// password is api.ErrUnauthenticated with the same message for both, and
+// takes as long whatever the name is: a user, a service account, a
+// disabled user or no one. A name or an address that failed too often of
+// late (see LoginLimits) is refused with a *LoginThrottledError before the
+// password is looked at, the right one too.
+func (s *Service) LoginFrom(ctx context.Context, name, password, address string) (Identity, error) {
 	refused := fmt.Errorf("%w: wrong user name or password", api.ErrUnauthenticated)
-	su, _, err := s.getUser(ctx, name)
+	done, err := s.beginAttempt(ctx, name, address)
 	if err != nil {
-		if isNotFound(err) {
-			bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
-			return Identity{}, refused
-		}
 		return Identity{}, err
 	}
-	if su.PasswordHash == "" || bcrypt.CompareHashAndPassword([]byte(su.PasswordHash), []byte(password)) != nil {
+	su, err := s.checkPassword(ctx, name, password)
+	if err != nil {
+		if !errors.Is(err, api.ErrUnauthenticated) {
+			done(true) // the store failed: no one's failure
+			return Identity{}, err
+		}
+		if locked := done(false); locked != nil {
+			return Identity{}, locked
+		}
 		return Identity{}, refused
 	}
+	done(true)
 	if su.Disabled {
 		return Identity{}, fmt.Errorf("%w: user %q is disabled", api.ErrUnauthenticated, name)
 	}
 	return su.User.identity(""), nil
+}
+
+// beginAttempt checks the limits of a login of name from address; a name
+// locked here but unlocked since by a cluster admin (on any node) is let
+// through.
+func (s *Service) beginAttempt(ctx context.Context, name, address string) (func(ok bool) *LoginThrottledError, error) {
+	done, refused := s.limits.begin(name, address)
+	if refused == nil {
+		return done, nil
+	}
+	if refused.Locked {
+		if su, _, err := s.getUser(ctx, name); err == nil && su.LoginUnlockedAt.After(refused.lockedAt) {
+			s.limits.unlock(name)
+			if done, refused = s.limits.begin(name, address); refused == nil {
+				return done, nil
+			}
+		}
+	}
+	return nil, refused
+}
+
+// checkPassword returns the user whose password is password; any failure
+// to match is api.ErrUnauthenticated after one bcrypt comparison.
+func (s *Service) checkPassword(ctx context.Context, name, password string) (storedUser, error) {
+	refused := fmt.Errorf("%w: wrong user name or password", api.ErrUnauthenticated)
+	su, _, err := s.getUser(ctx, name)
+	if err != nil && !isNotFound(err) {
+		return storedUser{}, err
+	}
+	hash := []byte(su.PasswordHash)
+	if err != nil || su.PasswordHash == "" {
+		hash = s.dummyHash()
+	}
+	if compareHash(hash, []byte(password)) != nil || err != nil || su.PasswordHash == "" {
+		return storedUser{}, refused
+	}
+	return su, nil
+}
+
+// Unlock lifts the lock (or back-off) of failed logins on a name: at once
+// on this node, and on the others at the name's next attempt (the user's
+// record says when it was unlocked). It reports whether the name was
+// locked or waiting here; api.ErrNotFound if there is no such user and
+// nothing to lift.
+func (s *Service) Unlock(ctx context.Context, name string) (bool, error) {
+	was := s.limits.unlock(name)
+	_, err := s.updateUser(ctx, name, func(su *storedUser) error {
+		su.LoginUnlockedAt = s.now().UTC()
+		return nil
+	})
+	if isNotFound(err) && was {
+		return true, nil
+	}
+	return was, err
 }
 
 func isNotFound(err error) bool { return errors.Is(err, api.ErrNotFound) }

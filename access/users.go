@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -48,6 +49,9 @@ type User struct {
 type storedUser struct {
 	User
 	PasswordHash string `json:"password_hash,omitempty"`
+	// LoginUnlockedAt is when a cluster admin last lifted the lock of
+	// failed logins on the name: a node that locked it before lets it in.
+	LoginUnlockedAt time.Time `json:"login_unlocked_at,omitzero"`
 }
 
 // identity returns whom u's requests come from.
@@ -74,6 +78,9 @@ type Token struct {
 type storedToken struct {
 	Token
 	Hash string `json:"hash"`
+	// FromLogin marks a token a login made (a session cookie, or the token
+	// strand login keeps): a change of the password revokes it.
+	FromLogin bool `json:"from_login,omitempty"`
 }
 
 // TokenPrefix starts every API token.
@@ -98,6 +105,12 @@ type Service struct {
 	// seen remembers authenticated tokens for a few seconds, so that a
 	// request costs no store read (see authenticate.go).
 	seen *tokenCache
+	// limits count failed logins (see LoginLimits).
+	limits *limiter
+	// dummy is the hash a login without a password to compare compares
+	// against (see dummyHash).
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // Options configure a Service.
@@ -110,6 +123,8 @@ type Options struct {
 	Now func() time.Time
 	// BcryptCost is bcrypt's cost (default bcrypt.DefaultCost).
 	BcryptCost int
+	// LoginLimits bound failed logins per name and per address.
+	LoginLimits LoginLimits
 }
 
 // New returns the access service of st.
@@ -123,7 +138,8 @@ func New(st store.MetadataStore, opts Options) *Service {
 	if opts.BcryptCost == 0 {
 		opts.BcryptCost = bcrypt.DefaultCost
 	}
-	return &Service{st: st, now: opts.Now, cost: opts.BcryptCost, seen: newTokenCache(opts.TokenCacheTTL, opts.Now)}
+	return &Service{st: st, now: opts.Now, cost: opts.BcryptCost, seen: newTokenCache(opts.TokenCacheTTL, opts.Now),
+		limits: newLimiter(opts.LoginLimits, opts.Now)}
 }
 
 // NewUser is the argument of CreateUser.
@@ -265,11 +281,15 @@ func (s *Service) updateUser(ctx context.Context, name string, change func(*stor
 	}
 }
 
-// SetPassword replaces a user's password.
-func (s *Service) SetPassword(ctx context.Context, name, password string) error {
+// SetPassword replaces a user's password and ends their login sessions
+// (the console's sessions and the tokens strand login made; not the API
+// tokens made with strand token create): all but the token keep ("" for
+// none), which a user changing their own password keeps. It returns how
+// many sessions it ended.
+func (s *Service) SetPassword(ctx context.Context, name, password, keep string) (ended int, err error) {
 	hash, err := s.hash(password)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	_, err = s.updateUser(ctx, name, func(su *storedUser) error {
 		if su.Kind != KindUser {
@@ -278,7 +298,88 @@ func (s *Service) SetPassword(ctx context.Context, name, password string) error 
 		su.PasswordHash = hash
 		return nil
 	})
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return s.EndSessions(ctx, name, keep)
+}
+
+// PasswordChange is a user's change of their own password.
+type PasswordChange struct {
+	// Name is the user's.
+	Name string
+	// Current is the password now; New replaces it.
+	Current, New string
+	// Address is the remote address the change came from: a wrong
+	// current password counts as a failed login of the name from it.
+	Address string
+	// Keep is the token the change came with: the one session kept.
+	Keep string
+}
+
+// ChangePassword changes a user's own password, given the current one, and
+// ends their other login sessions (see SetPassword); it returns how many
+// it ended. A wrong current password is api.ErrInvalidArgument, counts as
+// a failed login (see LoginLimits) and changes nothing; a name that failed
+// too often is refused with a *LoginThrottledError.
+func (s *Service) ChangePassword(ctx context.Context, c PasswordChange) (int, error) {
+	if len(c.New) < MinPassword || len(c.New) > MaxPassword {
+		return 0, api.InvalidArgument("new_password", "want %d to %d bytes, got %d", MinPassword, MaxPassword, len(c.New))
+	}
+	if c.New == c.Current {
+		return 0, api.InvalidArgument("new_password", "the same as the current one")
+	}
+	done, err := s.beginAttempt(ctx, c.Name, c.Address)
+	if err != nil {
+		return 0, err
+	}
+	su, err := s.checkPassword(ctx, c.Name, c.Current)
+	if err != nil {
+		if !errors.Is(err, api.ErrUnauthenticated) {
+			done(true)
+			return 0, err
+		}
+		if locked := done(false); locked != nil {
+			return 0, locked
+		}
+		return 0, api.InvalidArgument("current_password", "not your password")
+	}
+	done(true)
+	if su.Kind != KindUser {
+		return 0, api.InvalidArgument("name", "%q is a service account: it has no password", c.Name)
+	}
+	return s.SetPassword(ctx, c.Name, c.New, c.Keep)
+}
+
+// EndSessions revokes a user's login sessions (tokens a login made), all
+// but the token keep; it returns how many it revoked.
+func (s *Service) EndSessions(ctx context.Context, name, keep string) (int, error) {
+	recs, err := s.st.ListRecords(ctx, tokenKind, "")
+	if err != nil {
+		return 0, fmt.Errorf("access: list the sessions of %q: %w", name, err)
+	}
+	ended := 0
+	for _, rec := range recs {
+		var st storedToken
+		if err := json.Unmarshal(rec.Value, &st); err != nil {
+			return ended, fmt.Errorf("access: decode token %q: %w", rec.Key, err)
+		}
+		expired := !st.ExpiresAt.IsZero() && !s.now().Before(st.ExpiresAt)
+		if st.User != name || st.ID == keep || !st.RevokedAt.IsZero() || expired || !st.fromLogin() {
+			continue
+		}
+		if err := s.RevokeToken(ctx, st.ID); err != nil && !isNotFound(err) {
+			return ended, fmt.Errorf("access: end a session of %q: %w", name, err)
+		}
+		ended++
+	}
+	return ended, nil
+}
+
+// fromLogin reports whether a login made the token; tokens made before
+// logins were marked are told by the name the server gives them.
+func (st storedToken) fromLogin() bool {
+	return st.FromLogin || st.Session || strings.HasPrefix(st.Name, "login from ")
 }
 
 // SetClusterAdmin makes a user a cluster admin, or not.
@@ -390,6 +491,9 @@ type NewToken struct {
 	// TTL is how long the token is accepted (0: until revoked).
 	TTL     time.Duration `json:"ttl,omitempty" minimum:"0" maximum:"31536000000000000"`
 	Session bool          `json:"-"`
+	// Login marks a token a login makes: a change of the password
+	// revokes it (and a session, which is one too).
+	Login bool `json:"-"`
 }
 
 // CreateToken makes an API token for a user. The token itself ("strand_…")
@@ -412,7 +516,8 @@ func (s *Service) CreateToken(ctx context.Context, nt NewToken) (secret string, 
 	rand.Read(idBytes)
 	rand.Read(secretBytes)
 	now := s.now().UTC()
-	st := storedToken{Token: Token{ID: hex.EncodeToString(idBytes), User: nt.User, Name: nt.Name, CreatedAt: now, Session: nt.Session}}
+	st := storedToken{Token: Token{ID: hex.EncodeToString(idBytes), User: nt.User, Name: nt.Name, CreatedAt: now, Session: nt.Session},
+		FromLogin: nt.Login || nt.Session}
 	if nt.TTL > 0 {
 		st.ExpiresAt = now.Add(nt.TTL)
 	}

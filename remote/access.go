@@ -69,6 +69,23 @@ func (s *Service) SetEmail(ctx context.Context, name, email string) (access.User
 	return s.UpdateUser(ctx, name, server.UpdateUserRequest{Email: &email})
 }
 
+// Unlock lifts the lock of failed logins on a user name (a cluster
+// admin's call); it reports whether the name was locked on the node that
+// served the call.
+func (s *Service) Unlock(ctx context.Context, name string) (bool, error) {
+	var out server.UnlockResponse
+	_, err := s.do(ctx, idempotent, "POST", "/users/"+url.PathEscape(name)+"/unlock", struct{}{}, &out)
+	return out.WasLocked, err
+}
+
+// ChangePassword changes the caller's own password, given the current one;
+// the caller's other login sessions end.
+func (s *Service) ChangePassword(ctx context.Context, req server.ChangePasswordRequest) (server.ChangePasswordResponse, error) {
+	var out server.ChangePasswordResponse
+	_, err := s.do(ctx, sendOnce, "PUT", "/whoami/password", req, &out)
+	return out, err
+}
+
 // DeleteUser deletes a user and revokes their tokens.
 func (s *Service) DeleteUser(ctx context.Context, name string) error {
 	_, err := s.do(ctx, sendOnce, "DELETE", "/users/"+url.PathEscape(name), nil, nil)

@@ -2,9 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/strandhq/strand/access"
@@ -66,6 +71,27 @@ type TokenList struct {
 	Tokens []access.Token `json:"tokens"`
 }
 
+// ChangePasswordRequest is a user's change of their own password.
+type ChangePasswordRequest struct {
+	// CurrentPassword is the password now: a wrong one changes nothing and
+	// counts as a failed login.
+	CurrentPassword string `json:"current_password" required:"true" max:"72"`
+	NewPassword     string `json:"new_password" required:"true" max:"72"`
+}
+
+// ChangePasswordResponse says how many of the user's other login sessions
+// the change ended (the console's and strand login's; not API tokens).
+type ChangePasswordResponse struct {
+	SessionsEnded int `json:"sessions_ended"`
+}
+
+// UnlockResponse says whether the name's logins were locked or backing
+// off (on the node that served the call) before the unlock.
+type UnlockResponse struct {
+	User      string `json:"user"`
+	WasLocked bool   `json:"was_locked"`
+}
+
 // Grant is the roles a user holds in a namespace.
 type Grant struct {
 	User  string        `json:"user"`
@@ -125,7 +151,13 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 		{"PUT", prefix + "/users/{user}", "Change a user's password, cluster admin flag, disabled flag, groups or email address", call(h, func(ctx context.Context, r *http.Request, req UpdateUserRequest) (access.User, error) {
 			name := r.PathValue("user")
 			if req.Password != "" {
-				if err := ac.SetPassword(ctx, name, req.Password); err != nil {
+				// The user's login sessions end; a cluster admin changing
+				// their own password this way keeps the one they call with.
+				keep := ""
+				if id := self(ctx); id.Name == name {
+					keep = id.TokenID
+				}
+				if _, err := ac.SetPassword(ctx, name, req.Password, keep); err != nil {
 					return access.User{}, err
 				}
 			}
@@ -150,6 +182,20 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 				}
 			}
 			return ac.GetUser(ctx, name)
+		})},
+		{"POST", prefix + "/users/{user}/unlock", "Lift the lock (or back-off) that failed logins put on a user name", get(h, func(ctx context.Context, r *http.Request) (UnlockResponse, error) {
+			was, err := ac.Unlock(ctx, r.PathValue("user"))
+			return UnlockResponse{User: r.PathValue("user"), WasLocked: was}, err
+		})},
+		{"PUT", prefix + "/whoami/password", "Change your own password, giving the current one: your other login sessions end", loginCall(h, func(_ http.ResponseWriter, r *http.Request, req ChangePasswordRequest) (ChangePasswordResponse, error) {
+			ctx := r.Context()
+			id := self(ctx)
+			if id.Kind != access.KindUser {
+				return ChangePasswordResponse{}, fmt.Errorf("%w: %s %q has no password to change", api.ErrFailedPrecondition, id.Kind, id.Name)
+			}
+			ended, err := ac.ChangePassword(ctx, access.PasswordChange{Name: id.Name, Current: req.CurrentPassword, New: req.NewPassword,
+				Address: remoteHost(r), Keep: id.TokenID})
+			return ChangePasswordResponse{SessionsEnded: ended}, err
 		})},
 		{"DELETE", prefix + "/users/{user}", "Delete a user and revoke their tokens", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
 			return struct{}{}, ac.DeleteUser(ctx, r.PathValue("user"))
@@ -223,33 +269,24 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 
 // login serves POST /login.
 func (h *handler) login(ac *access.Service) endpoint {
-	return endpoint{req: reflect.TypeFor[LoginRequest](), resp: reflect.TypeFor[LoginResponse](), serve: func(w http.ResponseWriter, r *http.Request) {
-		var req LoginRequest
-		release, err := h.decode(w, r, &req)
-		defer release()
-		if err != nil {
-			writeError(w, err)
-			return
-		}
+	return loginCall(h, func(w http.ResponseWriter, r *http.Request, req LoginRequest) (LoginResponse, error) {
+		ctx := r.Context()
 		ttl := req.TTL
 		switch {
 		case ttl < 0 || ttl > maxTokenTTL:
-			writeError(w, api.InvalidArgument("ttl", "want 0 to %v", maxTokenTTL))
-			return
+			return LoginResponse{}, api.InvalidArgument("ttl", "want 0 to %v", maxTokenTTL)
 		case ttl == 0 && req.Session:
 			ttl = sessionTTL
 		case ttl == 0:
 			ttl = loginTTL
 		}
-		id, err := ac.Login(r.Context(), req.Name, req.Password)
+		id, err := ac.LoginFrom(ctx, req.Name, req.Password, remoteHost(r))
 		if err != nil {
-			writeError(w, err)
-			return
+			return LoginResponse{}, err
 		}
-		secret, t, err := ac.CreateToken(r.Context(), access.NewToken{User: id.Name, Name: loginTokenName(r, req.Session), TTL: ttl, Session: req.Session})
+		secret, t, err := ac.CreateToken(ctx, access.NewToken{User: id.Name, Name: loginTokenName(r, req.Session), TTL: ttl, Session: req.Session, Login: true})
 		if err != nil {
-			writeError(w, err)
-			return
+			return LoginResponse{}, err
 		}
 		resp := LoginResponse{ExpiresAt: t.ExpiresAt, Identity: id}
 		if req.Session {
@@ -258,8 +295,59 @@ func (h *handler) login(ac *access.Service) endpoint {
 		} else {
 			resp.Token = secret
 		}
-		writeJSON(w, http.StatusOK, resp)
+		return resp, nil
+	})
+}
+
+// loginCall is call for the routes that check a password: a name or an
+// address that failed too often is answered 429 rate_limited with
+// Retry-After, and the failure that locks a name is audited.
+func loginCall[Req, Resp any](h *handler, f func(w http.ResponseWriter, r *http.Request, req Req) (Resp, error)) endpoint {
+	return endpoint{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		release, err := h.decode(w, r, &req)
+		defer release()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		resp, err := f(w, r, req)
+		var te *access.LoginThrottledError
+		switch {
+		case errors.As(err, &te):
+			if te.Locking {
+				h.auditLock(r, te)
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(te.RetryAfter.Seconds())))))
+			writeJSON(w, http.StatusTooManyRequests, Error{Code: CodeRateLimited, Message: te.Error()})
+		case err != nil:
+			writeError(w, err)
+		default:
+			writeJSON(w, http.StatusOK, resp)
+		}
 	}}
+}
+
+// auditLock records that failed logins locked a name: an entry of its own
+// beside the login's, acted by no one, from the address that failed last.
+func (h *handler) auditLock(r *http.Request, te *access.LoginThrottledError) {
+	if h.opts.Audit == nil {
+		return
+	}
+	e := auditEntry(r, Route{Method: r.Method, Path: r.URL.Path}, http.StatusTooManyRequests, &auditNote{})
+	e.Action, e.Target, e.Actor = "lock logins of a user name", te.Name, "(failed logins)"
+	e.Detail, _ = json.Marshal(map[string]any{"failures": te.Failures, "locked_for": te.RetryAfter.String(),
+		"unlock": "strand user unlock " + te.Name})
+	h.opts.Audit.record(r.Context(), e)
+}
+
+// remoteHost is the address a request came from, without its port: what
+// failed logins are counted by.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 func loginTokenName(r *http.Request, session bool) string {

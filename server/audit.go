@@ -232,7 +232,7 @@ func noteBody(ctx context.Context, data []byte) {
 const maxAuditBody = 8 << 10
 
 // secretFields are removed from a body before it is recorded.
-var secretFields = map[string]bool{"password": true, "token": true, "secret": true}
+var secretFields = map[string]bool{"password": true, "token": true, "secret": true, "current_password": true, "new_password": true}
 
 // scrub removes secret fields at any depth of a JSON value.
 func scrub(v any) any {

@@ -222,6 +222,10 @@ var routeNeeds = map[string]Need{
 	"POST /tokens":         {Scope: Authenticated},                      // for oneself; for anyone by a cluster admin
 	"DELETE /tokens/{id}":  {Scope: Authenticated},                      // one's own; any by a cluster admin
 	"GET /audit":           {Scope: InAnyNamespace, Role: access.Admin}, // a namespace's for its admins; every one's for cluster admins
+
+	// Logins: locks of failed logins, one's own password.
+	"POST /users/{user}/unlock": {Scope: ClusterAdmin},
+	"PUT /whoami/password":      {Scope: Authenticated}, // the caller's own, given the current one
 }
 
 // needOf returns a route's need; one missing from routeNeeds is a cluster

@@ -28,6 +28,7 @@ type accessAdmin interface {
 	CreateUser(ctx context.Context, nu access.NewUser) (access.User, error)
 	ListUsers(ctx context.Context) ([]access.User, error)
 	DeleteUser(ctx context.Context, name string) error
+	Unlock(ctx context.Context, name string) (bool, error)
 	Grant(ctx context.Context, name, namespace string, roles ...access.Role) (access.User, error)
 	SetGroups(ctx context.Context, name string, groups []string) (access.User, error)
 	SetEmail(ctx context.Context, name, email string) (access.User, error)
@@ -238,7 +239,31 @@ func newUserCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, del, grant, groups, setEmail)
+	unlock := &cobra.Command{
+		Use: "unlock NAME", Short: "Lift the lock that failed logins put on a user name, so that the user may log in again at once", Args: cobra.ExactArgs(1),
+		Long: "After 10 failed logins a name is locked for 15 minutes (the right password is refused too).\n" +
+			"Through --server the lock is lifted at once on that node, and on the others at the name's next login;\n" +
+			"with --store, on every node at the name's next login.",
+		Example: "  strand user unlock alice",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, done, err := o.admin(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			was, err := a.Unlock(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if was {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is unlocked: they may log in again\n", args[0])
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s was not locked here; any lock on another node is lifted at their next login\n", args[0])
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, del, grant, groups, setEmail, unlock)
 	return cmd
 }
 
@@ -414,6 +439,82 @@ func readLoginPassword(cmd *cobra.Command, fromStdin bool) (string, error) {
 	p, err := term.ReadPassword(fd)
 	fmt.Fprintln(cmd.ErrOrStderr())
 	return string(p), err
+}
+
+func newPasswordCommand() *cobra.Command {
+	o := &cliOptions{}
+	var passwordStdin bool
+	cmd := &cobra.Command{
+		Use: "password", Short: "Change your own password: asks for the current one and the new one; your other login sessions end", Args: cobra.NoArgs,
+		Long: "Changes the password of the user you are logged in to --server as, given the current one.\n" +
+			"Your other login sessions (the console's, and strand login's elsewhere) end; this one and your API tokens\n" +
+			"(strand token create) stay: revoke those with strand token revoke if the password was exposed.",
+		Example: "  strand password\n  printf '%s\\n%s\\n' \"$OLD\" \"$NEW\" | strand password --password-stdin",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var current, next string
+			if passwordStdin {
+				lines := bufio.NewReader(cmd.InOrStdin())
+				read := func() (string, error) {
+					line, err := lines.ReadString('\n')
+					if err != nil && !errors.Is(err, io.EOF) {
+						return "", fmt.Errorf("read the passwords from stdin: %w", err)
+					}
+					return strings.TrimRight(line, "\r\n"), nil
+				}
+				var err error
+				if current, err = read(); err != nil {
+					return err
+				}
+				if next, err = read(); err != nil {
+					return err
+				}
+				if next == "" {
+					return &usageError{errors.New("--password-stdin: want the current password on the first line and the new one on the second")}
+				}
+			} else {
+				fd := int(os.Stdin.Fd())
+				if !term.IsTerminal(fd) {
+					return &usageError{errors.New("no terminal to ask for the passwords: pass --password-stdin and write the current and the new one, a line each, to stdin")}
+				}
+				fmt.Fprint(cmd.ErrOrStderr(), "Current password: ")
+				p, err := term.ReadPassword(fd)
+				fmt.Fprintln(cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				current = string(p)
+				fmt.Fprint(cmd.ErrOrStderr(), "New password: ")
+				p1, err := term.ReadPassword(fd)
+				fmt.Fprintln(cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(cmd.ErrOrStderr(), "Again: ")
+				p2, err := term.ReadPassword(fd)
+				fmt.Fprintln(cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if string(p1) != string(p2) {
+					return &usageError{errors.New("the two new passwords differ")}
+				}
+				next = string(p1)
+			}
+			svc, err := o.service()
+			if err != nil {
+				return err
+			}
+			resp, err := svc.ChangePassword(cmd.Context(), server.ChangePasswordRequest{CurrentPassword: current, NewPassword: next})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "password changed; %d other login session(s) ended\n", resp.SessionsEnded)
+			return nil
+		},
+	}
+	o.register(cmd)
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the current password from the first line of stdin and the new one from the second")
+	return cmd
 }
 
 func newLogoutCommand() *cobra.Command {

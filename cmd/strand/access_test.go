@@ -64,7 +64,8 @@ func TestAccessControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := exec.Command(filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr, "--console=false")
+	srv := exec.Command(filepath.Join(bin, "strand"), "server", "--store", storeURL, "--listen", addr, "--console=false",
+		"--login-backoff-after", "3", "--login-lock-after", "3")
 	srv.Stdout, srv.Stderr = logFile, logFile
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -165,6 +166,49 @@ func TestAccessControl(t *testing.T) {
 		if strings.Contains(string(metrics), s) {
 			t.Errorf("%s is in the metrics", what)
 		}
+	}
+	// Failed logins lock a name (3 here), the right password too, until
+	// a cluster admin unlocks it; a user changes their own password, and
+	// their other login sessions end.
+	rootToken := loadCredential(url)
+	const alicePassword, aliceNext = "alice's first password", "alice's second password"
+	if out, code := runIn(t, alicePassword+"\n", "user", "create", "alice", "--password-stdin", "--server", url); code != 0 {
+		t.Fatalf("user create alice: %d %s", code, out)
+	}
+	for i := range 3 {
+		out, code := runIn(t, "wrong password\n", "login", "--server", url, "--name", "alice", "--password-stdin")
+		if code == 0 || i < 2 && !strings.Contains(out, "wrong user name or password") || i == 2 && !strings.Contains(out, "too many failed logins for alice") {
+			t.Fatalf("wrong password %d: %d %s", i+1, code, out)
+		}
+	}
+	if out, code := runIn(t, alicePassword+"\n", "login", "--server", url, "--name", "alice", "--password-stdin"); code == 0 ||
+		!strings.Contains(out, "too many failed logins for alice: it is locked; try again in 15m") || !strings.Contains(out, "strand user unlock alice") {
+		t.Fatalf("the right password while locked: %d %s", code, out)
+	}
+	if out, code := runIn(t, "", "user", "unlock", "alice", "--server", url, "--token", rootToken); code != 0 || !strings.Contains(out, "alice is unlocked") {
+		t.Fatalf("user unlock: %d %s", code, out)
+	}
+	if out, code := runIn(t, alicePassword+"\n", "login", "--server", url, "--name", "alice", "--password-stdin"); code != 0 {
+		t.Fatalf("login after the unlock: %d %s", code, out)
+	}
+	aliceOther := loadCredential(url)
+	if out, code := runIn(t, alicePassword+"\n", "login", "--server", url, "--name", "alice", "--password-stdin"); code != 0 {
+		t.Fatalf("a second login: %d %s", code, out)
+	}
+	if out, code := runIn(t, "not my password\n"+aliceNext+"\n", "password", "--password-stdin", "--server", url); code == 0 || !strings.Contains(out, "current_password") {
+		t.Fatalf("password with a wrong current one: %d %s", code, out)
+	}
+	if out, code := runIn(t, alicePassword+"\n"+aliceNext+"\n", "password", "--password-stdin", "--server", url); code != 0 || !strings.Contains(out, "1 other login session(s) ended") {
+		t.Fatalf("password: %d %s", code, out)
+	}
+	if out, _ := runIn(t, "", "whoami", "--server", url, "--token", aliceOther, "--retry-for", "1ms"); !strings.Contains(out, "unauthenticated") {
+		t.Fatalf("alice's other login after the change: %s", out)
+	}
+	if out, code := runIn(t, "", "whoami", "--server", url); code != 0 || !strings.Contains(out, "alice") {
+		t.Fatalf("the login the change came with: %d %s", code, out)
+	}
+	if err := saveCredential(url, credential{Token: rootToken, User: "root"}); err != nil {
+		t.Fatal(err)
 	}
 	if out, code := runIn(t, "", "logout", "--server", url); code != 0 {
 		t.Fatalf("logout: %d %s", code, out)

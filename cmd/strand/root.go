@@ -28,7 +28,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newVersionCommand(), newMigrateCommand(), newBenchCommand(), newServerCommand(), newWorkflowCommand(), newNamespaceCommand(), newClusterCommand(), newScheduleCommand(), newMessageCommand(), newTaskCommand(), newBatchCommand(), newDAGCommand(), newTenantCommand(), newAlertGroupCommand(), newWorkerCommand(), newStateMachineCommand(), newSagaCommand(),
-		newUserCommand(), newTokenCommand(), newLoginCommand(), newLogoutCommand(), newWhoAmICommand(), newAuditCommand(),
+		newUserCommand(), newTokenCommand(), newLoginCommand(), newLogoutCommand(), newPasswordCommand(), newWhoAmICommand(), newAuditCommand(),
 		newResourceCommand(), newDataSourceCommand(), newUDFCommand())
 	// Runnable so that cobra checks its arguments: an unknown command is
 	// bad input (status 2), not a reason to print help and succeed.

@@ -58,6 +58,8 @@ func newServerCommand() *cobra.Command {
 		resourceMaxSize   int64
 		sopts             server.Options
 		eopts             engine.Options
+		// Limits of failed logins (issue 36, logins).
+		loginLimits access.LoginLimits
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -76,6 +78,9 @@ func newServerCommand() *cobra.Command {
 			}
 			if sopts.BodyMemory < sopts.MaxBody || sopts.BodyTimeout <= 0 || idle <= 0 {
 				return &usageError{fmt.Errorf("--body-memory must be at least --max-body, --body-timeout and --idle-timeout positive")}
+			}
+			if l := loginLimits; l.BackoffAfter < 1 || l.LockAfter < l.BackoffAfter || l.LockFor <= 0 || l.AddressBackoffAfter < 1 {
+				return &usageError{fmt.Errorf("--login-backoff-after and --login-address-backoff-after must be at least 1, --login-lock-after at least --login-backoff-after, --login-lock-for positive")}
 			}
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
@@ -139,7 +144,7 @@ func newServerCommand() *cobra.Command {
 				ln.Close()
 				return err
 			}
-			ac := access.New(st, access.Options{})
+			ac := access.New(st, access.Options{LoginLimits: loginLimits})
 			open, err := accessMode(ctx, ac, ln.Addr(), insecure, secret != "", log)
 			if err != nil {
 				ln.Close()
@@ -281,6 +286,11 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&smtp.User, "smtp-user", "", "the user to log in to the SMTP server as (with --smtp-password)")
 	cmd.Flags().StringVar(&smtp.Password, "smtp-password", "", "the SMTP user's password: better in env STRAND_SMTP_PASSWORD or the --config file than on the command line; never shown back")
 	cmd.Flags().StringVar(&smtp.TLS, "smtp-tls", dag.MailSTARTTLS, "TLS to the SMTP server: starttls (refused if the server does not offer it), tls (from the first byte, port 465) or none")
+	// Limits of failed logins (issue 36, logins).
+	cmd.Flags().IntVar(&loginLimits.BackoffAfter, "login-backoff-after", 5, "failed logins of a user name before each further attempt waits (2s, doubling, up to a minute)")
+	cmd.Flags().IntVar(&loginLimits.LockAfter, "login-lock-after", 10, "failed logins of a user name that lock it for --login-lock-for, or until strand user unlock")
+	cmd.Flags().DurationVar(&loginLimits.LockFor, "login-lock-for", 15*time.Minute, "how long failed logins lock a user name")
+	cmd.Flags().IntVar(&loginLimits.AddressBackoffAfter, "login-address-backoff-after", 20, "failed logins from one remote address, of any names, before each further attempt from it waits")
 	return cmd
 }
 

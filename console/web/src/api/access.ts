@@ -51,3 +51,17 @@ export function logout(): Promise<void> {
 export function getQuotas(namespace: string, signal?: AbortSignal): Promise<Quotas> {
   return request('GET', path`/namespaces/${namespace}/quotas`, { signal })
 }
+
+/** PUT /whoami/password's answer: how many of the user's other login sessions ended. */
+export interface ChangePasswordResponse {
+  sessions_ended: number
+}
+
+/**
+ * PUT /whoami/password: the caller's own password, given the current one
+ * (400 invalid_argument naming current_password when it is wrong; 429 when
+ * too many were wrong). The user's other sessions end; this one stays.
+ */
+export function changePassword(current: string, next: string): Promise<ChangePasswordResponse> {
+  return request('PUT', '/whoami/password', { body: { current_password: current, new_password: next } })
+}

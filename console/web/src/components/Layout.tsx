@@ -5,6 +5,7 @@ import { logout } from '../api/access'
 import type { Namespace } from '../api/types'
 import { namespaceSearch } from '../pages/dags/search'
 import { mayReadAudit, useAccess } from './access'
+import { PasswordDialog } from './PasswordDialog'
 import { useTheme } from './theme'
 
 interface LayoutProps {
@@ -210,6 +211,7 @@ function User() {
   const qc = useQueryClient()
   const navigate = useNavigate()
   const [pending, setPending] = useState(false)
+  const [changing, setChanging] = useState(false)
   if (!access.accessControl) return null
   const out = async () => {
     setPending(true)
@@ -231,9 +233,15 @@ function User() {
         <span className="visually-hidden">Logged in as </span>
         {access.name}
       </span>
+      {access.kind === 'user' && (
+        <button type="button" onClick={() => setChanging(true)} title="Change your password">
+          Password
+        </button>
+      )}
       <button type="button" onClick={() => void out()} disabled={pending}>
         Log out
       </button>
+      {changing && <PasswordDialog onClose={() => setChanging(false)} />}
     </div>
   )
 }

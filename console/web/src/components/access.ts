@@ -32,6 +32,8 @@ export function roleIncludes(role: Role, need: Role): boolean {
 export interface Access {
   /** The user's name ("anonymous" without access control; "" while unknown). */
   name: string
+  /** What the caller is: user (who has a password), service, anonymous. */
+  kind: string
   /** Whether the server controls access: users log in, roles limit them. */
   accessControl: boolean
   clusterAdmin: boolean
@@ -50,6 +52,7 @@ export function accessOf(me: WhoAmI | undefined): Access {
   const grants = me?.grants ?? {}
   return {
     name: me?.name ?? '',
+    kind: me?.kind ?? '',
     accessControl: me?.access_control ?? false,
     clusterAdmin: everything,
     can: (namespace, need) => everything || (grants[namespace] ?? []).some((r) => roleIncludes(r, need)),
