@@ -45,7 +45,7 @@ import (
 // leaving it out; in an answer a field is always present unless its JSON
 // tag omits it when empty, and it is never null.
 
-// OpenAPI returns the API's OpenAPI 3 document, built from the route table
+// OpenAPI returns the API's OpenAPI 3.1 document, built from the route table
 // and the Go types of the bodies, so that it cannot drift from the handlers;
 // tests check real responses against it, and Schemathesis runs against it
 // in `make test` (scripts/schemathesis.sh).
@@ -152,7 +152,7 @@ func openAPI(h *handler) map[string]any {
 		}
 	}
 	doc := map[string]any{
-		"openapi": "3.0.3",
+		"openapi": "3.1.0",
 		"info": map[string]any{"title": "Strand API", "version": "v1",
 			"description": "Durable workflows: start and manage runs, and the task polling that remote workers use. " +
 				"Durations in bodies are integers of nanoseconds (never negative); in a query parameter they are Go duration strings (`30s`, `1m30s`). " +
@@ -420,7 +420,7 @@ func (g *schemas) of(t reflect.Type, d direction) map[string]any {
 			// encoding/json also takes an array of byte values (null is 0).
 			return map[string]any{"anyOf": []any{
 				map[string]any{"type": "string", "format": "byte"},
-				map[string]any{"type": "array", "items": map[string]any{"type": "integer", "minimum": 0, "maximum": 255, "nullable": true}},
+				map[string]any{"type": "array", "items": map[string]any{"type": []any{"integer", "null"}, "minimum": 0, "maximum": 255}},
 			}}
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -583,15 +583,16 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		}
 	}
 	if f.Tag.Get("keys") == "nonempty" {
-		// OpenAPI 3.0 has no propertyNames: a property "" that no value fits.
-		constraints["properties"] = map[string]any{"": map[string]any{"not": map[string]any{}}}
+		constraints["propertyNames"] = map[string]any{"minLength": 1}
 	}
 	if v := f.Tag.Get("maxkey"); v != "" {
-		// propertyNames is JSON Schema's, not OpenAPI 3.0's: tools that
-		// take JSON Schema keywords (Schemathesis does) honour it; the
-		// description says it for the others.
 		n := mustInt(f, "maxkey", v)
-		constraints["propertyNames"] = map[string]any{"maxLength": n}
+		names, _ := constraints["propertyNames"].(map[string]any)
+		if names == nil {
+			names = map[string]any{}
+		}
+		names["maxLength"] = n
+		constraints["propertyNames"] = names
 		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
 	}
 	if f.Tag.Get("text") == "true" {
@@ -645,14 +646,17 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	return s, required
 }
 
-// orNull is a schema that also admits null.
+// orNull is a schema that also admits null: "null" among the types of a
+// schema of one type (and null among its values when it lists them), or
+// else any of the schema and null.
 func orNull(s map[string]any) map[string]any {
-	if _, isRef := s["$ref"]; isRef {
-		s = map[string]any{"allOf": []any{s}}
-	} else {
-		s = clone(s)
+	t, typed := s["type"].(string)
+	_, isRef := s["$ref"]
+	if !typed || isRef {
+		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
-	s["nullable"] = true
+	s = clone(s)
+	s["type"] = []any{t, "null"}
 	if e, ok := s["enum"].([]any); ok {
 		s["enum"] = append(slices.Clone(e), nil)
 	}
@@ -690,7 +694,7 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 		}
 		// Ignored, but still within its length limit: the body is checked
 		// against the limits before the path fills the field.
-		field := map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
+		field := map[string]any{"type": []any{"string", "null"}, "description": "ignored: the path names it"}
 		if own, ok := props[name].(map[string]any); ok {
 			if n, ok := g.resolve(own)["maxLength"]; ok {
 				field["maxLength"] = n
@@ -762,6 +766,21 @@ func example(t reflect.Type, fromPath []string) map[string]any {
 					out[name] = []string{f.Tag.Get("example")}
 				} else {
 					out[name] = f.Tag.Get("example")
+				}
+			case f.Tag.Get("enum") != "":
+				// the first value the list allows (not "")
+				for _, v := range strings.Split(f.Tag.Get("enum"), ",") {
+					if v != "" {
+						out[name] = v
+						break
+					}
+				}
+			case enums[ft] != nil:
+				for _, v := range enums[ft] {
+					if v != "" {
+						out[name] = v
+						break
+					}
 				}
 			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
 				out[name] = []byte("example")

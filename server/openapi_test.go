@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlclark/regexp2"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/testdb"
@@ -70,7 +73,7 @@ func loadDoc(t *testing.T, url string) *doc {
 	}
 	defer resp.Body.Close()
 	var raw map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw["openapi"] != "3.0.3" {
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw["openapi"] != "3.1.0" {
 		t.Fatalf("openapi.json: %v %v", err, raw["openapi"])
 	}
 	d := &doc{raw: raw, schemas: raw["components"].(map[string]any)["schemas"].(map[string]any)}
@@ -134,13 +137,42 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
 		return d.validate(all[0].(map[string]any), v, at)
 	}
+	if anyOf, ok := s["anyOf"].([]any); ok {
+		var first error
+		for _, alt := range anyOf {
+			err := d.validate(alt.(map[string]any), v, at)
+			if err == nil {
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	typ := s["type"]
+	if types, ok := typ.([]any); ok {
+		// OpenAPI 3.1: a type and "null"
+		typ = nil
+		for _, t := range types {
+			if t == "null" {
+				if v == nil {
+					return nil
+				}
+			} else {
+				typ = t
+			}
+		}
+	}
 	if v == nil {
-		if s["nullable"] == true || s["type"] == nil {
+		if typ == nil || typ == "null" {
 			return nil
 		}
-		return fmt.Errorf("%s: null, and the document does not say nullable", at)
+		return fmt.Errorf("%s: null, and the document does not admit null", at)
 	}
-	switch s["type"] {
+	switch typ {
+	case "null":
+		return fmt.Errorf("%s: want null, got %T", at, v)
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -559,4 +591,67 @@ func TestOpenAPIListsAreNeverNull(t *testing.T) {
 			t.Errorf("%s %s: %d %s=%s, want a list", tc.method, tc.path, resp.StatusCode, tc.field, got[tc.field])
 		}
 	}
+}
+
+// TestOpenAPIDocumentIsValid loads the document a server with every group
+// of routes serves (access control and the resource centre included) with
+// an OpenAPI 3.x validator, which checks it is valid for the version it
+// declares: its structure, and every schema under that version's JSON
+// Schema dialect.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.SQLite(t)
+	eng, err := engine.Open(ctx, st, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	centre, err := resources.New(st, resources.Options{Key: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(eng, server.Options{Access: access.New(st, access.Options{BcryptCost: 4}), Resources: centre}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	spec, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("the document does not load as OpenAPI: %v", err)
+	}
+	if !strings.HasPrefix(spec.OpenAPI, "3.") {
+		t.Fatalf("the document declares OpenAPI %q", spec.OpenAPI)
+	}
+	// The document's patterns are ECMA-262's, as JSON Schema has them (Go's
+	// regexp lacks lookahead).
+	ecma := openapi3.SetRegexCompiler(func(expr string) (openapi3.RegexMatcher, error) {
+		re, err := regexp2.Compile(expr, regexp2.ECMAScript)
+		if err != nil {
+			return nil, err
+		}
+		return ecmaRegexp{re}, nil
+	})
+	if err := spec.Validate(ctx, ecma); err != nil {
+		t.Fatalf("the document is not valid OpenAPI %s: %v", spec.OpenAPI, err)
+	}
+	if n := len(spec.Paths.Map()); n < 80 {
+		t.Errorf("%d paths validated; the document should have them all", n)
+	}
+}
+
+// ecmaRegexp is an ECMA-262 regular expression as the validator takes one.
+type ecmaRegexp struct{ re *regexp2.Regexp }
+
+// MatchString reports whether s matches (a match that runs out of time
+// does not).
+func (e ecmaRegexp) MatchString(s string) bool {
+	ok, err := e.re.MatchString(s)
+	return ok && err == nil
 }
