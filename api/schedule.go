@@ -48,7 +48,7 @@ type ScheduleSpec struct {
 	// first), names (@yearly, @monthly, @weekly, @daily, @hourly) and
 	// intervals ("@every 90s", anchored at the Unix epoch, so "@every 1h"
 	// fires on the hour). A time any of them names is a fire time, once.
-	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000" example:"@hourly"`
+	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000" items:"nonempty" example:"@hourly"`
 	// TimeZone is the IANA name the cron expressions are read in; UTC when
 	// empty. Intervals do not depend on it.
 	TimeZone string `json:"time_zone,omitempty" max:"100"`

@@ -36,6 +36,10 @@ import (
 //	enum:"A,B"        a string's only values ("" among them when it starts
 //	                  with a comma)
 //	keys:"nonempty"   a map's keys are not empty
+//	items:"nonempty"  a list's strings are not empty (nor null, which is
+//	                  taken as empty)
+//	itempattern:"RE"  a list's strings' regular expression (not null)
+//	unique:"true"     a list holds no value twice
 //	zero:"default"    with minimum: 0 is taken too (it means the default)
 //	text:"true"       a string (or a map's keys and values) without NUL
 //
@@ -352,6 +356,36 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[saga.State]():          {saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed, saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateDisabled, saga.StateTerminated},
 }
 
+// bodyRules are rules between a request body's fields that JSON Schema
+// states (each an entry of the body's allOf), by the body's type.
+var bodyRules = map[reflect.Type][]any{
+	// A user (the default kind) logs in with a password of 8 to 72 bytes;
+	// a service account calls with tokens and has none.
+	reflect.TypeFor[access.NewUser](): {map[string]any{"anyOf": []any{
+		map[string]any{"required": []any{"password"}, "properties": map[string]any{
+			"kind":     map[string]any{"enum": []any{"", access.KindUser, nil}},
+			"password": map[string]any{"type": "string", "minLength": access.MinPassword}}},
+		map[string]any{"required": []any{"kind"}, "properties": map[string]any{
+			"kind":     map[string]any{"const": access.KindService},
+			"password": map[string]any{"enum": []any{"", nil}}}},
+	}}},
+	// A decision (retry, done, skip) is for the sagas in
+	// compensation_failed, the only ones that wait for one; a terminate
+	// selects its sagas by name or by a state the kernel lists them by
+	// (terminated alone is a status, not a saga's attribute).
+	reflect.TypeFor[SagaBatch](): {map[string]any{"anyOf": []any{
+		map[string]any{"properties": map[string]any{
+			"action": map[string]any{"enum": []any{saga.ActionRetry, saga.ActionDone, saga.ActionSkip}},
+			"state":  map[string]any{"enum": []any{"", saga.StateCompensationFailed, nil}}}},
+		map[string]any{"required": []any{"name"}, "properties": map[string]any{
+			"action": map[string]any{"const": "terminate"},
+			"name":   map[string]any{"type": "string", "minLength": 1}}},
+		map[string]any{"required": []any{"state"}, "properties": map[string]any{
+			"action": map[string]any{"const": "terminate"},
+			"state":  map[string]any{"type": "string", "minLength": 1, "not": map[string]any{"const": saga.StateTerminated}}}},
+	}}},
+}
+
 // markOut records the structs reachable from an answer's type.
 func (g *schemas) markOut(t reflect.Type) {
 	switch t.Kind() {
@@ -500,6 +534,9 @@ func (g *schemas) object(t reflect.Type, d direction) map[string]any {
 	}
 	walk(t)
 	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if rules := bodyRules[t]; d == in && rules != nil {
+		s["allOf"] = rules
+	}
 	if len(required) > 0 {
 		sort.Strings(required)
 		s["required"] = required
@@ -518,8 +555,12 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		required = f.Tag.Get("required") == "true"
 	}
 	constraints := map[string]any{}
-	kind := f.Type.Kind()
-	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 && f.Type != valueType
+	ft := f.Type // the field's type, or the type a pointer field points to
+	if ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	kind := ft.Kind()
+	isBytes := kind == reflect.Slice && ft.Elem().Kind() == reflect.Uint8 && ft != valueType
 	if f.Tag.Get("id") == "true" {
 		constraints["maxLength"], constraints["pattern"] = store.MaxIDChars, noNUL
 	}
@@ -574,13 +615,31 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		}
 		if elem, ok := s[key].(map[string]any); ok {
 			elem = clone(elem)
-			if f.Type.Elem().Kind() == reflect.String {
+			if ft.Elem().Kind() == reflect.String {
 				elem["maxLength"] = n
-			} else if f.Type.Elem().Kind() == reflect.Slice && f.Type.Elem().Elem().Kind() == reflect.Uint8 && f.Type.Elem() != valueType {
+			} else if ft.Elem().Kind() == reflect.Slice && ft.Elem().Elem().Kind() == reflect.Uint8 && ft.Elem() != valueType {
 				elem["maxLength"] = 4 * ((n + 2) / 3)
 			}
 			constraints[key] = elem
 		}
+	}
+	if kind == reflect.Slice && ft.Elem().Kind() == reflect.String && (f.Tag.Get("items") == "nonempty" || f.Tag.Get("itempattern") != "") {
+		// A null element would be taken as "", which these refuse.
+		elem, _ := constraints["items"].(map[string]any)
+		if elem == nil {
+			elem = clone(s["items"].(map[string]any))
+		}
+		elem["type"] = "string"
+		if f.Tag.Get("items") == "nonempty" {
+			elem["minLength"] = 1
+		}
+		if v := f.Tag.Get("itempattern"); v != "" {
+			elem["pattern"] = v
+		}
+		constraints["items"] = elem
+	}
+	if f.Tag.Get("unique") == "true" {
+		constraints["uniqueItems"] = true
 	}
 	if f.Tag.Get("keys") == "nonempty" {
 		constraints["propertyNames"] = map[string]any{"minLength": 1}
@@ -604,13 +663,15 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 				constraints["pattern"] = noNUL
 			}
 		case reflect.Slice:
-			if f.Type.Elem().Kind() == reflect.String {
+			if ft.Elem().Kind() == reflect.String {
 				elem, _ := constraints["items"].(map[string]any)
 				if elem == nil {
 					elem, _ = s["items"].(map[string]any)
 					elem = clone(elem)
 				}
-				elem["pattern"] = noNUL
+				if _, ok := elem["pattern"]; !ok {
+					elem["pattern"] = noNUL
+				}
 				constraints["items"] = elem
 			}
 		case reflect.Map:
@@ -721,7 +782,7 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 // resolve returns a copy of a schema with a component reference (or an
 // allOf of one) replaced by the component.
 func (g *schemas) resolve(s map[string]any) map[string]any {
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 && isRef(all[0]) {
 		inner := g.resolve(all[0].(map[string]any))
 		for k, v := range s {
 			if k != "allOf" {
@@ -736,9 +797,16 @@ func (g *schemas) resolve(s map[string]any) map[string]any {
 	return clone(s)
 }
 
-// example is a request body with its required fields set (and those the
-// path fills left out), for the document's examples: a field's example
-// tag, or a placeholder.
+// isRef reports whether a schema is a component reference.
+func isRef(s any) bool {
+	m, ok := s.(map[string]any)
+	_, ref := m["$ref"]
+	return ok && ref
+}
+
+// example is a request body with its required fields and those with an
+// example tag set (and those the path fills left out), for the document's
+// examples: a field's example tag, or a placeholder.
 func example(t reflect.Type, fromPath []string) map[string]any {
 	out := map[string]any{}
 	var walk func(t reflect.Type)
@@ -749,7 +817,7 @@ func example(t reflect.Type, fromPath []string) map[string]any {
 				walk(f.Type)
 				continue
 			}
-			if !f.IsExported() || f.Tag.Get("required") != "true" || slices.Contains(fromPath, name) {
+			if !f.IsExported() || (f.Tag.Get("required") != "true" && f.Tag.Get("example") == "") || slices.Contains(fromPath, name) {
 				continue
 			}
 			var skip []string

@@ -19,10 +19,15 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/message"
+	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
 )
 
@@ -134,8 +139,12 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 	if ref, ok := s["$ref"].(string); ok {
 		return d.validate(d.schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any), v, at)
 	}
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
-		return d.validate(all[0].(map[string]any), v, at)
+	if all, ok := s["allOf"].([]any); ok {
+		for _, sub := range all {
+			if err := d.validate(sub.(map[string]any), v, at); err != nil {
+				return err
+			}
+		}
 	}
 	if anyOf, ok := s["anyOf"].([]any); ok {
 		var first error
@@ -319,7 +328,7 @@ func (d *doc) body(o op) map[string]any {
 }
 
 func (d *doc) resolve(s map[string]any) map[string]any {
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 && all[0].(map[string]any)["$ref"] != nil {
 		return d.resolve(all[0].(map[string]any))
 	}
 	if ref, ok := s["$ref"].(string); ok {
@@ -363,6 +372,7 @@ func post(t *testing.T, url, method string, body any) (int, server.Error) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(method, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -593,11 +603,29 @@ func TestOpenAPIListsAreNeverNull(t *testing.T) {
 	}
 }
 
+// allServed is what strand server serves: every group of routes.
+type allServed struct {
+	*engine.Engine
+	*scheduleService
+	*batchService
+	*messageService
+	*humanTaskService
+}
+
+type (
+	scheduleService  = schedule.Service
+	batchService     = batch.Service
+	messageService   = message.Service
+	humanTaskService = humantask.Service
+)
+
 // TestOpenAPIDocumentIsValid loads the document a server with every group
 // of routes serves (access control and the resource centre included) with
 // an OpenAPI 3.x validator, which checks it is valid for the version it
-// declares: its structure, and every schema under that version's JSON
-// Schema dialect.
+// declares: its structure, and every schema and example under that
+// version's JSON Schema dialect. Then it sends bodies the server refuses
+// for a rule JSON Schema can state, and checks the document refuses them
+// too (and takes the bodies the server takes).
 func TestOpenAPIDocumentIsValid(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.SQLite(t)
@@ -610,7 +638,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(eng, server.Options{Access: access.New(st, access.Options{BcryptCost: 4}), Resources: centre}))
+	svc := allServed{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}
+	srv := httptest.NewServer(server.New(svc, server.Options{Access: access.New(st, access.Options{BcryptCost: 4}), Open: true, Resources: centre}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/v1/openapi.json")
 	if err != nil {
@@ -644,10 +673,115 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if n := len(spec.Paths.Map()); n < 80 {
 		t.Errorf("%d paths validated; the document should have them all", n)
 	}
+
+	// The request bodies' schemas, by JSON Schema 2020-12 (OpenAPI 3.1's
+	// dialect).
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(func(expr string) (jsonschema.Regexp, error) {
+		re, err := regexp2.Compile(expr, regexp2.ECMAScript)
+		if err != nil {
+			return nil, err
+		}
+		return ecmaRegexp{re}, nil
+	})
+	whole, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("openapi.json", whole); err != nil {
+		t.Fatal(err)
+	}
+	var paths map[string]map[string]struct {
+		RequestBody struct {
+			Content map[string]struct{ Schema json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(must(json.Marshal(whole.(map[string]any)["paths"])), &paths); err != nil {
+		t.Fatal(err)
+	}
+	bodySchema := func(method, path string) *jsonschema.Schema {
+		t.Helper()
+		raw := paths[path][strings.ToLower(method)].RequestBody.Content["application/json"].Schema
+		// its own resource, whose references are to the document's components
+		raw = bytes.ReplaceAll(raw, []byte(`"#/components/`), []byte(`"openapi.json#/components/`))
+		body, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		url := "body-" + strings.ToLower(method) + strings.NewReplacer("{", "", "}", "", "/", "-").Replace(path) + ".json"
+		if err := c.AddResource(url, body); err != nil && !strings.Contains(err.Error(), "already") {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return sch
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		// status is the server's answer; the document takes the body when
+		// it is 200
+		status int
+	}{
+		{"a user without a password", "POST", "/api/v1/users", `{"name":"no-password"}`, 400},
+		{"a user with a short password", "POST", "/api/v1/users", `{"name":"short","password":"1234567"}`, 400},
+		{"a service account with a password", "POST", "/api/v1/users", `{"name":"svc","kind":"service","password":"correct-horse-battery"}`, 400},
+		{"a user of kind node", "POST", "/api/v1/users", `{"name":"n","kind":"node","password":"correct-horse-battery"}`, 400},
+		{"a user name with a space", "POST", "/api/v1/users", `{"name":"a b","password":"correct-horse-battery"}`, 400},
+		{"a null group", "POST", "/api/v1/users", `{"name":"g","password":"correct-horse-battery","groups":[null]}`, 400},
+		{"a group twice", "POST", "/api/v1/users", `{"name":"g","password":"correct-horse-battery","groups":["ops","ops"]}`, 400},
+		{"an email without @", "POST", "/api/v1/users", `{"name":"e","password":"correct-horse-battery","email":"nobody"}`, 400},
+		{"a user", "POST", "/api/v1/users", `{"name":"alice","password":"correct-horse-battery","groups":["ops"],"email":"a@example.com"}`, 200},
+		{"a service account", "POST", "/api/v1/users", `{"name":"robot","kind":"service","password":null}`, 200},
+		{"a short new password", "PUT", "/api/v1/users/{user}", `{"password":"short"}`, 400},
+		{"a null group in a change", "PUT", "/api/v1/users/{user}", `{"groups":[null]}`, 400},
+		{"a login name with NUL", "POST", "/api/v1/login", `{"name":"a\u0000b","password":"correct-horse-battery"}`, 400},
+		{"an empty cron expression", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":[""]},"action":{"workflow_type":"w"}}}`, 400},
+		{"a null cron expression", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":[null]},"action":{"workflow_type":"w"}}}`, 400},
+		{"a saga decision for started sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"done","state":"started"}`, 400},
+		{"a saga batch of disabled sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"disabled"}`, 400},
+		{"a saga terminate of everything", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate"}`, 400},
+		{"a saga terminate of terminated sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"terminated"}`, 400},
+		{"a saga decision", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"done"}`, 200},
+		{"a saga terminate by name", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","name":"order"}`, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			docErr := bodySchema(tc.method, tc.path).Validate(inst)
+			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice").Replace(tc.path)
+			status, e := post(t, srv.URL+path, tc.method, json.RawMessage(tc.body))
+			if status != tc.status {
+				t.Fatalf("%s %s %s: %d %+v, want %d", tc.method, path, tc.body, status, e, tc.status)
+			}
+			if tc.status == 200 && docErr != nil {
+				t.Errorf("the server takes %s, the document refuses it: %v", tc.body, docErr)
+			}
+			if tc.status != 200 && docErr == nil {
+				t.Errorf("the server refuses %s (%s), the document takes it", tc.body, e.Message)
+			}
+		})
+	}
 }
 
-// ecmaRegexp is an ECMA-262 regular expression as the validator takes one.
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ecmaRegexp is an ECMA-262 regular expression as the validators take one.
 type ecmaRegexp struct{ re *regexp2.Regexp }
+
+// String is the expression.
+func (e ecmaRegexp) String() string { return e.re.String() }
 
 // MatchString reports whether s matches (a match that runs out of time
 // does not).
