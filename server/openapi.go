@@ -36,6 +36,7 @@ import (
 //	enum:"A,B"        a string's only values ("" among them when it starts
 //	                  with a comma)
 //	keys:"nonempty"   a map's keys are not empty
+//	notkeys:"A,B"     keys a map may not have (the server sets them)
 //	items:"nonempty"  a list's strings are not empty (nor null, which is
 //	                  taken as empty)
 //	itempattern:"RE"  a list's strings' regular expression (not null)
@@ -369,6 +370,16 @@ var bodyRules = map[reflect.Type][]any{
 			"kind":     map[string]any{"const": access.KindService},
 			"password": map[string]any{"enum": []any{"", nil}}}},
 	}}},
+	// A signal batch names its signal; a reset before an event names the
+	// event.
+	reflect.TypeFor[api.StartBatchRequest](): {
+		map[string]any{"anyOf": []any{
+			map[string]any{"properties": map[string]any{"operation": map[string]any{"not": map[string]any{"const": api.BatchSignal}}}},
+			map[string]any{"required": []any{"signal_name"}, "properties": map[string]any{"signal_name": map[string]any{"type": "string", "minLength": 1}}},
+		}},
+		beforeEvent("reset_point", "reset_event_id"),
+	},
+	reflect.TypeFor[api.ResetRequest](): {beforeEvent("point", "event_id")},
 	// A decision (retry, done, skip) is for the sagas in
 	// compensation_failed, the only ones that wait for one; a terminate
 	// selects its sagas by name or by a state the kernel lists them by
@@ -384,6 +395,15 @@ var bodyRules = map[reflect.Type][]any{
 			"action": map[string]any{"const": "terminate"},
 			"state":  map[string]any{"type": "string", "minLength": 1, "not": map[string]any{"const": saga.StateTerminated}}}},
 	}}},
+}
+
+// beforeEvent is the rule that a reset before an event (point) names the
+// event (id): 1 or more.
+func beforeEvent(point, id string) map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"properties": map[string]any{point: map[string]any{"not": map[string]any{"const": api.ResetBeforeEvent}}}},
+		map[string]any{"required": []any{id}, "properties": map[string]any{id: map[string]any{"type": "integer", "minimum": 1}}},
+	}}
 }
 
 // markOut records the structs reachable from an answer's type.
@@ -653,6 +673,18 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		names["maxLength"] = n
 		constraints["propertyNames"] = names
 		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
+	}
+	if v := f.Tag.Get("notkeys"); v != "" {
+		names, _ := constraints["propertyNames"].(map[string]any)
+		if names == nil {
+			names = map[string]any{}
+		}
+		var keys []any
+		for _, k := range strings.Split(v, ",") {
+			keys = append(keys, k)
+		}
+		names["not"] = map[string]any{"enum": keys}
+		constraints["propertyNames"] = names
 	}
 	if f.Tag.Get("text") == "true" {
 		// Kept as text by the stores: no NUL, in the string, in a list's

@@ -746,6 +746,15 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		{"a saga batch of disabled sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"disabled"}`, 400},
 		{"a saga terminate of everything", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate"}`, 400},
 		{"a saga terminate of terminated sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"terminated"}`, 400},
+		{"a schedule that sets its runs' schedule attribute", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"]},"action":{"workflow_type":"w","attributes":{"strand.schedule":"x"}}}}`, 400},
+		{"a schedule jitter over a day", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000001},"action":{"workflow_type":"w"}}}`, 400},
+		{"a schedule", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000000},"action":{"workflow_type":"w","attributes":{"team":"x"}}}}`, 200},
+		{"a signal batch without its signal", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"signal","filter":{}}`, 400},
+		{"a batch reset before no event", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"reset","reset_point":"before_event","filter":{}}`, 400},
+		{"a reset before no event", "POST", "/api/v1/namespaces/{namespace}/workflows/{workflow_id}/reset", `{"point":"before_event","event_id":0}`, 400},
 		{"a saga decision", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"done"}`, 200},
 		{"a saga terminate by name", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","name":"order"}`, 200},
 	} {
@@ -755,7 +764,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 				t.Fatal(err)
 			}
 			docErr := bodySchema(tc.method, tc.path).Validate(inst)
-			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice").Replace(tc.path)
+			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice", "{workflow_id}", "w").Replace(tc.path)
 			status, e := post(t, srv.URL+path, tc.method, json.RawMessage(tc.body))
 			if status != tc.status {
 				t.Fatalf("%s %s %s: %d %+v, want %d", tc.method, path, tc.body, status, e, tc.status)
