@@ -380,6 +380,18 @@ var bodyRules = map[reflect.Type][]any{
 		beforeEvent("reset_point", "reset_event_id"),
 	},
 	reflect.TypeFor[api.ResetRequest](): {beforeEvent("point", "event_id")},
+	// A DAG backfill names a range (from and to) or a list of dates, not
+	// both.
+	reflect.TypeFor[DAGBackfill](): {map[string]any{"anyOf": []any{
+		map[string]any{"required": []any{"from", "to"}, "properties": map[string]any{
+			"from":  map[string]any{"type": "string", "minLength": 1},
+			"to":    map[string]any{"type": "string", "minLength": 1},
+			"dates": map[string]any{"not": map[string]any{"type": "array", "minItems": 1}}}},
+		map[string]any{"required": []any{"dates"}, "properties": map[string]any{
+			"dates": map[string]any{"type": "array", "minItems": 1},
+			"from":  map[string]any{"enum": []any{"", nil}},
+			"to":    map[string]any{"enum": []any{"", nil}}}},
+	}}},
 	// A decision (retry, done, skip) is for the sagas in
 	// compensation_failed, the only ones that wait for one; a terminate
 	// selects its sagas by name or by a state the kernel lists them by

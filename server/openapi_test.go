@@ -752,6 +752,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000001},"action":{"workflow_type":"w"}}}`, 400},
 		{"a schedule", "POST", "/api/v1/namespaces/{namespace}/schedules",
 			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000000},"action":{"workflow_type":"w","attributes":{"team":"x"}}}}`, 200},
+		{"a DAG backfill of a range and dates", "POST", "/api/v1/namespaces/{namespace}/dags/{name}/backfills", `{"from":"2026-01-01","to":"2026-01-02","dates":["2026-01-05"]}`, 400},
+		{"a DAG backfill of nothing", "POST", "/api/v1/namespaces/{namespace}/dags/{name}/backfills", `{"parallelism":1}`, 400},
 		{"a signal batch without its signal", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"signal","filter":{}}`, 400},
 		{"a batch reset before no event", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"reset","reset_point":"before_event","filter":{}}`, 400},
 		{"a reset before no event", "POST", "/api/v1/namespaces/{namespace}/workflows/{workflow_id}/reset", `{"point":"before_event","event_id":0}`, 400},
@@ -764,7 +766,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 				t.Fatal(err)
 			}
 			docErr := bodySchema(tc.method, tc.path).Validate(inst)
-			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice", "{workflow_id}", "w").Replace(tc.path)
+			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice", "{workflow_id}", "w", "{name}", "etl").Replace(tc.path)
 			status, e := post(t, srv.URL+path, tc.method, json.RawMessage(tc.body))
 			if status != tc.status {
 				t.Fatalf("%s %s %s: %d %+v, want %d", tc.method, path, tc.body, status, e, tc.status)
