@@ -722,6 +722,37 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		}
 		return sch
 	}
+	// A query parameter the server reads from a list of values says so.
+	t.Run("a state machine list by a status lists do not have", func(t *testing.T) {
+		var status any
+		get := whole.(map[string]any)["paths"].(map[string]any)["/api/v1/namespaces/{namespace}/statemachine-instances"].(map[string]any)["get"].(map[string]any)
+		for _, p := range get["parameters"].([]any) {
+			if p := p.(map[string]any); p["name"] == "status" {
+				status = p["schema"]
+			}
+		}
+		if err := c.AddResource("param-sm-status.json", status); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("param-sm-status.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(srv.URL + "/api/v1/namespaces/default/statemachine-instances?status=executing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Fatalf("status=executing: %d, want 400", resp.StatusCode)
+		}
+		if sch.Validate("executing") == nil {
+			t.Errorf("the server refuses status=executing, the document takes it")
+		}
+		if err := sch.Validate("inProgress"); err != nil {
+			t.Errorf("the document refuses status=inProgress: %v", err)
+		}
+	})
 	for _, tc := range []struct {
 		name, method, path, body string
 		// status is the server's answer; the document takes the body when
