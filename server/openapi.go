@@ -44,6 +44,12 @@ import (
 //	zero:"default"    with minimum: 0 is taken too (it means the default)
 //	text:"true"       a string (or a map's keys and values) without NUL
 //
+// Rules between a body's fields (a password unless a service account, a
+// signal batch's signal name) are JSON Schema in bodyRules, by the body's
+// type. The document is OpenAPI 3.1, whose schemas are JSON Schema 2020-12
+// (map keys' rules need its propertyNames); docs/operations.md lists the
+// rules JSON Schema cannot state.
+//
 // An integer's range is its Go type's unless a tag narrows it; a
 // time.Duration is an integer of nanoseconds, never negative. In a request
 // body a field that is not required may be null, which is the same as
