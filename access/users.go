@@ -144,15 +144,15 @@ func New(st store.MetadataStore, opts Options) *Service {
 
 // NewUser is the argument of CreateUser.
 type NewUser struct {
-	Name  string `json:"name" required:"true" max:"128"`
-	Email string `json:"email,omitempty" max:"256"`
+	Name  string `json:"name" required:"true" max:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$"`
+	Email string `json:"email,omitempty" max:"256" pattern:"^$|@"`
 	// Kind is user (default) or service; a service account has no
 	// password and calls with tokens only.
-	Kind         Kind   `json:"kind,omitempty"`
-	Password     string `json:"password,omitempty" max:"72"`
+	Kind         Kind   `json:"kind,omitempty" enum:",user,service"`
+	Password     string `json:"password,omitempty" max:"72" example:"correct-horse-battery"`
 	ClusterAdmin bool   `json:"cluster_admin,omitempty"`
 	// Groups are the groups the user is in.
-	Groups []string `json:"groups,omitempty" max:"100" maxvalue:"128"`
+	Groups []string `json:"groups,omitempty" max:"100" maxvalue:"128" itempattern:"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$" unique:"true"`
 }
 
 // CreateUser creates a user or service account; api.ErrAlreadyExists if

@@ -49,7 +49,7 @@ type StartBatchRequest struct {
 	BatchID string `json:"batch_id,omitempty" max:"200" id:"true"`
 	// Filter selects the runs, as a list does (its page fields are unused).
 	Filter    ListRequest    `json:"filter"`
-	Operation BatchOperation `json:"operation" required:"true"`
+	Operation BatchOperation `json:"operation" required:"true" example:"cancel"`
 	// SignalName and SignalInput are a signal's.
 	SignalName  string `json:"signal_name,omitempty" max:"1000"`
 	SignalInput Value  `json:"signal_input,omitempty" max:"16777216"`

@@ -48,7 +48,7 @@ type ScheduleSpec struct {
 	// first), names (@yearly, @monthly, @weekly, @daily, @hourly) and
 	// intervals ("@every 90s", anchored at the Unix epoch, so "@every 1h"
 	// fires on the hour). A time any of them names is a fire time, once.
-	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000" example:"@hourly"`
+	Cron []string `json:"cron" required:"true" max:"32" maxvalue:"1000" items:"nonempty" example:"@hourly"`
 	// TimeZone is the IANA name the cron expressions are read in; UTC when
 	// empty. Intervals do not depend on it.
 	TimeZone string `json:"time_zone,omitempty" max:"100"`
@@ -58,7 +58,7 @@ type ScheduleSpec struct {
 	End   time.Time `json:"end,omitzero"`
 	// Jitter delays each fire by up to this long, by an amount that depends
 	// only on the schedule and the fire time.
-	Jitter time.Duration `json:"jitter,omitempty"`
+	Jitter time.Duration `json:"jitter,omitempty" maximum:"86400000000000"`
 }
 
 // ScheduleAction is the workflow a schedule starts at each fire. The run's
@@ -69,8 +69,8 @@ type ScheduleAction struct {
 	Queue        string            `json:"queue,omitempty" max:"1000"`
 	Priority     int8              `json:"priority,omitempty" minimum:"0" maximum:"5"`
 	RunTimeout   time.Duration     `json:"run_timeout,omitempty"`
-	Memo         map[string]Value  `json:"memo,omitempty" max:"63" maxkey:"128" maxvalue:"16777216"`
-	Attributes   map[string]string `json:"attributes,omitempty" max:"63" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true"`
+	Memo         map[string]Value  `json:"memo,omitempty" max:"63" maxkey:"128" maxvalue:"16777216" notkeys:"strand.scheduled_time"`
+	Attributes   map[string]string `json:"attributes,omitempty" max:"63" maxkey:"32" maxvalue:"500" keys:"nonempty" text:"true" notkeys:"strand.schedule"`
 	// BusinessKey is the business key of every run the schedule starts.
 	BusinessKey string `json:"business_key,omitempty" max:"250" text:"true"`
 }

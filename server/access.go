@@ -26,7 +26,7 @@ type WhoAmI struct {
 
 // LoginRequest is a user's name and password.
 type LoginRequest struct {
-	Name     string `json:"name" required:"true" max:"128"`
+	Name     string `json:"name" required:"true" max:"128" text:"true"`
 	Password string `json:"password" required:"true" max:"72"`
 	// Session asks for a session cookie (the console) instead of a token
 	// in the answer.
@@ -51,13 +51,13 @@ type UserList struct {
 
 // UpdateUserRequest changes a user: each set field.
 type UpdateUserRequest struct {
-	Password     string `json:"password,omitempty" max:"72"`
+	Password     string `json:"password,omitempty" max:"72" pattern:"^$|^[\\s\\S]{8,}$"`
 	ClusterAdmin *bool  `json:"cluster_admin,omitempty"`
 	Disabled     *bool  `json:"disabled,omitempty"`
 	// Groups, when set, replaces the groups the user is in.
-	Groups *[]string `json:"groups,omitempty" max:"100" maxvalue:"128"`
+	Groups *[]string `json:"groups,omitempty" max:"100" maxvalue:"128" itempattern:"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$" unique:"true"`
 	// Email, when set, replaces the user's email address ("": none).
-	Email *string `json:"email,omitempty" max:"256"`
+	Email *string `json:"email,omitempty" max:"256" pattern:"^$|@"`
 }
 
 // CreateTokenResponse is a new token: shown this once.

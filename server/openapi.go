@@ -36,8 +36,19 @@ import (
 //	enum:"A,B"        a string's only values ("" among them when it starts
 //	                  with a comma)
 //	keys:"nonempty"   a map's keys are not empty
+//	notkeys:"A,B"     keys a map may not have (the server sets them)
+//	items:"nonempty"  a list's strings are not empty (nor null, which is
+//	                  taken as empty)
+//	itempattern:"RE"  a list's strings' regular expression (not null)
+//	unique:"true"     a list holds no value twice
 //	zero:"default"    with minimum: 0 is taken too (it means the default)
 //	text:"true"       a string (or a map's keys and values) without NUL
+//
+// Rules between a body's fields (a password unless a service account, a
+// signal batch's signal name) are JSON Schema in bodyRules, by the body's
+// type. The document is OpenAPI 3.1, whose schemas are JSON Schema 2020-12
+// (map keys' rules need its propertyNames); docs/operations.md lists the
+// rules JSON Schema cannot state.
 //
 // An integer's range is its Go type's unless a tag narrows it; a
 // time.Duration is an integer of nanoseconds, never negative. In a request
@@ -45,7 +56,7 @@ import (
 // leaving it out; in an answer a field is always present unless its JSON
 // tag omits it when empty, and it is never null.
 
-// OpenAPI returns the API's OpenAPI 3 document, built from the route table
+// OpenAPI returns the API's OpenAPI 3.1 document, built from the route table
 // and the Go types of the bodies, so that it cannot drift from the handlers;
 // tests check real responses against it, and Schemathesis runs against it
 // in `make test` (scripts/schemathesis.sh).
@@ -152,7 +163,7 @@ func openAPI(h *handler) map[string]any {
 		}
 	}
 	doc := map[string]any{
-		"openapi": "3.0.3",
+		"openapi": "3.1.0",
 		"info": map[string]any{"title": "Strand API", "version": "v1",
 			"description": "Durable workflows: start and manage runs, and the task polling that remote workers use. " +
 				"Durations in bodies are integers of nanoseconds (never negative); in a query parameter they are Go duration strings (`30s`, `1m30s`). " +
@@ -352,6 +363,67 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[saga.State]():          {saga.StateStarted, saga.StateInProgress, saga.StateCompleted, saga.StateFailed, saga.StateCompensating, saga.StateCompensated, saga.StateCompensationFailed, saga.StateDisabled, saga.StateTerminated},
 }
 
+// bodyRules are rules between a request body's fields that JSON Schema
+// states (each an entry of the body's allOf), by the body's type.
+var bodyRules = map[reflect.Type][]any{
+	// A user (the default kind) logs in with a password of 8 to 72 bytes;
+	// a service account calls with tokens and has none.
+	reflect.TypeFor[access.NewUser](): {map[string]any{"anyOf": []any{
+		map[string]any{"required": []any{"password"}, "properties": map[string]any{
+			"kind":     map[string]any{"enum": []any{"", access.KindUser, nil}},
+			"password": map[string]any{"type": "string", "minLength": access.MinPassword}}},
+		map[string]any{"required": []any{"kind"}, "properties": map[string]any{
+			"kind":     map[string]any{"const": access.KindService},
+			"password": map[string]any{"enum": []any{"", nil}}}},
+	}}},
+	// A signal batch names its signal; a reset before an event names the
+	// event.
+	reflect.TypeFor[api.StartBatchRequest](): {
+		map[string]any{"anyOf": []any{
+			map[string]any{"properties": map[string]any{"operation": map[string]any{"not": map[string]any{"const": api.BatchSignal}}}},
+			map[string]any{"required": []any{"signal_name"}, "properties": map[string]any{"signal_name": map[string]any{"type": "string", "minLength": 1}}},
+		}},
+		beforeEvent("reset_point", "reset_event_id"),
+	},
+	reflect.TypeFor[api.ResetRequest](): {beforeEvent("point", "event_id")},
+	// A DAG backfill names a range (from and to) or a list of dates, not
+	// both.
+	reflect.TypeFor[DAGBackfill](): {map[string]any{"anyOf": []any{
+		map[string]any{"required": []any{"from", "to"}, "properties": map[string]any{
+			"from":  map[string]any{"type": "string", "minLength": 1},
+			"to":    map[string]any{"type": "string", "minLength": 1},
+			"dates": map[string]any{"not": map[string]any{"type": "array", "minItems": 1}}}},
+		map[string]any{"required": []any{"dates"}, "properties": map[string]any{
+			"dates": map[string]any{"type": "array", "minItems": 1},
+			"from":  map[string]any{"enum": []any{"", nil}},
+			"to":    map[string]any{"enum": []any{"", nil}}}},
+	}}},
+	// A decision (retry, done, skip) is for the sagas in
+	// compensation_failed, the only ones that wait for one; a terminate
+	// selects its sagas by name or by a state the kernel lists them by
+	// (terminated alone is a status, not a saga's attribute).
+	reflect.TypeFor[SagaBatch](): {map[string]any{"anyOf": []any{
+		map[string]any{"properties": map[string]any{
+			"action": map[string]any{"enum": []any{saga.ActionRetry, saga.ActionDone, saga.ActionSkip}},
+			"state":  map[string]any{"enum": []any{"", saga.StateCompensationFailed, nil}}}},
+		map[string]any{"required": []any{"name"}, "properties": map[string]any{
+			"action": map[string]any{"const": "terminate"},
+			"name":   map[string]any{"type": "string", "minLength": 1}}},
+		map[string]any{"required": []any{"state"}, "properties": map[string]any{
+			"action": map[string]any{"const": "terminate"},
+			"state":  map[string]any{"type": "string", "minLength": 1, "not": map[string]any{"const": saga.StateTerminated}}}},
+	}}},
+}
+
+// beforeEvent is the rule that a reset before an event (point) names the
+// event (id): 1 or more.
+func beforeEvent(point, id string) map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"properties": map[string]any{point: map[string]any{"not": map[string]any{"const": api.ResetBeforeEvent}}}},
+		map[string]any{"required": []any{id}, "properties": map[string]any{id: map[string]any{"type": "integer", "minimum": 1}}},
+	}}
+}
+
 // markOut records the structs reachable from an answer's type.
 func (g *schemas) markOut(t reflect.Type) {
 	switch t.Kind() {
@@ -420,7 +492,7 @@ func (g *schemas) of(t reflect.Type, d direction) map[string]any {
 			// encoding/json also takes an array of byte values (null is 0).
 			return map[string]any{"anyOf": []any{
 				map[string]any{"type": "string", "format": "byte"},
-				map[string]any{"type": "array", "items": map[string]any{"type": "integer", "minimum": 0, "maximum": 255, "nullable": true}},
+				map[string]any{"type": "array", "items": map[string]any{"type": []any{"integer", "null"}, "minimum": 0, "maximum": 255}},
 			}}
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -500,6 +572,9 @@ func (g *schemas) object(t reflect.Type, d direction) map[string]any {
 	}
 	walk(t)
 	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if rules := bodyRules[t]; d == in && rules != nil {
+		s["allOf"] = rules
+	}
 	if len(required) > 0 {
 		sort.Strings(required)
 		s["required"] = required
@@ -518,8 +593,12 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		required = f.Tag.Get("required") == "true"
 	}
 	constraints := map[string]any{}
-	kind := f.Type.Kind()
-	isBytes := kind == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 && f.Type != valueType
+	ft := f.Type // the field's type, or the type a pointer field points to
+	if ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	kind := ft.Kind()
+	isBytes := kind == reflect.Slice && ft.Elem().Kind() == reflect.Uint8 && ft != valueType
 	if f.Tag.Get("id") == "true" {
 		constraints["maxLength"], constraints["pattern"] = store.MaxIDChars, noNUL
 	}
@@ -574,25 +653,56 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 		}
 		if elem, ok := s[key].(map[string]any); ok {
 			elem = clone(elem)
-			if f.Type.Elem().Kind() == reflect.String {
+			if ft.Elem().Kind() == reflect.String {
 				elem["maxLength"] = n
-			} else if f.Type.Elem().Kind() == reflect.Slice && f.Type.Elem().Elem().Kind() == reflect.Uint8 && f.Type.Elem() != valueType {
+			} else if ft.Elem().Kind() == reflect.Slice && ft.Elem().Elem().Kind() == reflect.Uint8 && ft.Elem() != valueType {
 				elem["maxLength"] = 4 * ((n + 2) / 3)
 			}
 			constraints[key] = elem
 		}
 	}
+	if kind == reflect.Slice && ft.Elem().Kind() == reflect.String && (f.Tag.Get("items") == "nonempty" || f.Tag.Get("itempattern") != "") {
+		// A null element would be taken as "", which these refuse.
+		elem, _ := constraints["items"].(map[string]any)
+		if elem == nil {
+			elem = clone(s["items"].(map[string]any))
+		}
+		elem["type"] = "string"
+		if f.Tag.Get("items") == "nonempty" {
+			elem["minLength"] = 1
+		}
+		if v := f.Tag.Get("itempattern"); v != "" {
+			elem["pattern"] = v
+		}
+		constraints["items"] = elem
+	}
+	if f.Tag.Get("unique") == "true" {
+		constraints["uniqueItems"] = true
+	}
 	if f.Tag.Get("keys") == "nonempty" {
-		// OpenAPI 3.0 has no propertyNames: a property "" that no value fits.
-		constraints["properties"] = map[string]any{"": map[string]any{"not": map[string]any{}}}
+		constraints["propertyNames"] = map[string]any{"minLength": 1}
 	}
 	if v := f.Tag.Get("maxkey"); v != "" {
-		// propertyNames is JSON Schema's, not OpenAPI 3.0's: tools that
-		// take JSON Schema keywords (Schemathesis does) honour it; the
-		// description says it for the others.
 		n := mustInt(f, "maxkey", v)
-		constraints["propertyNames"] = map[string]any{"maxLength": n}
+		names, _ := constraints["propertyNames"].(map[string]any)
+		if names == nil {
+			names = map[string]any{}
+		}
+		names["maxLength"] = n
+		constraints["propertyNames"] = names
 		constraints["description"] = fmt.Sprintf("keys of at most %d characters", n)
+	}
+	if v := f.Tag.Get("notkeys"); v != "" {
+		names, _ := constraints["propertyNames"].(map[string]any)
+		if names == nil {
+			names = map[string]any{}
+		}
+		var keys []any
+		for _, k := range strings.Split(v, ",") {
+			keys = append(keys, k)
+		}
+		names["not"] = map[string]any{"enum": keys}
+		constraints["propertyNames"] = names
 	}
 	if f.Tag.Get("text") == "true" {
 		// Kept as text by the stores: no NUL, in the string, in a list's
@@ -603,13 +713,15 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 				constraints["pattern"] = noNUL
 			}
 		case reflect.Slice:
-			if f.Type.Elem().Kind() == reflect.String {
+			if ft.Elem().Kind() == reflect.String {
 				elem, _ := constraints["items"].(map[string]any)
 				if elem == nil {
 					elem, _ = s["items"].(map[string]any)
 					elem = clone(elem)
 				}
-				elem["pattern"] = noNUL
+				if _, ok := elem["pattern"]; !ok {
+					elem["pattern"] = noNUL
+				}
 				constraints["items"] = elem
 			}
 		case reflect.Map:
@@ -645,14 +757,17 @@ func (g *schemas) field(f reflect.StructField, d direction, jsonOpts string) (ma
 	return s, required
 }
 
-// orNull is a schema that also admits null.
+// orNull is a schema that also admits null: "null" among the types of a
+// schema of one type (and null among its values when it lists them), or
+// else any of the schema and null.
 func orNull(s map[string]any) map[string]any {
-	if _, isRef := s["$ref"]; isRef {
-		s = map[string]any{"allOf": []any{s}}
-	} else {
-		s = clone(s)
+	t, typed := s["type"].(string)
+	_, isRef := s["$ref"]
+	if !typed || isRef {
+		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
-	s["nullable"] = true
+	s = clone(s)
+	s["type"] = []any{t, "null"}
 	if e, ok := s["enum"].([]any); ok {
 		s["enum"] = append(slices.Clone(e), nil)
 	}
@@ -690,7 +805,7 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 		}
 		// Ignored, but still within its length limit: the body is checked
 		// against the limits before the path fills the field.
-		field := map[string]any{"type": "string", "nullable": true, "description": "ignored: the path names it"}
+		field := map[string]any{"type": []any{"string", "null"}, "description": "ignored: the path names it"}
 		if own, ok := props[name].(map[string]any); ok {
 			if n, ok := g.resolve(own)["maxLength"]; ok {
 				field["maxLength"] = n
@@ -717,7 +832,7 @@ func (g *schemas) fromPath(s map[string]any, fields []string) map[string]any {
 // resolve returns a copy of a schema with a component reference (or an
 // allOf of one) replaced by the component.
 func (g *schemas) resolve(s map[string]any) map[string]any {
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 && isRef(all[0]) {
 		inner := g.resolve(all[0].(map[string]any))
 		for k, v := range s {
 			if k != "allOf" {
@@ -732,9 +847,16 @@ func (g *schemas) resolve(s map[string]any) map[string]any {
 	return clone(s)
 }
 
-// example is a request body with its required fields set (and those the
-// path fills left out), for the document's examples: a field's example
-// tag, or a placeholder.
+// isRef reports whether a schema is a component reference.
+func isRef(s any) bool {
+	m, ok := s.(map[string]any)
+	_, ref := m["$ref"]
+	return ok && ref
+}
+
+// example is a request body with its required fields and those with an
+// example tag set (and those the path fills left out), for the document's
+// examples: a field's example tag, or a placeholder.
 func example(t reflect.Type, fromPath []string) map[string]any {
 	out := map[string]any{}
 	var walk func(t reflect.Type)
@@ -745,7 +867,7 @@ func example(t reflect.Type, fromPath []string) map[string]any {
 				walk(f.Type)
 				continue
 			}
-			if !f.IsExported() || f.Tag.Get("required") != "true" || slices.Contains(fromPath, name) {
+			if !f.IsExported() || (f.Tag.Get("required") != "true" && f.Tag.Get("example") == "") || slices.Contains(fromPath, name) {
 				continue
 			}
 			var skip []string
@@ -762,6 +884,21 @@ func example(t reflect.Type, fromPath []string) map[string]any {
 					out[name] = []string{f.Tag.Get("example")}
 				} else {
 					out[name] = f.Tag.Get("example")
+				}
+			case f.Tag.Get("enum") != "":
+				// the first value the list allows (not "")
+				for _, v := range strings.Split(f.Tag.Get("enum"), ",") {
+					if v != "" {
+						out[name] = v
+						break
+					}
+				}
+			case enums[ft] != nil:
+				for _, v := range enums[ft] {
+					if v != "" {
+						out[name] = v
+						break
+					}
 				}
 			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
 				out[name] = []byte("example")

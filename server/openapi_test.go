@@ -17,9 +17,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlclark/regexp2"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/strandhq/strand/access"
+	"github.com/strandhq/strand/batch"
 	"github.com/strandhq/strand/dag/resources"
 	"github.com/strandhq/strand/engine"
+	"github.com/strandhq/strand/humantask"
 	"github.com/strandhq/strand/internal/testdb"
+	"github.com/strandhq/strand/message"
+	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/server"
 )
 
@@ -70,7 +78,7 @@ func loadDoc(t *testing.T, url string) *doc {
 	}
 	defer resp.Body.Close()
 	var raw map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw["openapi"] != "3.0.3" {
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw["openapi"] != "3.1.0" {
 		t.Fatalf("openapi.json: %v %v", err, raw["openapi"])
 	}
 	d := &doc{raw: raw, schemas: raw["components"].(map[string]any)["schemas"].(map[string]any)}
@@ -131,16 +139,49 @@ func (d *doc) validate(s map[string]any, v any, at string) error {
 	if ref, ok := s["$ref"].(string); ok {
 		return d.validate(d.schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any), v, at)
 	}
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
-		return d.validate(all[0].(map[string]any), v, at)
+	if all, ok := s["allOf"].([]any); ok {
+		for _, sub := range all {
+			if err := d.validate(sub.(map[string]any), v, at); err != nil {
+				return err
+			}
+		}
+	}
+	if anyOf, ok := s["anyOf"].([]any); ok {
+		var first error
+		for _, alt := range anyOf {
+			err := d.validate(alt.(map[string]any), v, at)
+			if err == nil {
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	typ := s["type"]
+	if types, ok := typ.([]any); ok {
+		// OpenAPI 3.1: a type and "null"
+		typ = nil
+		for _, t := range types {
+			if t == "null" {
+				if v == nil {
+					return nil
+				}
+			} else {
+				typ = t
+			}
+		}
 	}
 	if v == nil {
-		if s["nullable"] == true || s["type"] == nil {
+		if typ == nil || typ == "null" {
 			return nil
 		}
-		return fmt.Errorf("%s: null, and the document does not say nullable", at)
+		return fmt.Errorf("%s: null, and the document does not admit null", at)
 	}
-	switch s["type"] {
+	switch typ {
+	case "null":
+		return fmt.Errorf("%s: want null, got %T", at, v)
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -287,7 +328,7 @@ func (d *doc) body(o op) map[string]any {
 }
 
 func (d *doc) resolve(s map[string]any) map[string]any {
-	if all, ok := s["allOf"].([]any); ok && len(all) == 1 {
+	if all, ok := s["allOf"].([]any); ok && len(all) == 1 && all[0].(map[string]any)["$ref"] != nil {
 		return d.resolve(all[0].(map[string]any))
 	}
 	if ref, ok := s["$ref"].(string); ok {
@@ -331,6 +372,7 @@ func post(t *testing.T, url, method string, body any) (int, server.Error) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(method, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -559,4 +601,236 @@ func TestOpenAPIListsAreNeverNull(t *testing.T) {
 			t.Errorf("%s %s: %d %s=%s, want a list", tc.method, tc.path, resp.StatusCode, tc.field, got[tc.field])
 		}
 	}
+}
+
+// allServed is what strand server serves: every group of routes.
+type allServed struct {
+	*engine.Engine
+	*scheduleService
+	*batchService
+	*messageService
+	*humanTaskService
+}
+
+type (
+	scheduleService  = schedule.Service
+	batchService     = batch.Service
+	messageService   = message.Service
+	humanTaskService = humantask.Service
+)
+
+// TestOpenAPIDocumentIsValid loads the document a server with every group
+// of routes serves (access control and the resource centre included) with
+// an OpenAPI 3.x validator, which checks it is valid for the version it
+// declares: its structure, and every schema and example under that
+// version's JSON Schema dialect. Then it sends bodies the server refuses
+// for a rule JSON Schema can state, and checks the document refuses them
+// too (and takes the bodies the server takes).
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.SQLite(t)
+	eng, err := engine.Open(ctx, st, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	centre, err := resources.New(st, resources.Options{Key: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := allServed{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}
+	audit := server.NewAuditLog(st, server.AuditOptions{})
+	audit.Start()
+	defer audit.Close()
+	srv := httptest.NewServer(server.New(svc, server.Options{Access: access.New(st, access.Options{BcryptCost: 4}), Audit: audit, Open: true, Resources: centre}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	spec, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("the document does not load as OpenAPI: %v", err)
+	}
+	if !strings.HasPrefix(spec.OpenAPI, "3.") {
+		t.Fatalf("the document declares OpenAPI %q", spec.OpenAPI)
+	}
+	// The document's patterns are ECMA-262's, as JSON Schema has them (Go's
+	// regexp lacks lookahead).
+	ecma := openapi3.SetRegexCompiler(func(expr string) (openapi3.RegexMatcher, error) {
+		re, err := regexp2.Compile(expr, regexp2.ECMAScript)
+		if err != nil {
+			return nil, err
+		}
+		return ecmaRegexp{re}, nil
+	})
+	if err := spec.Validate(ctx, ecma); err != nil {
+		t.Fatalf("the document is not valid OpenAPI %s: %v", spec.OpenAPI, err)
+	}
+	if n := len(spec.Paths.Map()); n < 100 {
+		t.Errorf("%d paths validated; the document should have them all", n)
+	}
+
+	// The request bodies' schemas, by JSON Schema 2020-12 (OpenAPI 3.1's
+	// dialect).
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(func(expr string) (jsonschema.Regexp, error) {
+		re, err := regexp2.Compile(expr, regexp2.ECMAScript)
+		if err != nil {
+			return nil, err
+		}
+		return ecmaRegexp{re}, nil
+	})
+	whole, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("openapi.json", whole); err != nil {
+		t.Fatal(err)
+	}
+	var paths map[string]map[string]struct {
+		RequestBody struct {
+			Content map[string]struct{ Schema json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(must(json.Marshal(whole.(map[string]any)["paths"])), &paths); err != nil {
+		t.Fatal(err)
+	}
+	bodySchema := func(method, path string) *jsonschema.Schema {
+		t.Helper()
+		raw := paths[path][strings.ToLower(method)].RequestBody.Content["application/json"].Schema
+		// its own resource, whose references are to the document's components
+		raw = bytes.ReplaceAll(raw, []byte(`"#/components/`), []byte(`"openapi.json#/components/`))
+		body, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		url := "body-" + strings.ToLower(method) + strings.NewReplacer("{", "", "}", "", "/", "-").Replace(path) + ".json"
+		if err := c.AddResource(url, body); err != nil && !strings.Contains(err.Error(), "already") {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return sch
+	}
+	// A query parameter the server reads from a list of values says so.
+	t.Run("a state machine list by a status lists do not have", func(t *testing.T) {
+		var status any
+		get := whole.(map[string]any)["paths"].(map[string]any)["/api/v1/namespaces/{namespace}/statemachine-instances"].(map[string]any)["get"].(map[string]any)
+		for _, p := range get["parameters"].([]any) {
+			if p := p.(map[string]any); p["name"] == "status" {
+				status = p["schema"]
+			}
+		}
+		if err := c.AddResource("param-sm-status.json", status); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("param-sm-status.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(srv.URL + "/api/v1/namespaces/default/statemachine-instances?status=executing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Fatalf("status=executing: %d, want 400", resp.StatusCode)
+		}
+		if sch.Validate("executing") == nil {
+			t.Errorf("the server refuses status=executing, the document takes it")
+		}
+		if err := sch.Validate("inProgress"); err != nil {
+			t.Errorf("the document refuses status=inProgress: %v", err)
+		}
+	})
+	for _, tc := range []struct {
+		name, method, path, body string
+		// status is the server's answer; the document takes the body when
+		// it is 200
+		status int
+	}{
+		{"a user without a password", "POST", "/api/v1/users", `{"name":"no-password"}`, 400},
+		{"a user with a short password", "POST", "/api/v1/users", `{"name":"short","password":"1234567"}`, 400},
+		{"a service account with a password", "POST", "/api/v1/users", `{"name":"svc","kind":"service","password":"correct-horse-battery"}`, 400},
+		{"a user of kind node", "POST", "/api/v1/users", `{"name":"n","kind":"node","password":"correct-horse-battery"}`, 400},
+		{"a user name with a space", "POST", "/api/v1/users", `{"name":"a b","password":"correct-horse-battery"}`, 400},
+		{"a null group", "POST", "/api/v1/users", `{"name":"g","password":"correct-horse-battery","groups":[null]}`, 400},
+		{"a group twice", "POST", "/api/v1/users", `{"name":"g","password":"correct-horse-battery","groups":["ops","ops"]}`, 400},
+		{"an email without @", "POST", "/api/v1/users", `{"name":"e","password":"correct-horse-battery","email":"nobody"}`, 400},
+		{"a user", "POST", "/api/v1/users", `{"name":"alice","password":"correct-horse-battery","groups":["ops"],"email":"a@example.com"}`, 200},
+		{"a service account", "POST", "/api/v1/users", `{"name":"robot","kind":"service","password":null}`, 200},
+		{"a short new password", "PUT", "/api/v1/users/{user}", `{"password":"short"}`, 400},
+		{"a null group in a change", "PUT", "/api/v1/users/{user}", `{"groups":[null]}`, 400},
+		{"a login name with NUL", "POST", "/api/v1/login", `{"name":"a\u0000b","password":"correct-horse-battery"}`, 400},
+		{"an empty cron expression", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":[""]},"action":{"workflow_type":"w"}}}`, 400},
+		{"a null cron expression", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":[null]},"action":{"workflow_type":"w"}}}`, 400},
+		{"a saga decision for started sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"done","state":"started"}`, 400},
+		{"a saga batch of disabled sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"disabled"}`, 400},
+		{"a saga terminate of everything", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate"}`, 400},
+		{"a saga terminate of terminated sagas", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","state":"terminated"}`, 400},
+		{"a schedule that sets its runs' schedule attribute", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"]},"action":{"workflow_type":"w","attributes":{"strand.schedule":"x"}}}}`, 400},
+		{"a schedule jitter over a day", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000001},"action":{"workflow_type":"w"}}}`, 400},
+		{"a schedule", "POST", "/api/v1/namespaces/{namespace}/schedules",
+			`{"schedule_id":"nightly","schedule":{"spec":{"cron":["@hourly"],"jitter":86400000000000},"action":{"workflow_type":"w","attributes":{"team":"x"}}}}`, 200},
+		{"a DAG backfill of a range and dates", "POST", "/api/v1/namespaces/{namespace}/dags/{name}/backfills", `{"from":"2026-01-01","to":"2026-01-02","dates":["2026-01-05"]}`, 400},
+		{"a DAG backfill of nothing", "POST", "/api/v1/namespaces/{namespace}/dags/{name}/backfills", `{"parallelism":1}`, 400},
+		{"a signal batch without its signal", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"signal","filter":{}}`, 400},
+		{"a batch reset before no event", "POST", "/api/v1/namespaces/{namespace}/batches", `{"operation":"reset","reset_point":"before_event","filter":{}}`, 400},
+		{"a reset before no event", "POST", "/api/v1/namespaces/{namespace}/workflows/{workflow_id}/reset", `{"point":"before_event","event_id":0}`, 400},
+		{"a saga decision", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"done"}`, 200},
+		{"a saga terminate by name", "POST", "/api/v1/namespaces/{namespace}/saga-batches", `{"action":"terminate","name":"order"}`, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			docErr := bodySchema(tc.method, tc.path).Validate(inst)
+			path := strings.NewReplacer("{namespace}", "default", "{user}", "alice", "{workflow_id}", "w", "{name}", "etl").Replace(tc.path)
+			status, e := post(t, srv.URL+path, tc.method, json.RawMessage(tc.body))
+			if status != tc.status {
+				t.Fatalf("%s %s %s: %d %+v, want %d", tc.method, path, tc.body, status, e, tc.status)
+			}
+			if tc.status == 200 && docErr != nil {
+				t.Errorf("the server takes %s, the document refuses it: %v", tc.body, docErr)
+			}
+			if tc.status != 200 && docErr == nil {
+				t.Errorf("the server refuses %s (%s), the document takes it", tc.body, e.Message)
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// ecmaRegexp is an ECMA-262 regular expression as the validators take one.
+type ecmaRegexp struct{ re *regexp2.Regexp }
+
+// String is the expression.
+func (e ecmaRegexp) String() string { return e.re.String() }
+
+// MatchString reports whether s matches (a match that runs out of time
+// does not).
+func (e ecmaRegexp) MatchString(s string) bool {
+	ok, err := e.re.MatchString(s)
+	return ok && err == nil
 }

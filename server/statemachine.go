@@ -120,7 +120,7 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 			return client(r).List(ctx, statemachine.Filter{Type: q.Get("type"), State: q.Get("state"), Status: statemachine.Status(q.Get("status")),
 				BusinessKey: q.Get("business_key"), ExternalID: q.Get("external_id"), Parent: q.Get("parent")}, size, token)
 		}).with(textParam("type", "only this type", store.MaxAttributeValue), textParam("state", "only this state", store.MaxAttributeValue),
-			textParam("status", "only this status: created, inProgress (also while its method runs), manual or finished", store.MaxAttributeValue),
+			param{"status", map[string]any{"type": "string", "enum": smListedStatuses()}, "only this status: created, inProgress (also while its method runs), manual or finished"},
 			textParam("business_key", "only this business key", store.MaxIndexedChars),
 			textParam("external_id", "only this external id", store.MaxAttributeValue),
 			textParam("parent", "only children of this instance", store.MaxAttributeValue),
@@ -147,4 +147,14 @@ func stateMachineRoutes(h *handler, svc statemachine.Service) []Route {
 			})})
 	}
 	return routes
+}
+
+// smListedStatuses are the values of a state machine list's status
+// parameter: none ("") or a status lists find.
+func smListedStatuses() []any {
+	out := []any{""}
+	for _, st := range statemachine.ListedStatuses {
+		out = append(out, string(st))
+	}
+	return out
 }
