@@ -75,8 +75,8 @@ type TokenList struct {
 type ChangePasswordRequest struct {
 	// CurrentPassword is the password now: a wrong one changes nothing and
 	// counts as a failed login.
-	CurrentPassword string `json:"current_password" required:"true" max:"72"`
-	NewPassword     string `json:"new_password" required:"true" max:"72"`
+	CurrentPassword string `json:"current_password" required:"true" max:"72" example:"old password"`
+	NewPassword     string `json:"new_password" required:"true" max:"72" example:"new password"`
 }
 
 // ChangePasswordResponse says how many of the user's other login sessions

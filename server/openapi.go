@@ -376,6 +376,9 @@ var bodyRules = map[reflect.Type][]any{
 			"kind":     map[string]any{"const": access.KindService},
 			"password": map[string]any{"enum": []any{"", nil}}}},
 	}}},
+	// A new password, like a user's, is at least 8 bytes.
+	reflect.TypeFor[ChangePasswordRequest](): {map[string]any{"properties": map[string]any{
+		"new_password": map[string]any{"type": "string", "minLength": access.MinPassword}}}},
 	// A signal batch names its signal; a reset before an event names the
 	// event.
 	reflect.TypeFor[api.StartBatchRequest](): {
