@@ -385,17 +385,19 @@ test(
       })
       assert.equal(res.status, 404, `the admin's terminate ${i}: ${await res.text()}`)
     }
-    // The reader, with a token of their own, tries to terminate runs again
-    // and again: the first refusal is written at once, the ones like it are
-    // counted into one entry when their minute is up.
+    // The reader, with a token of their own, tries to cancel runs again and
+    // again: the first refusal is written at once, the ones like it (one
+    // address, caller, route and status) are counted into one entry when
+    // their minute is up. (Cancels: the reader's forged terminate above
+    // opened the minute of its terminates.)
     const token = await tokenOf(reader)
     for (let i = 0; i < forged; i++) {
-      const res = await fetch(`${base}/api/v1/namespaces/${ns}/workflows/${refused}-${i}/terminate`, {
+      const res = await fetch(`${base}/api/v1/namespaces/${ns}/workflows/${refused}-${i}/cancel`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ reason: 'not mine to end' }),
       })
-      assert.equal(res.status, 403, `the reader's terminate ${i}: ${await res.text()}`)
+      assert.equal(res.status, 403, `the reader's cancel ${i}: ${await res.text()}`)
     }
 
     await withSecurePage('/audit', async (page) => {
