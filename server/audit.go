@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -23,20 +25,60 @@ import (
 // where, what, on which namespace and run, and how it ended) in the
 // store's audit log, in batches, and purges the entries older than its
 // retention. Start it before serving and Close it after.
+//
+// Refused calls (401, 403) are folded: the first refusal of a source (one
+// remote address, one caller, one route, one status) is written at once,
+// the ones like it within RefusalWindow after it are counted, and one
+// entry with their count is written when the window closes. A flood of
+// refusals writes at most two entries per source and window, and sources
+// past maxRefusalSources share one.
 type AuditLog struct {
 	st        store.MetadataStore
 	log       *slog.Logger
 	retention time.Duration
+	window    time.Duration
 	in        chan store.AuditEntry
 	stop      context.CancelFunc
 	done      chan struct{}
+
+	mu sync.Mutex
+	// refusals are the open windows of refused calls, by source.
+	refusals map[refusalSource]*refusalWindow
+	// overflow counts the refusals of sources past maxRefusalSources.
+	overflow refusalWindow
 }
 
 // AuditOptions configure an AuditLog.
 type AuditOptions struct {
 	// Retention is how long entries are kept (default 90 days).
 	Retention time.Duration
-	Logger    *slog.Logger
+	// RefusalWindow is how long the refusals like one just recorded are
+	// counted rather than written (default 1 minute).
+	RefusalWindow time.Duration
+	Logger        *slog.Logger
+}
+
+// maxRefusalSources bounds the sources whose refusals are counted apart in
+// one window; the refusals of more are counted together.
+const maxRefusalSources = 256
+
+// refusalSource is what makes refusals alike: the same address (without
+// its port), caller, route and status.
+type refusalSource struct {
+	remote, actor, action string
+	status                int32
+}
+
+// refusalWindow counts the refusals that came after the first of a source.
+type refusalWindow struct {
+	opened time.Time
+	// like is the first refusal, as it was written.
+	like store.AuditEntry
+	// count is the refusals since, not written; first and last their times.
+	count       int
+	first, last time.Time
+	// mixed: they named other namespaces, targets or runs than like.
+	mixedNamespace, mixedTarget bool
 }
 
 // auditBuffer bounds the entries waiting to be written; a request that
@@ -51,7 +93,11 @@ func NewAuditLog(st store.MetadataStore, opts AuditOptions) *AuditLog {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &AuditLog{st: st, log: opts.Logger, retention: opts.Retention, in: make(chan store.AuditEntry, auditBuffer), done: make(chan struct{})}
+	if opts.RefusalWindow <= 0 {
+		opts.RefusalWindow = time.Minute
+	}
+	return &AuditLog{st: st, log: opts.Logger, retention: opts.Retention, window: opts.RefusalWindow,
+		in: make(chan store.AuditEntry, auditBuffer), done: make(chan struct{}), refusals: map[refusalSource]*refusalWindow{}}
 }
 
 // Start runs the writer and the purge until Close.
@@ -80,6 +126,9 @@ func (a *AuditLog) record(ctx context.Context, e store.AuditEntry) {
 	e.Action = storable(e.Action, 512)
 	e.Target = storable(e.Target, 1000)
 	e.RunID = storable(e.RunID, 64)
+	if refusal(e.Status) && !a.firstRefusal(e) {
+		return
+	}
 	select {
 	case a.in <- e:
 	case <-ctx.Done():
@@ -87,12 +136,96 @@ func (a *AuditLog) record(ctx context.Context, e store.AuditEntry) {
 	}
 }
 
-// run writes entries in batches (as they come, up to 500 at a time) and
-// purges once an hour.
+// refusal reports whether a status is a refused call's.
+func refusal(status int32) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// firstRefusal reports whether a refused call's entry is to be written:
+// the first of its source in a window is; the others are counted.
+func (a *AuditLog) firstRefusal(e store.AuditEntry) bool {
+	src := refusalSource{remote: remoteHost(e.Remote), actor: e.Actor, action: e.Action, status: e.Status}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.refusals[src]
+	if w == nil && len(a.refusals) < maxRefusalSources {
+		a.refusals[src] = &refusalWindow{opened: e.Time, like: e}
+		return true
+	}
+	if w == nil {
+		w = &a.overflow
+	}
+	if w.count == 0 {
+		w.first = e.Time
+	}
+	w.count++
+	w.last = e.Time
+	w.mixedNamespace = w.mixedNamespace || e.Namespace != w.like.Namespace
+	w.mixedTarget = w.mixedTarget || e.Target != w.like.Target || e.RunID != w.like.RunID
+	return false
+}
+
+// closeWindows returns the entries of the refusals counted in the windows
+// that closed by now (every window, if all), and forgets those windows.
+func (a *AuditLog) closeWindows(now time.Time, all bool) []store.AuditEntry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []store.AuditEntry
+	for src, w := range a.refusals {
+		if !all && now.Sub(w.opened) < a.window {
+			continue
+		}
+		if w.count > 0 {
+			out = append(out, w.entry())
+		}
+		delete(a.refusals, src)
+	}
+	if a.overflow.count > 0 && (all || now.Sub(a.overflow.first) >= a.window) {
+		a.overflow.like = store.AuditEntry{Actor: "(many callers)", Action: "refused calls of more sources than are counted apart", Status: http.StatusForbidden}
+		a.overflow.mixedNamespace, a.overflow.mixedTarget = false, false
+		out = append(out, a.overflow.entry())
+		a.overflow = refusalWindow{}
+	}
+	return out
+}
+
+// entry is the entry of the refusals a window counted: the first one's,
+// with their count and times (and without what they did not share).
+func (w *refusalWindow) entry() store.AuditEntry {
+	e := w.like
+	e.ID, e.Time = entryID(w.last), w.last
+	if w.mixedNamespace {
+		e.Namespace = ""
+	}
+	if w.mixedTarget {
+		e.Target, e.RunID = "", ""
+	}
+	detail := map[string]any{"count": w.count, "first": w.first, "last": w.last}
+	var like map[string]json.RawMessage
+	if json.Unmarshal(e.Detail, &like) == nil && like["reason"] != nil {
+		detail["reason"] = like["reason"]
+	}
+	e.Detail, _ = json.Marshal(detail)
+	return e
+}
+
+// remoteHost is a remote address without its port.
+func remoteHost(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+// run writes entries in batches (as they come, up to 500 at a time),
+// writes the counts of refusals as their windows close, and purges once an
+// hour.
 func (a *AuditLog) run(ctx context.Context) {
 	defer close(a.done)
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
+	windows := time.NewTicker(min(max(a.window/4, 10*time.Millisecond), 5*time.Second))
+	defer windows.Stop()
 	a.purge(ctx)
 	var batch []store.AuditEntry
 	write := func() {
@@ -137,10 +270,16 @@ func (a *AuditLog) run(ctx context.Context) {
 			batch = append(batch, e)
 			take(500)
 			write()
+		case now := <-windows.C:
+			if batch = append(batch, a.closeWindows(now, false)...); len(batch) > 0 {
+				take(500)
+				write()
+			}
 		case <-purge.C:
 			a.purge(ctx)
 		case <-ctx.Done():
 			take(auditBuffer + 1)
+			batch = append(batch, a.closeWindows(time.Now(), true)...)
 			write()
 			return
 		}
@@ -253,8 +392,9 @@ func scrub(v any) any {
 	return v
 }
 
-// auditEntry is the entry of a request answered with status.
-func auditEntry(r *http.Request, route Route, status int, note *auditNote) store.AuditEntry {
+// auditEntry is the entry of a request answered with status; refused, why
+// it was (nil: it was not refused, or why is not known).
+func auditEntry(r *http.Request, route Route, status int, note *auditNote, refused error) store.AuditEntry {
 	id, _ := access.FromContext(r.Context())
 	actor := id.Name
 	if actor == "" {
@@ -264,10 +404,7 @@ func auditEntry(r *http.Request, route Route, status int, note *auditNote) store
 	// of one millisecond by their ids, so they list in the order they
 	// happened (on one node).
 	now := time.Now().UTC()
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 12), uint64(now.UnixNano()))
-	b = b[:12]
-	rand.Read(b[8:])
-	e := store.AuditEntry{ID: hex.EncodeToString(b), Time: now, Namespace: r.PathValue("namespace"), Actor: actor,
+	e := store.AuditEntry{ID: entryID(now), Time: now, Namespace: r.PathValue("namespace"), Actor: actor,
 		Remote: r.RemoteAddr, Action: route.Method + " " + strings.TrimPrefix(route.Path, prefix), Status: int32(status),
 		RunID: r.URL.Query().Get("run_id")}
 	for _, p := range []string{"workflow_id", "schedule_id", "batch_id", "id", "name", "user", "type", "op"} {
@@ -277,6 +414,10 @@ func auditEntry(r *http.Request, route Route, status int, note *auditNote) store
 		}
 	}
 	detail := map[string]any{}
+	if refused != nil {
+		_, body := errorOf(refused)
+		detail["reason"] = body.Message
+	}
 	if q := r.URL.Query(); len(q) > 0 {
 		detail["query"] = q
 	}
@@ -313,6 +454,14 @@ func auditEntry(r *http.Request, route Route, status int, note *auditNote) store
 		e.Actor = fmt.Sprintf("%s (%s)", actor, id.Kind)
 	}
 	return clip(e)
+}
+
+// entryID is a new entry's id: the time in nanoseconds, then random bytes.
+func entryID(t time.Time) string {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 12), uint64(t.UnixNano()))
+	b = b[:12]
+	rand.Read(b[8:])
+	return hex.EncodeToString(b)
 }
 
 // clip keeps an entry's fields within the store's limits.
@@ -408,25 +557,39 @@ func auditRoutes(h *handler, a *AuditLog) []Route {
 	}
 }
 
-// auditing wraps a route's handler so that its calls go in the audit log.
+// auditing wraps a route's handler so that its calls go in the audit log:
+// every call of a route that changes things, and the calls of the others
+// (reads, task traffic, peering) that it refused.
 func (h *handler) auditing(route Route, serve http.HandlerFunc) http.HandlerFunc {
-	if h.opts.Audit == nil || !audited(route.Method, route.Path) {
+	if h.opts.Audit == nil {
 		return serve
 	}
+	changes := audited(route.Method, route.Path)
 	return func(w http.ResponseWriter, r *http.Request) {
 		note := &auditNote{}
-		r = r.WithContext(context.WithValue(r.Context(), auditNoteKey{}, note))
+		if changes {
+			r = r.WithContext(context.WithValue(r.Context(), auditNoteKey{}, note))
+		}
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		serve(sw, r)
-		h.opts.Audit.record(r.Context(), auditEntry(r, route, sw.status, note))
+		if changes || refusal(int32(sw.status)) {
+			h.opts.Audit.record(r.Context(), auditEntry(r, route, sw.status, note, sw.err))
+		}
 	}
 }
 
-// recordRefused records a change refused before its handler (401, 403).
+// recordRefused records a call refused before its handler (401, 403) or by
+// the open-mode guard.
 func (h *handler) recordRefused(r *http.Request, route Route, err error) {
-	if h.opts.Audit == nil || !audited(route.Method, route.Path) {
+	if h.opts.Audit == nil {
 		return
 	}
 	status, _ := errorOf(err)
-	h.opts.Audit.record(r.Context(), auditEntry(r, route, status, &auditNote{}))
+	if status == http.StatusUnauthorized && route.Method == http.MethodGet && strings.TrimPrefix(route.Path, prefix) == "/whoami" &&
+		r.Header.Get("Authorization") == "" {
+		// The console asks who it is before any page: without a session
+		// its 401 is the answer "no one", not a refusal.
+		return
+	}
+	h.opts.Audit.record(r.Context(), auditEntry(r, route, status, &auditNote{}, err))
 }

@@ -242,6 +242,9 @@ func needOf(method, path string) (Need, bool) {
 // identity is in ctx (authenticate put it there).
 func authorize(ctx context.Context, need Need, r *http.Request) error {
 	id, _ := access.FromContext(ctx)
+	if id.Kind == access.KindNode {
+		return authorizeNode(id, need, r)
+	}
 	switch need.Scope {
 	case Public, Authenticated, InTaskNamespace:
 		// A task route checks its token's namespace itself (allowTask).
@@ -276,6 +279,39 @@ func authorize(ctx context.Context, need Need, r *http.Request) error {
 	return denied(id, "an unknown scope")
 }
 
+// nodeRoutes are the routes of the API a node calls on another with the
+// cluster secret: the calls it forwards to the node that serves a run's
+// shard (engine.Options.Dial; api.Peer's methods the engine calls), beside
+// the peering route itself.
+var nodeRoutes = map[string]bool{
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/signals":           true,
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/signal-with-start": true,
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/cancel":            true,
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/terminate":         true,
+	"POST /namespaces/{namespace}/workflows/{workflow_id}/queries":           true,
+	"GET /namespaces/{namespace}/workflows/{workflow_id}":                    true,
+	"GET /namespaces/{namespace}/workflows/{workflow_id}/result":             true,
+	"POST /workflow-tasks/complete":                                          true,
+	"POST /workflow-tasks/fail":                                              true,
+	"POST /queries/answer":                                                   true,
+	"POST /step-tasks/complete":                                              true,
+	"POST /step-tasks/fail":                                                  true,
+	"POST /step-tasks/heartbeat":                                             true,
+}
+
+// authorizeNode lets a caller with the cluster secret call what a node
+// needs of another: the peering route and the calls nodes forward to each
+// other. Everything else (users, tokens, grants, namespaces) needs a user
+// with the role: the secret is no cluster admin.
+func authorizeNode(id access.Identity, need Need, r *http.Request) error {
+	_, path, _ := strings.Cut(r.Pattern, " ")
+	if need.Scope == Node || need.Scope == Public || nodeRoutes[r.Method+" "+strings.TrimPrefix(path, prefix)] {
+		return nil
+	}
+	return fmt.Errorf("%w: the cluster secret is for the calls between the nodes of a cluster; %s %s needs a user's token (%s)",
+		api.ErrPermissionDenied, r.Method, r.URL.Path, need)
+}
+
 func denied(id access.Identity, format string, args ...any) error {
 	return fmt.Errorf("%w: %s %q lacks %s", api.ErrPermissionDenied, id.Kind, id.Name, fmt.Sprintf(format, args...))
 }
@@ -306,8 +342,9 @@ func (h *handler) allowTask(ctx context.Context, token []byte) error {
 // SessionCookie is the cookie the console's login sets: a session token.
 const SessionCookie = "strand_session"
 
-// nodeIdentity is another node of the cluster.
-var nodeIdentity = access.Identity{Name: "node", Kind: access.KindNode, ClusterAdmin: true}
+// nodeIdentity is another node of the cluster: it may call the routes a
+// node needs (authorizeNode) and no other.
+var nodeIdentity = access.Identity{Name: "node", Kind: access.KindNode}
 
 // authenticate returns who the request comes from: the cluster's node
 // secret, an API token, or the console's session cookie. Without access
@@ -346,6 +383,10 @@ func (h *handler) authenticate(r *http.Request, need Need) (access.Identity, err
 	}
 	return access.Identity{}, fmt.Errorf("%w: no credentials: send Authorization: Bearer TOKEN (strand login makes one)", api.ErrUnauthenticated)
 }
+
+// refusedKey holds, in a request's context, why the open-mode guard refused
+// it (guardOpen), for its route to record and answer.
+type refusedKey struct{}
 
 // csrfHeader must come with every change a session cookie authenticates:
 // the console sends it; a cross-site form cannot.

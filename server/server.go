@@ -97,6 +97,20 @@ type Options struct {
 	// Alerts delivers the DAGs' alerts for the alert groups' test route
 	// (nil: webhooks only, and users found through Access).
 	Alerts *dag.Alerter
+
+	// Open mode's guard (issue 36). A server told it runs open (Open; a nil
+	// Access without Open is not guarded) answers only what this machine's
+	// own tools send: a request whose Host header is not a loopback name
+	// or address (localhost, 127.0.0.0/8, ::1, with any port) nor one of
+	// HostNames is refused (DNS rebinding), and so is a change (not GET,
+	// HEAD or OPTIONS) a web page could send: one whose Origin is not the
+	// server's own, or whose body is not application/json. With access
+	// control on neither applies: every call needs a token or a session.
+	HostNames []string
+	// AnyAddressHost also takes a Host that is an IP address: an open
+	// server that other machines reach (--insecure). An address cannot be
+	// rebound to another server as a name can.
+	AnyAddressHost bool
 }
 
 // New returns the HTTP handler of svc.
@@ -142,16 +156,20 @@ func New(svc api.Service, opts Options) http.Handler {
 			// The metrics name namespaces and queues: a cluster admin's
 			// (a scraper calls with a service account's token).
 			id, err := h.authenticate(r, Need{Scope: ClusterAdmin})
-			if err == nil && !id.ClusterAdmin && id.Kind != access.KindNode {
+			if err == nil && !id.ClusterAdmin {
 				err = denied(id, "cluster admin")
 			}
 			if err != nil {
+				h.recordRefused(r, Route{Method: http.MethodGet, Path: "/metrics"}, err)
 				writeError(w, err)
 				return
 			}
 			metrics.ServeHTTP(w, r)
 		})
 	}
+	// routePatterns are the API's routes: a request the open-mode guard
+	// refuses on one of them is refused there, where it is audited.
+	routePatterns := map[string]bool{}
 	for _, r := range h.routes() {
 		route := r.Method + " " + r.Path
 		serve := h.auditing(r, r.serve)
@@ -166,7 +184,13 @@ func New(svc api.Service, opts Options) http.Handler {
 			}
 		}
 		need, _ := needOf(r.Method, r.Path)
+		routePatterns[route] = true
 		mux.HandleFunc(route, func(w http.ResponseWriter, req *http.Request) {
+			if err, refused := req.Context().Value(refusedKey{}).(error); refused {
+				h.recordRefused(req, r, err)
+				writeError(w, err)
+				return
+			}
 			id, err := h.authenticate(req, need)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="strand"`)
@@ -218,6 +242,13 @@ func New(svc api.Service, opts Options) http.Handler {
 		writeJSON(w, http.StatusNotFound, Error{Code: CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h.guardOpen(r); err != nil {
+			if _, pattern := mux.Handler(r); !routePatterns[pattern] {
+				writeError(w, err)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), refusedKey{}, err))
+		}
 		if r.ContentLength != 0 && opts.BodyTimeout > 0 {
 			// Cleared once decode has the body; a body no route reads
 			// keeps it while the server discards it.
@@ -999,6 +1030,9 @@ func (h *handler) longPoll(parent context.Context, wait time.Duration) (context.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// err is the error writeError answered (the audit log says why a call
+	// was refused).
+	err error
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -1022,6 +1056,9 @@ func writeError(w http.ResponseWriter, err error) {
 	var qe *api.QuotaError
 	if errors.As(err, &qe) {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(qe.RetryAfter.Seconds())))))
+	}
+	if sw, ok := w.(*statusWriter); ok {
+		sw.err = err
 	}
 	status, body := errorOf(err)
 	writeJSON(w, status, body)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -84,6 +85,11 @@ func newServerCommand() *cobra.Command {
 			}
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
+			}
+			for _, n := range sopts.HostNames {
+				if _, err := netip.ParseAddr(strings.Trim(n, "[]")); err != nil && (n == "" || strings.ContainsAny(n, ":/ ")) {
+					return &usageError{fmt.Errorf("--host-name %q: want a name this server is reached by (strand.example.com) or an address, without a port", n)}
+				}
 			}
 			if eopts.CacheMemory < 1<<20 {
 				return &usageError{fmt.Errorf("--cache-memory %d: want at least 1 MiB (1048576)", eopts.CacheMemory)}
@@ -228,7 +234,8 @@ func newServerCommand() *cobra.Command {
 			srv := &http.Server{Handler: server.New(served{eng, schedule.NewService(eng), batch.NewService(eng), message.NewService(eng), humantask.NewService(eng)}, server.Options{Logger: log, Registry: reg, Ready: eng.Ready,
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
-				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter, Resources: centre}),
+				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter, Resources: centre,
+				HostNames: sopts.HostNames, AnyAddressHost: insecure}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
 				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
@@ -281,6 +288,9 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&dsKeyFile, "datasource-key-file", "", "a file of 64 hex digits, the key data source passwords are encrypted with, the same on every node (env STRAND_DATASOURCE_KEY_FILE; default for a SQLite store: strand-datasource.key beside it, made at first start)")
 	cmd.Flags().Int64Var(&resourceMaxSize, "resource-max-size", resources.DefaultMaxSize, "the largest resource (a file DAG tasks name) the server takes, in bytes")
 	cmd.Flags().StringVar(&secretFile, "cluster-secret-file", "", "a file holding the secret the nodes of a cluster call each other with, the same on every node (env STRAND_CLUSTER_SECRET holds it instead)")
+	// Open mode's guard (issue 36).
+	cmd.Flags().StringSliceVar(&sopts.HostNames, "host-name", nil, "a name (or address) other than localhost this server is reached by, repeatable: "+
+		"while it runs without users it refuses requests whose Host header names another (DNS rebinding)")
 	cmd.Flags().StringVar(&smtp.Addr, "smtp-server", "", "the SMTP server (HOST:PORT) alert groups' emails go through")
 	cmd.Flags().StringVar(&smtp.From, "smtp-from", "", "the sender's address of alert emails")
 	cmd.Flags().StringVar(&smtp.User, "smtp-user", "", "the user to log in to the SMTP server as (with --smtp-password)")
