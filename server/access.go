@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -194,7 +193,7 @@ func accessRoutes(h *handler, ac *access.Service) []Route {
 				return ChangePasswordResponse{}, fmt.Errorf("%w: %s %q has no password to change", api.ErrFailedPrecondition, id.Kind, id.Name)
 			}
 			ended, err := ac.ChangePassword(ctx, access.PasswordChange{Name: id.Name, Current: req.CurrentPassword, New: req.NewPassword,
-				Address: remoteHost(r), Keep: id.TokenID})
+				Address: remoteHost(r.RemoteAddr), Keep: id.TokenID})
 			return ChangePasswordResponse{SessionsEnded: ended}, err
 		})},
 		{"DELETE", prefix + "/users/{user}", "Delete a user and revoke their tokens", get(h, func(ctx context.Context, r *http.Request) (struct{}, error) {
@@ -280,7 +279,7 @@ func (h *handler) login(ac *access.Service) endpoint {
 		case ttl == 0:
 			ttl = loginTTL
 		}
-		id, err := ac.LoginFrom(ctx, req.Name, req.Password, remoteHost(r))
+		id, err := ac.LoginFrom(ctx, req.Name, req.Password, remoteHost(r.RemoteAddr))
 		if err != nil {
 			return LoginResponse{}, err
 		}
@@ -334,20 +333,11 @@ func (h *handler) auditLock(r *http.Request, te *access.LoginThrottledError) {
 	if h.opts.Audit == nil {
 		return
 	}
-	e := auditEntry(r, Route{Method: r.Method, Path: r.URL.Path}, http.StatusTooManyRequests, &auditNote{})
+	e := auditEntry(r, Route{Method: r.Method, Path: r.URL.Path}, http.StatusTooManyRequests, &auditNote{}, nil)
 	e.Action, e.Target, e.Actor = "lock logins of a user name", te.Name, "(failed logins)"
 	e.Detail, _ = json.Marshal(map[string]any{"failures": te.Failures, "locked_for": te.RetryAfter.String(),
 		"unlock": "strand user unlock " + te.Name})
 	h.opts.Audit.record(r.Context(), e)
-}
-
-// remoteHost is the address a request came from, without its port: what
-// failed logins are counted by.
-func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
 }
 
 func loginTokenName(r *http.Request, session bool) string {

@@ -209,7 +209,8 @@ func (w *refusalWindow) entry() store.AuditEntry {
 	return e
 }
 
-// remoteHost is a remote address without its port.
+// remoteHost is a remote address without its port: what refusals are
+// folded by and failed logins counted by.
 func remoteHost(addr string) string {
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		return h
