@@ -54,10 +54,10 @@ type IdleConns struct {
 	idle   map[*trackedConn]*list.Element // of *idleConn
 	addrs  map[netip.Prefix]*list.List
 	over   map[netip.Prefix]bool // addresses above the cap
-	timer  *time.Timer          // armed while an address is over the cap
-	due    time.Time            // when timer fires (zero: not armed)
-	count  int                  // idle connections
-	closed int64                // connections closed for the cap
+	timer  *time.Timer           // armed while an address is over the cap
+	due    time.Time             // when timer fires (zero: not armed)
+	count  int                   // idle connections
+	closed int64                 // connections closed for the cap
 	done   bool
 }
 
