@@ -2,6 +2,7 @@ package server
 
 import (
 	"container/list"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/netip"
@@ -145,6 +146,11 @@ func (c *IdleConns) ConnState(nc net.Conn, state http.ConnState) {
 		if !ok {
 			break
 		}
+		if tc, isTLS := nc.(*tls.Conn); isTLS && tc.ConnectionState().NegotiatedProtocol == "h2" {
+			conn.mu.Lock()
+			conn.h2 = true
+			conn.mu.Unlock()
+		}
 		l := c.addrs[addr]
 		if l == nil {
 			l = list.New()
@@ -201,8 +207,14 @@ func (c *IdleConns) sweepLocked(now time.Time) []*trackedConn {
 				}
 				break
 			}
-			if !ic.conn.cut() {
-				continue // a request is coming in: it turns active
+			if !ic.conn.cut(now) {
+				if ic.conn.h2 {
+					// Not quiet yet: look again when it may be.
+					if due := now.Add(h2Quiet); next.IsZero() || due.Before(next) {
+						next = due
+					}
+				}
+				continue // or a request is coming in: it turns active
 			}
 			surplus = append(surplus, ic.conn)
 			c.forgetLocked(ic.conn)
@@ -252,15 +264,24 @@ func (l *listener) Accept() (net.Conn, error) {
 	return &trackedConn{Conn: conn}, nil
 }
 
-// trackedConn is an accepted connection that tells whether it received
-// anything since it last sent (its answer), so that an idle connection is
-// closed only before its next request begins to come, never after.
+// trackedConn is an accepted connection that tells whether a request may
+// have begun to come on it, so that an idle connection is closed only
+// before its next request, never after: over HTTP/1, when it received
+// anything since it last sent (its answer); over HTTP/2, whose frames come
+// and go while it is idle, when it received anything within h2Quiet (a
+// request's frame is handled, and the connection active, long before).
 type trackedConn struct {
 	net.Conn
-	mu      sync.Mutex
-	heard   bool // bytes were read since the last write
-	closing bool // cut off: what a read brings is dropped
+	mu       sync.Mutex
+	heard    bool      // bytes were read since the last write
+	lastRead time.Time // when bytes were last read
+	h2       bool      // HTTP/2
+	closing  bool      // cut off: what a read brings is dropped
 }
+
+// h2Quiet is how long nothing must have come on an idle HTTP/2 connection
+// before it may be closed.
+const h2Quiet = time.Second
 
 // Read implements net.Conn: once the connection is cut off, what came
 // with the read is dropped (the server never sees a request it would
@@ -273,7 +294,7 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	if n > 0 {
-		c.heard = true
+		c.heard, c.lastRead = true, time.Now()
 	}
 	return n, err
 }
@@ -300,10 +321,10 @@ func (c *trackedConn) CloseWrite() error {
 
 // cut marks the connection cut off unless a request began to come since
 // its last answer; the caller then closes it.
-func (c *trackedConn) cut() bool {
+func (c *trackedConn) cut(now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.heard {
+	if c.h2 && now.Sub(c.lastRead) < h2Quiet || !c.h2 && c.heard {
 		return false
 	}
 	c.closing = true
