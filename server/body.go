@@ -182,7 +182,8 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (*body, error
 // grace); each byte moves it on by 1/rate seconds, to at most a window
 // ahead of now: a body that falls more than a window behind the rate, or
 // sends nothing for a window, fails its next read with
-// os.ErrDeadlineExceeded. BodyTimeout caps it from the request's start.
+// os.ErrDeadlineExceeded. BodyTimeout caps it, counted from when reading
+// begins (the handler counts it from the request's start until then).
 type pacedBody struct {
 	src     io.Reader
 	rc      *http.ResponseController // nil: no pace (nor BodyTimeout: the handler's deadline stands)
