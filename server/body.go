@@ -125,10 +125,24 @@ type body struct {
 	free func() // gives back the chunks data lives in (nil: none)
 }
 
+// The defaults of Options.MinBodyRate and Options.BodyRateWindow: Apache's
+// mod_reqtimeout asks 500 bytes a second of a body too; any link a client
+// really uses carries far more, and 10 s covers a slow start and a few
+// lost packets' retransmissions.
+const (
+	DefaultMinBodyRate    = 500
+	DefaultBodyRateWindow = 10 * time.Second
+)
+
+// errSlowBody is the kind of a request whose body did not arrive in time:
+// 408 request_timeout.
+var errSlowBody = errors.New("request timeout")
+
 // readBody reads r's body, at most MaxBody bytes, within the budget: at
 // once into a buffer of its Content-Length, or a chunk at a time when it
-// has none. It never reads past MaxBody, and clears the body's read
-// deadline once it has it.
+// has none. It never reads past MaxBody, cuts off a body that arrives
+// slower than MinBodyRate (or takes longer than BodyTimeout), and clears
+// the body's read deadline once it has it.
 func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
 	limit := h.opts.MaxBody
 	if r.ContentLength > limit {
@@ -136,11 +150,12 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (*body, error
 		return nil, store.PayloadTooLarge("body", int(min(r.ContentLength, 1<<62)), int(limit))
 	}
 	b := &body{}
+	src := h.pace(w, r)
 	var err error
 	if r.ContentLength >= 0 {
-		err = h.readKnown(r, b)
+		err = h.readKnown(r, src, b)
 	} else {
-		err = h.readChunked(r, b)
+		err = h.readChunked(r, src, b)
 	}
 	if err == nil {
 		http.NewResponseController(w).SetReadDeadline(time.Time{}) // the server's own deadlines only, from here
@@ -153,13 +168,109 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (*body, error
 		return nil, err
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, api.InvalidArgument("body", "not received within %v", h.opts.BodyTimeout)
+		// The rest of the body is not read: the connection ends with the answer.
+		w.Header().Set("Connection", "close")
+		return nil, src.late(r.ContentLength)
 	}
 	return nil, api.InvalidArgument("body", "reading: %v", err)
 }
 
+// pacedBody reads a request body, moving the connection's read deadline
+// on as the bytes come (http.ResponseController), so that a body slower
+// than the minimum rate is cut off without a timer or goroutine of its own.
+// The deadline starts a window after reading begins (the first bytes'
+// grace); each byte moves it on by 1/rate seconds, to at most a window
+// ahead of now: a body that falls more than a window behind the rate, or
+// sends nothing for a window, fails its next read with
+// os.ErrDeadlineExceeded. BodyTimeout caps it, counted from when reading
+// begins (the handler counts it from the request's start until then).
+type pacedBody struct {
+	src     io.Reader
+	rc      *http.ResponseController // nil: no pace (nor BodyTimeout: the handler's deadline stands)
+	rate    float64                  // bytes a second (0: none)
+	window  time.Duration
+	begin   time.Time
+	end     time.Time // BodyTimeout's deadline (zero: none)
+	paced   time.Time // the rate's deadline
+	set     time.Time // the deadline set on the connection
+	read    int64     // bytes read so far
+	timeout time.Duration
+}
+
+// pace returns r's body, paced as Options say.
+func (h *handler) pace(w http.ResponseWriter, r *http.Request) *pacedBody {
+	p := &pacedBody{src: r.Body, begin: time.Now(), timeout: h.opts.BodyTimeout}
+	rate, window := h.opts.MinBodyRate, h.opts.BodyRateWindow
+	if rate == 0 {
+		rate = DefaultMinBodyRate
+	}
+	if window <= 0 {
+		window = DefaultBodyRateWindow
+	}
+	if rate < 0 || r.ContentLength == 0 {
+		return p // BodyTimeout alone, as the handler set it
+	}
+	p.rc, p.rate, p.window = http.NewResponseController(w), float64(rate), window
+	if p.timeout > 0 {
+		p.end = p.begin.Add(p.timeout)
+	}
+	return p
+}
+
+// start sets the first deadline: a window from now (called once the body
+// has room in the budget, so a wait for room is not counted against it).
+func (p *pacedBody) start() {
+	if p.rc == nil {
+		return
+	}
+	p.paced = time.Now().Add(p.window)
+	p.apply()
+}
+
+// Read implements io.Reader.
+func (p *pacedBody) Read(b []byte) (int, error) {
+	n, err := p.src.Read(b)
+	p.read += int64(n)
+	if n > 0 && p.rc != nil {
+		p.paced = p.paced.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
+		if ahead := time.Now().Add(p.window); p.paced.After(ahead) {
+			p.paced = ahead
+		}
+		p.apply()
+	}
+	return n, err
+}
+
+// apply sets the earlier of the rate's and BodyTimeout's deadlines on the
+// connection, when it moved.
+func (p *pacedBody) apply() {
+	d := p.paced
+	if !p.end.IsZero() && p.end.Before(d) {
+		d = p.end
+	}
+	if !d.Equal(p.set) {
+		p.set = d
+		p.rc.SetReadDeadline(d) // not supported: the handler's BodyTimeout deadline stands
+	}
+}
+
+// late is the error of a body whose read deadline passed: too slow for
+// the rate, or not whole within BodyTimeout.
+func (p *pacedBody) late(length int64) error {
+	took := time.Since(p.begin).Round(100 * time.Millisecond)
+	if p.rc != nil && (p.end.IsZero() || p.paced.Before(p.end)) {
+		of := ""
+		if length > 0 {
+			of = fmt.Sprintf(" of %d", length)
+		}
+		return fmt.Errorf("%w: the request body came too slowly (%d%s bytes in %v; the server takes no less than %d bytes a second): the request was not carried out",
+			errSlowBody, p.read, of, took, int64(p.rate))
+	}
+	return fmt.Errorf("%w: the request body was not received within %v: the request was not carried out", errSlowBody, p.timeout)
+}
+
 // readKnown reads a body of known length.
-func (h *handler) readKnown(r *http.Request, b *body) error {
+func (h *handler) readKnown(r *http.Request, src *pacedBody, b *body) error {
 	n := r.ContentLength
 	if n == 0 {
 		return nil
@@ -169,13 +280,14 @@ func (h *handler) readKnown(r *http.Request, b *body) error {
 	}
 	b.held = n
 	b.data = make([]byte, n)
-	if _, err := io.ReadFull(r.Body, b.data); err != nil {
+	src.start()
+	if _, err := io.ReadFull(src, b.data); err != nil {
 		return err
 	}
 	// Read on to the end, so that the server watches the connection for
 	// a client that leaves (a long poll ends then).
 	var one [1]byte
-	if m, _ := r.Body.Read(one[:]); m > 0 {
+	if m, _ := src.Read(one[:]); m > 0 {
 		return errors.New("longer than its Content-Length")
 	}
 	return nil
@@ -184,9 +296,9 @@ func (h *handler) readKnown(r *http.Request, b *body) error {
 // readChunked reads a body of unknown length a chunk at a time, growing
 // its share of the budget as it goes; a body of several chunks is copied
 // into one buffer at the end.
-func (h *handler) readChunked(r *http.Request, b *body) error {
+func (h *handler) readChunked(r *http.Request, paced *pacedBody, b *body) error {
 	limit := h.opts.MaxBody
-	src := io.LimitReader(r.Body, limit+1)
+	src := io.LimitReader(paced, limit+1)
 	var parts []*[chunkSize]byte
 	b.free = func() {
 		for _, p := range parts {
@@ -198,7 +310,9 @@ func (h *handler) readChunked(r *http.Request, b *body) error {
 	for {
 		var err error
 		if len(parts) == 0 {
-			err = h.budget.acquire(r.Context(), chunkSize, h.opts.BodyWait)
+			if err = h.budget.acquire(r.Context(), chunkSize, h.opts.BodyWait); err == nil {
+				paced.start()
+			}
 		} else {
 			err = h.budget.grow(chunkSize)
 		}

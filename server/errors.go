@@ -42,6 +42,10 @@ const (
 	CodeUnauthenticated    = "unauthenticated"
 	CodePermissionDenied   = "permission_denied"
 	CodeQuotaExceeded      = "quota_exceeded"
+	// CodeRequestTimeout (408): the request's body did not arrive in time
+	// (slower than the server's minimum rate, or not whole within its body
+	// timeout); nothing was done.
+	CodeRequestTimeout = "request_timeout"
 )
 
 // kinds maps the errors a caller switches on to their code and status, in
@@ -69,6 +73,7 @@ var kinds = []struct {
 	{api.ErrUnauthenticated, CodeUnauthenticated, http.StatusUnauthorized},
 	{api.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{api.ErrQuotaExceeded, CodeQuotaExceeded, http.StatusTooManyRequests},
+	{errSlowBody, CodeRequestTimeout, http.StatusRequestTimeout},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},
 }

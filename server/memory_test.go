@@ -178,7 +178,7 @@ func TestSlowBody(t *testing.T) {
 	took := time.Since(begin)
 	if err == nil {
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest {
+		if resp.StatusCode != http.StatusRequestTimeout {
 			t.Fatalf("a trickled body: %s", resp.Status)
 		}
 	} else if errors.Is(err, context.DeadlineExceeded) {

@@ -55,7 +55,7 @@ type Options struct {
 	BodyWait   time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
 	// header (default 2m; negative: no limit): a body trickled slower is
-	// cut off with 400. Set the http.Server's ReadHeaderTimeout and
+	// cut off with 408 request_timeout. Set the http.Server's ReadHeaderTimeout and
 	// IdleTimeout for the rest; its ReadTimeout would end long polls.
 	BodyTimeout time.Duration
 	// PollWait is how long a task poll or a result request waits before it
@@ -111,6 +111,15 @@ type Options struct {
 	// server that other machines reach (--insecure). An address cannot be
 	// rebound to another server as a name can.
 	AnyAddressHost bool
+	// Slow clients (a request body trickled to hold a connection).
+	// MinBodyRate is the slowest a request body may arrive, in bytes a
+	// second (default 500; negative: no minimum): a body that falls behind
+	// it by more than BodyRateWindow (default 10s; also the grace its first
+	// bytes get) is cut off with 408 request_timeout. Only the body's
+	// arrival is paced: a long poll waits for its answer as long as it
+	// takes. See IdleConns for idle keep-alive connections.
+	MinBodyRate    int64
+	BodyRateWindow time.Duration
 }
 
 // New returns the HTTP handler of svc.

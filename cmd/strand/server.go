@@ -62,6 +62,12 @@ func newServerCommand() *cobra.Command {
 		// Limits of failed logins (issue 36, logins).
 		loginLimits access.LoginLimits
 	)
+	// Slow and idle clients: --min-body-rate (with --min-body-rate-window
+	// in sopts), --max-idle-conns-per-address.
+	var (
+		minBodyRate  int64
+		maxIdleConns int
+	)
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the engine and serve its HTTP/JSON API (/api/v1)",
@@ -82,6 +88,12 @@ func newServerCommand() *cobra.Command {
 			}
 			if l := loginLimits; l.BackoffAfter < 1 || l.LockAfter < l.BackoffAfter || l.LockFor <= 0 || l.AddressBackoffAfter < 1 {
 				return &usageError{fmt.Errorf("--login-backoff-after and --login-address-backoff-after must be at least 1, --login-lock-after at least --login-backoff-after, --login-lock-for positive")}
+			}
+			if minBodyRate < 0 || sopts.BodyRateWindow <= 0 || maxIdleConns < 0 {
+				return &usageError{fmt.Errorf("--min-body-rate and --max-idle-conns-per-address must not be negative (0 turns them off), --min-body-rate-window must be positive")}
+			}
+			if sopts.MinBodyRate = minBodyRate; minBodyRate == 0 {
+				sopts.MinBodyRate = -1 // off
 			}
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
@@ -127,6 +139,9 @@ func newServerCommand() *cobra.Command {
 			if err != nil {
 				return &usageError{fmt.Errorf("--listen %q: %v", listen, err)}
 			}
+			idleConns := server.NewIdleConns(server.IdleConnsOptions{MaxPerAddress: maxIdleConns})
+			defer idleConns.Close()
+			ln = idleConns.Listener(ln) // under TLS: it sees when a request begins to come
 			scheme := "http"
 			if serverTLS != nil {
 				ln, scheme = tls.NewListener(ln, serverTLS), "https"
@@ -176,6 +191,7 @@ func newServerCommand() *cobra.Command {
 			defer audit.Close() // after the server's shutdown: what it answered is written
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			reg.MustRegister(idleConns.Metrics()...)
 			if eopts.Address == "" {
 				eopts.Address = scheme + "://" + ln.Addr().String()
 			}
@@ -235,10 +251,11 @@ func newServerCommand() *cobra.Command {
 				PollWait: sopts.PollWait, MaxBody: sopts.MaxBody, BodyMemory: sopts.BodyMemory, BodyTimeout: sopts.BodyTimeout,
 				PollRate: sopts.PollRate, Draining: draining, Console: consoleHandler(withConsole),
 				Access: sopts.Access, Open: sopts.Open, ClusterSecret: sopts.ClusterSecret, Audit: audit, Alerts: alerter, Resources: centre,
-				HostNames: sopts.HostNames, AnyAddressHost: insecure}),
+				HostNames: sopts.HostNames, AnyAddressHost: insecure,
+				MinBodyRate: sopts.MinBodyRate, BodyRateWindow: sopts.BodyRateWindow}),
 				// No ReadTimeout: it would end long polls; the handler
 				// bounds reading a body (--body-timeout).
-				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle}
+				ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ConnState: idleConns.ConnState}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			log.Info("strand server listening", "address", ln.Addr().String(), "store", storeURL)
@@ -269,6 +286,10 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&sopts.BodyMemory, "body-memory", 128<<20, "request-body bytes held at once across the server; a body that finds no room within 5s gets 503 with Retry-After")
 	cmd.Flags().DurationVar(&sopts.BodyTimeout, "body-timeout", 2*time.Minute, "how long reading a request body may take after its header")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept open")
+	// Slow and idle clients.
+	cmd.Flags().Int64Var(&minBodyRate, "min-body-rate", server.DefaultMinBodyRate, "the slowest a request body may arrive, in bytes a second: a body further behind than --min-body-rate-window is cut off with 408 (0: no minimum)")
+	cmd.Flags().DurationVar(&sopts.BodyRateWindow, "min-body-rate-window", server.DefaultBodyRateWindow, "how far a request body may fall behind --min-body-rate (and the grace of its first bytes)")
+	cmd.Flags().IntVar(&maxIdleConns, "max-idle-conns-per-address", server.DefaultMaxIdleConnsPerAddress, "idle keep-alive connections one client address may hold; beyond it the longest idle are closed after 1s (0: no cap)")
 	cmd.Flags().BoolVar(&withConsole, "console", true, "serve the web console at / (--console=false: the API alone)")
 	cmd.Flags().StringSliceVar(&workerGroups, "worker-groups", nil, "run DAG and YAML saga workers of these groups in this process, in the default namespace (what strand worker runs; shell tasks run as this process's user)")
 	cmd.Flags().IntVar(&workerConcurrency, "worker-concurrency", 8, "with --worker-groups: tasks run at once per group")
