@@ -42,7 +42,7 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	healthz := func(conn net.Conn, r *bufio.Reader) {
 		t.Helper()
-		io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("healthz: %v %v", resp, err)
@@ -84,7 +84,7 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	closedAt := time.Now()
 	for i := range open {
-		io.WriteString(conns[i], "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		io.WriteString(conns[i], "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	}
 	for range open {
 		if h := <-ends; h.err != nil {
@@ -110,7 +110,7 @@ func TestServerTimeouts(t *testing.T) {
 
 	// A body of 50 bytes trickled a byte every 300 ms.
 	slow := dial()
-	io.WriteString(slow, "POST /api/v1/namespaces/default/workflows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{")
+	io.WriteString(slow, "POST /api/v1/namespaces/default/workflows HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{")
 	trickled := make(chan struct{})
 	defer func() { <-trickled }()
 	go func() {
