@@ -13,8 +13,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
@@ -40,6 +43,8 @@ type AuditLog struct {
 	in        chan store.AuditEntry
 	stop      context.CancelFunc
 	done      chan struct{}
+	// dropped counts the entries a full queue made record give up on.
+	dropped atomic.Int64
 
 	mu sync.Mutex
 	// refusals are the open windows of refused calls, by source.
@@ -82,7 +87,7 @@ type refusalWindow struct {
 }
 
 // auditBuffer bounds the entries waiting to be written; a request that
-// finds it full waits for room (or its context).
+// finds it full waits for room while it lives.
 const auditBuffer = 4096
 
 // NewAuditLog returns the audit log of st.
@@ -129,11 +134,30 @@ func (a *AuditLog) record(ctx context.Context, e store.AuditEntry) {
 	if refusal(e.Status) && !a.firstRefusal(e) {
 		return
 	}
+	// Queued at once while there is room, whether or not the caller is
+	// still there (a select on both would pick at random when it has
+	// left); a full queue is waited on while the request lives, and is
+	// the only reason an entry is ever dropped.
+	select {
+	case a.in <- e:
+		return
+	default:
+	}
 	select {
 	case a.in <- e:
 	case <-ctx.Done():
+		a.dropped.Add(1)
 		a.log.Warn("audit entry dropped: the request ended while the audit log was full", "action", e.Action, "actor", e.Actor)
 	}
+}
+
+// Dropped is the metric of the entries dropped because the audit log's
+// queue was full when their request ended
+// (strand_audit_entries_dropped_total): the server registers it.
+func (a *AuditLog) Dropped() prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strand_audit_entries_dropped_total",
+		Help: "Audit entries dropped because the audit log's queue was full when their request ended."},
+		func() float64 { return float64(a.dropped.Load()) })
 }
 
 // refusal reports whether a status is a refused call's.

@@ -160,6 +160,9 @@ func New(svc api.Service, opts Options) http.Handler {
 			Help: "Request-body bytes held by requests in flight (bounded by the server's body memory)."})
 		h.budget.gauge = inFlight.Set
 		reg.MustRegister(requests, latency, inFlight)
+		if opts.Audit != nil {
+			reg.MustRegister(opts.Audit.Dropped())
+		}
 		metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 			// The metrics name namespaces and queues: a cluster admin's
