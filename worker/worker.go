@@ -571,7 +571,15 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 	})
 	if err != nil {
 		e.drop()
-		if ctx.Err() == nil && !errors.Is(err, api.ErrTaskNotFound) {
+		switch {
+		case ctx.Err() != nil || errors.Is(err, api.ErrTaskNotFound):
+		case errors.Is(err, api.ErrNotFound):
+			// A task handed over before its start committed (a node that
+			// had lost the shard, refused at commit), or a run deleted
+			// since: there is no run to go on with, and nothing was lost.
+			w.log.Info("workflow task dropped: its run does not exist (the start it came from was not committed, or the run was deleted since); nothing to do",
+				"run", t.Run.String())
+		default:
 			w.log.Warn("complete workflow task", "run", t.Run.String(), "err", err)
 		}
 		return
