@@ -25,6 +25,7 @@ import (
 	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/schedule"
+	"github.com/strandhq/strand/step"
 	"github.com/strandhq/strand/store"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
@@ -68,12 +69,51 @@ func ClusterShip(ctx workflow.Context, n int) (int, error) {
 // third workflow takes 1.5 s, so that a node that dies has steps in
 // flight.
 func ClusterCharge(ctx context.Context, v int) (int, error) {
+	info := step.GetInfo(ctx)
+	clusterCharges.add(info.Run.RunID, info.Seq)
 	if v%10 == 1 && v/10%3 == 0 {
 		time.Sleep(1500 * time.Millisecond)
 	} else {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return v, nil
+}
+
+// clusterCharges counts the times each step of the cluster test ran, by
+// run and step: its side effects. The test's workers live throughout
+// (only nodes die), so a step that ran twice is a living worker's step
+// run again.
+var clusterCharges = chargeCounts{runs: map[[2]string]int{}}
+
+type chargeCounts struct {
+	mu   sync.Mutex
+	runs map[[2]string]int
+}
+
+func (c *chargeCounts) add(runID string, seq int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs[[2]string{runID, fmt.Sprint(seq)}]++
+}
+
+// reset forgets the counts (each cluster test counts its own).
+func (c *chargeCounts) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.runs)
+}
+
+// repeated counts the steps that ran more than once, and the extra runs.
+func (c *chargeCounts) repeated() (steps, extra int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.runs {
+		if n > 1 {
+			steps++
+			extra += n - 1
+		}
+	}
+	return steps, extra
 }
 
 // clusterTTL is the nodes' heartbeat expiry in the cluster test.
@@ -201,6 +241,7 @@ func (n *node) alive() bool {
 func clusterTest(t *testing.T, bin, storeURL string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	clusterCharges.reset()
 	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t))}
 	nodes = append(nodes, startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t)))
 	var mu sync.Mutex // guards nodes and paused
@@ -440,6 +481,9 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	}
 	wg.Wait()
 	t.Logf("%d runs carry a recovery event", recovered.Load())
+	steps, extra := clusterCharges.repeated()
+	t.Logf("%d steps of living workers ran again (%d extra runs)", steps, extra)
+	fmt.Printf("cluster %s: %d steps of living workers ran again (%d extra runs)\n", t.Name(), steps, extra)
 	if recovered.Load() == 0 {
 		t.Errorf("no run got a recovery event, though nodes died with work in flight")
 	}
