@@ -526,6 +526,18 @@ type AuditEntry struct {
 	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
+// Repeats is how many refused calls like the first of its source a
+// folded entry stands for (its detail's count); 0 for any other entry.
+func (e AuditEntry) Repeats() int {
+	var d struct {
+		Count int `json:"count"`
+	}
+	if json.Unmarshal(e.Detail, &d) != nil {
+		return 0
+	}
+	return d.Count
+}
+
 // auditRoutes are the routes of the audit log.
 func auditRoutes(h *handler, a *AuditLog) []Route {
 	return []Route{

@@ -130,7 +130,7 @@ func TestRefusalsAreFolded(t *testing.T) {
 	}
 	if took < window {
 		counted, first := entries[0], entries[1] // newest first
-		if d := detailOf(counted); d.Count != 49 || d.Reason == "" || counted.Target != "wf-1" || counted.Namespace != "acme" {
+		if d := detailOf(counted); d.Count != 49 || counted.Repeats() != 49 || d.Reason == "" || counted.Target != "wf-1" || counted.Namespace != "acme" {
 			t.Errorf("the entry of the repeats: %+v (%s), want count 49 with the reason, target and namespace", counted, counted.Detail)
 		}
 		if d := detailOf(first); d.Count != 0 || d.Reason == "" {

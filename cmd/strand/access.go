@@ -674,7 +674,11 @@ func newAuditCommand() *cobra.Command {
 			return o.print(cmd.OutOrStdout(), page, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "TIME\tNAMESPACE\tACTOR\tACTION\tTARGET\tSTATUS\tFROM")
 				for _, e := range page.Entries {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Time.Local().Format(time.DateTime), e.Namespace, e.Actor, e.Action, e.Target, e.Status, e.Remote)
+					status := fmt.Sprint(e.Status)
+					if n := e.Repeats(); n > 0 {
+						status += fmt.Sprintf(" ×%d", n) // refusals folded into one entry
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), e.Namespace, e.Actor, e.Action, e.Target, status, e.Remote)
 				}
 				printMore(tw, page.NextPageToken)
 			})

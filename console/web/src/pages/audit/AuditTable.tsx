@@ -68,8 +68,9 @@ function EntryRow({ entry: e, open, onToggle }: { entry: AuditEntry; open: boole
         <Action entry={e} />
       </td>
       <td>{e.namespace ?? <span className="muted">—</span>}</td>
-      <td>
+      <td className="nowrap">
         <HttpStatus status={e.status} />
+        <Repeats entry={e} />
       </td>
       <td>
         {e.detail === undefined ? (
@@ -156,6 +157,22 @@ const reasons: Record<number, string> = {
   500: 'Internal error',
   503: 'Unavailable',
   504: 'Timed out',
+}
+
+/**
+ * How many refused calls a folded entry stands for: the server writes the
+ * first refusal of a source at once and the repeats within a minute as one
+ * entry whose detail counts them.
+ */
+function Repeats({ entry: e }: { entry: AuditEntry }) {
+  const count = (e.detail as { count?: unknown } | undefined)?.count
+  if (typeof count !== 'number' || count < 1) return null
+  return (
+    <span className="muted audit-repeats" title="refused calls like this one, counted into one entry">
+      {' '}
+      ×{count}
+    </span>
+  )
 }
 
 /** An answer's HTTP status, colored by its class: done (2xx), refused (4xx), failed (5xx). */
