@@ -28,7 +28,7 @@ import (
 // Service is a Strand server seen as an api.Service. It retries a call
 // that failed for a reason that passes, as its RetryPolicy says.
 type Service struct {
-	base   string
+	nodes  nodes
 	http   *http.Client
 	policy RetryPolicy
 	log    *slog.Logger
@@ -81,8 +81,14 @@ func New(baseURL string, client *http.Client) *Service {
 }
 
 // NewWithOptions returns the service of the server at baseURL
-// (http://host:port), configured by opts.
+// (http://host:port), configured by opts. NewCluster takes the nodes of a
+// cluster.
 func NewWithOptions(baseURL string, opts Options) *Service {
+	return newService([]string{baseURL}, opts)
+}
+
+// newService returns the service of the servers at urls (at least one).
+func newService(urls []string, opts Options) *Service {
 	client := opts.HTTPClient
 	if client == nil {
 		// A worker holds many polls open at once: keep as many connections.
@@ -102,8 +108,12 @@ func NewWithOptions(baseURL string, opts Options) *Service {
 	case opts.Token != "":
 		auth = "Bearer " + opts.Token
 	}
-	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client, policy: opts.Retry.withDefaults(),
-		log: log, rnd: rand.Int64N, auth: auth}
+	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth}
+	for _, u := range urls {
+		u = strings.TrimRight(u, "/")
+		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1"})
+	}
+	return s
 }
 
 func ns(n string) string {
@@ -131,6 +141,12 @@ func withRequestID(id string) resend {
 // nodes is sent once: see RetryPolicy); it reports false for 204 (nothing
 // yet).
 func (s *Service) do(ctx context.Context, may resend, method, path string, in, out any) (bool, error) {
+	return s.send(ctx, may, false, method, path, in, out)
+}
+
+// send is do, for a poll when poll is set: polls go to a cluster's live
+// nodes in turn.
+func (s *Service) send(ctx context.Context, may resend, poll bool, method, path string, in, out any) (bool, error) {
 	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -140,18 +156,19 @@ func (s *Service) do(ctx context.Context, may resend, method, path string, in, o
 		body = b
 	}
 	if api.Forwarded(ctx) {
-		may = sendOnce
+		may = forwarded
 	}
-	return s.retry(ctx, may, method+" "+path, func() attempt { return s.once(ctx, method, path, body, out) })
+	return s.retry(ctx, may, poll, method+" "+path, func(n *node) attempt { return s.once(ctx, n, method, path, body, out) })
 }
 
-// once makes one attempt of a call; body, when not nil, is sent afresh.
-func (s *Service) once(ctx context.Context, method, path string, body []byte, out any) attempt {
+// once makes one attempt of a call on node n; body, when not nil, is sent
+// afresh.
+func (s *Service) once(ctx context.Context, n *node, method, path string, body []byte, out any) attempt {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, n.base+path, rd)
 	if err != nil {
 		return attempt{err: fmt.Errorf("remote: %w", err)}
 	}
@@ -169,7 +186,7 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 		if ctx.Err() != nil {
 			return attempt{err: ctx.Err(), ended: true}
 		}
-		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true}
+		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true, nodeDown: true, notSent: notSent(err)}
 	}
 	defer func() {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is kept
@@ -179,7 +196,7 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 	case resp.StatusCode == http.StatusNoContent:
 		return attempt{}
 	case resp.StatusCode >= 300:
-		a := attempt{transient: transientStatus(resp.StatusCode)}
+		a := attempt{transient: transientStatus(resp.StatusCode), nodeDown: resp.StatusCode == http.StatusServiceUnavailable}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			a.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
@@ -203,7 +220,7 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 				return attempt{err: ctx.Err(), ended: true}
 			case transportError(err):
 				// The connection failed mid-answer.
-				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true}
+				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true, nodeDown: true}
 			}
 			return attempt{err: fmt.Errorf("remote: decode %s %s: %w", method, path, err)}
 		}
@@ -306,7 +323,7 @@ func (s *Service) GetDocument(ctx context.Context, req api.DocumentRequest) (api
 // PollWorkflowTask implements api.Service.
 func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
 	var out api.WorkflowTask
-	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
+	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}
@@ -337,7 +354,7 @@ func (s *Service) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 // PollStepTask implements api.Service.
 func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
 	var out api.StepTask
-	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
+	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}

@@ -1,0 +1,246 @@
+package remote
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strandhq/strand/api"
+)
+
+// A Service made by NewCluster calls the nodes of a cluster. Any live node
+// serves any call (a node forwards a call to the node that owns the run's
+// shard, task answers included), so the Service chooses a node per
+// attempt:
+//
+//   - a call goes to the node that answered last, while it is up;
+//   - a poll (of workflow tasks or of steps) goes to the live nodes in
+//     turn, so that a worker's polls are spread over the cluster;
+//   - a node that cannot be reached (refused, reset, EOF before the
+//     answer, a failed connect) or answers 503 unavailable is marked down
+//     for a back-off (250ms doubling up to 10s) and the call's next attempt
+//     goes to another node at once; once the back-off passes the node is
+//     tried again by the next call that comes (the probe), and an answer
+//     marks it up;
+//   - when every node is down, the call waits its RetryPolicy's back-off
+//     and tries the node coming back soonest.
+//
+// The RetryPolicy's rules on what is sent again hold across nodes: a call
+// sent once (a start without a request id, creating a namespace…) is not
+// sent to a second node when it may have reached the first. Only a failed
+// connect proves that nothing was sent: such a call is tried on the next
+// node (or, with one node, again on it) as a retry of a call that may be
+// sent again.
+
+// Down-time of a node that failed: doubling from nodeDownMin up to
+// nodeDownMax with each failure in a row.
+const (
+	nodeDownMin = 250 * time.Millisecond
+	nodeDownMax = 10 * time.Second
+)
+
+// node is one server a Service calls.
+type node struct {
+	url  string // as given, without a trailing slash
+	base string // url + "/api/v1"
+	// Guarded by nodes.mu.
+	fails     int       // failures in a row
+	downUntil time.Time // not chosen before (zero: up)
+	lastOK    time.Time // its last answer
+	lastErr   error     // its last failure
+	calls     int64     // attempts sent to it
+	polls     int64     // of which polls
+}
+
+// nodes are the servers of a Service, and how they fare.
+type nodes struct {
+	mu   sync.Mutex
+	list []*node
+	pref *node // the node that answered last
+	turn int   // the next poll's turn
+}
+
+// NodeStatus is how a node of a Service fares, as NodeStatuses reports.
+type NodeStatus struct {
+	// URL is the node's address, as given.
+	URL string
+	// Up: calls may go to it (it has not failed, or its back-off passed).
+	Up bool
+	// DownUntil is when a node marked down is tried again (zero: up).
+	DownUntil time.Time
+	// Failures counts its failures in a row.
+	Failures int
+	// LastAnswer is when it last answered a call (zero: never).
+	LastAnswer time.Time
+	// LastError is its last failure ("" if none).
+	LastError string
+	// Calls counts the attempts sent to it, Polls those that were polls.
+	Calls, Polls int64
+}
+
+// NewCluster returns the service of a cluster whose nodes are at urls
+// (http://host:port each; an entry may list several, comma-separated),
+// configured by opts: a call goes to a live node and moves to another when
+// one fails (see Service). A list without a URL, or one that is not
+// http:// or https://, is refused with api.ErrInvalidArgument.
+func NewCluster(urls []string, opts Options) (*Service, error) {
+	list, err := ParseURLs(urls...)
+	if err != nil {
+		return nil, err
+	}
+	return newService(list, opts), nil
+}
+
+// ParseURLs splits and checks a list of node URLs, each entry possibly
+// comma-separated, as the CLI's --server takes them: http:// or https://,
+// a host, no query. It refuses an empty list with api.ErrInvalidArgument.
+func ParseURLs(urls ...string) ([]string, error) {
+	var out []string
+	for _, entry := range urls {
+		for _, u := range strings.Split(entry, ",") {
+			u = strings.TrimRight(strings.TrimSpace(u), "/")
+			if u == "" {
+				continue
+			}
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.RawQuery != "" {
+				return nil, api.InvalidArgument("server", "%q: want http://HOST:PORT or https://HOST:PORT", u)
+			}
+			out = append(out, u)
+		}
+	}
+	if len(out) == 0 {
+		return nil, api.InvalidArgument("server", "no server URL given")
+	}
+	return out, nil
+}
+
+// URLs returns the servers s calls, as given.
+func (s *Service) URLs() []string {
+	out := make([]string, len(s.nodes.list))
+	for i, n := range s.nodes.list {
+		out[i] = n.url
+	}
+	return out
+}
+
+// NodeStatuses reports how each server s calls fares: up or down, its
+// failures, its last answer.
+func (s *Service) NodeStatuses() []NodeStatus {
+	ns := &s.nodes
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	now := time.Now()
+	out := make([]NodeStatus, len(ns.list))
+	for i, n := range ns.list {
+		st := NodeStatus{URL: n.url, Up: !now.Before(n.downUntil), Failures: n.fails, LastAnswer: n.lastOK, Calls: n.calls, Polls: n.polls}
+		if !st.Up {
+			st.DownUntil = n.downUntil
+		}
+		if n.lastErr != nil {
+			st.LastError = n.lastErr.Error()
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// pick chooses the node of an attempt: for a poll the next live node in
+// turn, else the node that answered last while it is up, else the live
+// node that answered most recently; when none is up, the one coming back
+// soonest. avoid (nil: none), the node the call just failed on, is chosen
+// only when no other is up.
+func (ns *nodes) pick(poll bool, avoid *node) *node {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	var n *node
+	if len(ns.list) == 1 {
+		n = ns.list[0]
+	} else {
+		now := time.Now()
+		var up []*node
+		for _, c := range ns.list {
+			if c != avoid && !now.Before(c.downUntil) {
+				up = append(up, c)
+			}
+		}
+		switch {
+		case len(up) == 0:
+			for _, c := range ns.list {
+				if n == nil || c.downUntil.Before(n.downUntil) || n == avoid && c != avoid {
+					n = c
+				}
+			}
+		case poll:
+			n = up[ns.turn%len(up)]
+			ns.turn++
+		default:
+			for _, c := range up {
+				if c == ns.pref {
+					n = c
+					break
+				}
+				if n == nil || c.lastOK.After(n.lastOK) {
+					n = c
+				}
+			}
+		}
+	}
+	n.calls++
+	if poll {
+		n.polls++
+	}
+	return n
+}
+
+// untriedUp reports whether a node up now is not among tried.
+func (ns *nodes) untriedUp(tried map[*node]bool) bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	now := time.Now()
+	for _, c := range ns.list {
+		if !tried[c] && !now.Before(c.downUntil) {
+			return true
+		}
+	}
+	return false
+}
+
+// answered marks n up: it answered a call.
+func (ns *nodes) answered(n *node) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	n.fails, n.downUntil, n.lastOK = 0, time.Time{}, time.Now()
+	ns.pref = n
+}
+
+// failed marks n down for a back-off that doubles with its failures in a
+// row: it could not be reached, or said it is unavailable.
+func (ns *nodes) failed(n *node, err error) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	n.fails++
+	d := nodeDownMin
+	for i := 1; i < n.fails && d < nodeDownMax; i++ {
+		d *= 2
+	}
+	n.downUntil, n.lastErr = time.Now().Add(min(d, nodeDownMax)), err
+	if ns.pref == n {
+		ns.pref = nil
+	}
+}
+
+// notSent reports whether err, the failure of sending a request, proves
+// that nothing reached the server: the connection was never made (refused,
+// no route, the name did not resolve, the connect timed out).
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
