@@ -151,9 +151,9 @@ func (s *Service) NodeStatuses() []NodeStatus {
 // pick chooses the node of an attempt: for a poll the next live node in
 // turn, else the node that answered last while it is up, else the live
 // node that answered most recently; when none is up, the one coming back
-// soonest. avoid (nil: none), the node the call just failed on, is chosen
-// only when no other is up.
-func (ns *nodes) pick(poll bool, avoid *node) *node {
+// soonest. The nodes in skip (those the call just failed on) are chosen
+// only when every other is down too.
+func (ns *nodes) pick(poll bool, skip map[*node]bool) *node {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	var n *node
@@ -163,14 +163,14 @@ func (ns *nodes) pick(poll bool, avoid *node) *node {
 		now := time.Now()
 		var up []*node
 		for _, c := range ns.list {
-			if c != avoid && !now.Before(c.downUntil) {
+			if !skip[c] && !now.Before(c.downUntil) {
 				up = append(up, c)
 			}
 		}
 		switch {
 		case len(up) == 0:
 			for _, c := range ns.list {
-				if n == nil || c.downUntil.Before(n.downUntil) || n == avoid && c != avoid {
+				if n == nil || skip[n] && !skip[c] || skip[n] == skip[c] && c.downUntil.Before(n.downUntil) {
 					n = c
 				}
 			}

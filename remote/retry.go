@@ -168,11 +168,10 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 	p := s.policy
 	var failing time.Time // since the first failure
 	var last attempt
-	var avoid *node
-	tried := map[*node]bool{} // since the last wait
+	tried := map[*node]bool{} // failed on since the last wait
 	waits := 0
 	for n := 1; ; n++ {
-		nd := s.nodes.pick(poll, avoid)
+		nd := s.nodes.pick(poll, tried)
 		a := try(nd)
 		if n == 1 {
 			failing = time.Now()
@@ -197,16 +196,19 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 			}
 			return false, a.err
 		}
-		avoid = nil
 		if a.nodeDown {
-			avoid = nd
 			tried[nd] = true
 			if s.nodes.untriedUp(tried) {
 				s.log.DebugContext(ctx, "remote: trying another node", "call", what, "attempt", n, "node", nd.url, "err", a.err)
 				continue
 			}
 		}
+		// After the wait, the node that failed last is still avoided while
+		// another is up: keep only it.
 		clear(tried)
+		if a.nodeDown {
+			tried[nd] = true
+		}
 		waits++
 		wait := max(p.backoff(waits, s.rnd), a.retryAfter)
 		if p.MaxElapsed > 0 && time.Since(failing)+wait > p.MaxElapsed {
