@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,8 +82,9 @@ func TestClusterFailsOver(t *testing.T) {
 	s = cluster(t, fast, refusedURL(t), refusedURL(t))
 	sctx, scancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer scancel()
-	if _, err := s.DescribeWorkflow(sctx, api.RunRef{WorkflowID: "wf"}); !errors.Is(err, api.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("every node down: %v", err)
+	if _, err := s.DescribeWorkflow(sctx, api.RunRef{WorkflowID: "wf"}); !errors.Is(err, api.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "on 2 of 2 nodes") {
+		t.Errorf("every node down: %v, want unavailable, tried on both nodes", err)
 	}
 	if st := s.NodeStatuses(); st[0].Calls < 2 || st[1].Calls < 2 {
 		t.Errorf("every node down: both must be tried again in turn: %+v", st)

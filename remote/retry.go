@@ -169,15 +169,17 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 	var failing time.Time // since the first failure
 	var last attempt
 	tried := map[*node]bool{} // failed on since the last wait
+	used := map[*node]bool{}  // every node the call went to
 	waits := 0
 	for n := 1; ; n++ {
 		nd := s.nodes.pick(poll, tried)
 		a := try(nd)
+		used[nd] = true
 		if n == 1 {
 			failing = time.Now()
 		}
 		if a.ended && last.err != nil {
-			return false, s.gaveUp(ctx, what, n, last.err)
+			return false, s.gaveUp(ctx, what+s.onNodes(used), n, last.err)
 		}
 		switch {
 		case a.ended:
@@ -192,7 +194,7 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 		last = a
 		if (may == sendOnce && !a.notSent) || may == forwarded || (may == exceptTimeouts && a.timedOut) || (p.MaxAttempts > 0 && n >= p.MaxAttempts) {
 			if n > 1 {
-				return false, fmt.Errorf("remote: %s: gave up after %d attempts: %w", what, n, a.err)
+				return false, fmt.Errorf("remote: %s: gave up after %d attempts%s: %w", what, n, s.onNodes(used), a.err)
 			}
 			return false, a.err
 		}
@@ -212,17 +214,26 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 		waits++
 		wait := max(p.backoff(waits, s.rnd), a.retryAfter)
 		if p.MaxElapsed > 0 && time.Since(failing)+wait > p.MaxElapsed {
-			return false, fmt.Errorf("remote: %s: gave up after %d attempts in %s: %w", what, n, time.Since(failing).Round(time.Millisecond), a.err)
+			return false, fmt.Errorf("remote: %s: gave up after %d attempts%s in %s: %w", what, n, s.onNodes(used), time.Since(failing).Round(time.Millisecond), a.err)
 		}
 		s.log.DebugContext(ctx, "remote: retrying", "call", what, "attempt", n, "wait", wait, "err", a.err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, s.gaveUp(ctx, what, n, a.err)
+			return false, s.gaveUp(ctx, what+s.onNodes(used), n, a.err)
 		case <-t.C:
 		}
 	}
+}
+
+// onNodes says, for a cluster, on how many of its nodes a call was tried:
+// " on 2 of 3 nodes" ("" for one server).
+func (s *Service) onNodes(used map[*node]bool) string {
+	if len(s.nodes.list) == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" on %d of %d nodes", len(used), len(s.nodes.list))
 }
 
 // gaveUp is the error of a call whose context ended while it was being
