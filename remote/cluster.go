@@ -1,9 +1,13 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"net"
+	"net/http"
 	"net/url"
+	"slices"
+	"sync/atomic"
 	"strings"
 	"sync"
 	"time"
@@ -44,8 +48,12 @@ const (
 
 // node is one server a Service calls.
 type node struct {
-	url  string // as given, without a trailing slash
-	base string // url + "/api/v1"
+	url  string // as given, without a trailing slash; and its address if resolved
+	base string // the URL as given + "/api/v1"
+	// source is the URL given; client, when not nil, dials the address its
+	// host name resolved to (Options.ResolveEvery).
+	source string
+	client *http.Client
 	// Guarded by nodes.mu.
 	fails     int       // failures in a row
 	downUntil time.Time // not chosen before (zero: up)
@@ -243,4 +251,133 @@ func notSent(err error) bool {
 	}
 	var dns *net.DNSError
 	return errors.As(err, &dns)
+}
+
+// resolver resolves the host names of a Service's URLs now and then
+// (Options.ResolveEvery).
+type resolver struct {
+	every     time.Duration
+	lookup    func(ctx context.Context, host string) ([]string, error)
+	transport *http.Transport // cloned per address
+	busy      atomic.Bool     // a resolution runs
+	last      time.Time       // guarded by nodes.mu
+	sources   []string        // the URLs given; guarded by nodes.mu
+}
+
+// resolveTimeout bounds a resolution of the nodes' names.
+const resolveTimeout = 2 * time.Second
+
+// refresh resolves the host names of the URLs s was given when
+// ResolveEvery has passed since the last time, and makes each address a
+// node: those still named keep how they fare, those no longer named are
+// dropped. A name that does not resolve keeps its nodes. The call that
+// finds it due does it, bounded by resolveTimeout; the calls meanwhile go
+// on with the nodes as they are.
+func (s *Service) refresh(ctx context.Context) {
+	r := s.resolve
+	if r == nil {
+		return
+	}
+	ns := &s.nodes
+	ns.mu.Lock()
+	if r.sources == nil {
+		for _, n := range ns.list {
+			r.sources = append(r.sources, n.source)
+		}
+	}
+	due := time.Since(r.last) >= r.every
+	sources := r.sources
+	ns.mu.Unlock()
+	if !due || !r.busy.CompareAndSwap(false, true) {
+		return
+	}
+	defer r.busy.Store(false)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	type found struct {
+		source string
+		addrs  []string // nil: keep its nodes
+	}
+	var all []found
+	for _, src := range sources {
+		u, err := url.Parse(src)
+		if err != nil {
+			continue
+		}
+		host := u.Hostname()
+		if net.ParseIP(host) != nil {
+			all = append(all, found{src, []string{""}}) // an address: the URL as given
+			continue
+		}
+		addrs, err := r.lookup(ctx, host)
+		if err != nil || len(addrs) == 0 {
+			s.log.WarnContext(ctx, "remote: the nodes' name did not resolve; its nodes stay as they were", "url", src, "err", err)
+			all = append(all, found{source: src})
+			continue
+		}
+		all = append(all, found{src, addrs})
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	r.last = time.Now()
+	old := map[string]*node{}
+	for _, n := range ns.list {
+		old[n.url] = n
+	}
+	var list []*node
+	for _, f := range all {
+		if f.addrs == nil {
+			for _, n := range ns.list {
+				if n.source == f.source {
+					list = append(list, n)
+				}
+			}
+			continue
+		}
+		for _, a := range f.addrs {
+			key := f.source
+			if a != "" {
+				key += " (" + a + ")"
+			}
+			if n := old[key]; n != nil {
+				list = append(list, n)
+				continue
+			}
+			list = append(list, r.newNode(f.source, a, key))
+		}
+	}
+	if len(list) == 0 {
+		return
+	}
+	if ns.pref != nil && !slices.Contains(list, ns.pref) {
+		ns.pref = nil
+	}
+	ns.list = list
+}
+
+// newNode is the node of the address addr ("": none, the URL as given)
+// that src's host name resolved to.
+func (r *resolver) newNode(src, addr, key string) *node {
+	n := &node{url: key, base: src + "/api/v1", source: src}
+	if addr == "" {
+		return n
+	}
+	port := "80"
+	if u, err := url.Parse(src); err == nil {
+		if p := u.Port(); p != "" {
+			port = p
+		} else if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	target := net.JoinHostPort(addr, port)
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t := r.transport.Clone()
+	// The request keeps the name (its Host header, the name TLS checks);
+	// the connection goes to this address.
+	t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, target)
+	}
+	n.client = &http.Client{Transport: t}
+	return n
 }

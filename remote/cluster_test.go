@@ -5,7 +5,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,5 +203,85 @@ func TestNewClusterInput(t *testing.T) {
 	}
 	if got := s.URLs(); len(got) != 3 || got[0] != "http://a:1" || got[1] != "http://b:2" || got[2] != "https://c:3" {
 		t.Errorf("URLs: %q", got)
+	}
+}
+
+// TestClusterResolve: a URL whose name resolves to several addresses is a
+// node per address, and the name is resolved again now and then.
+func TestClusterResolve(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Two servers on one port, at 127.0.0.1 and 127.0.0.2.
+	l1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l1.Addr().(*net.TCPAddr).Port
+	l2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(port)))
+	if err != nil {
+		l1.Close()
+		t.Skipf("no second loopback address: %v", err)
+	}
+	var fakes []*fakeServer
+	for _, l := range []net.Listener{l1, l2} {
+		f := &fakeServer{answer: func(_ int, w http.ResponseWriter, r *http.Request) {
+			if r.Host != "strand.test:"+strconv.Itoa(port) {
+				t.Errorf("Host %q, want the name", r.Host)
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}}
+		f.Server = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+		f.Listener.Close()
+		f.Listener = l
+		f.Start()
+		t.Cleanup(f.Close)
+		fakes = append(fakes, f)
+	}
+	s, err := NewCluster([]string{"http://strand.test:" + strconv.Itoa(port)}, Options{Retry: slow, ResolveEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	addrs := []string{"127.0.0.1", "127.0.0.2"}
+	s.resolve.lookup = func(_ context.Context, host string) ([]string, error) {
+		if host != "strand.test" {
+			return nil, errors.New("no such host")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return addrs, nil
+	}
+	poll := func() {
+		t.Helper()
+		if task, err := s.PollStepTask(ctx, api.PollRequest{Queue: "q"}); err != nil || task != nil {
+			t.Fatalf("poll: %v, %v", task, err)
+		}
+	}
+	for range 6 {
+		poll()
+	}
+	if n1, n2 := len(fakes[0].requests()), len(fakes[1].requests()); n1 < 2 || n2 < 2 || n1+n2 != 6 {
+		t.Errorf("6 polls went %d and %d to the two addresses, want them spread", n1, n2)
+	}
+	if urls := s.URLs(); len(urls) != 2 {
+		t.Errorf("nodes %q, want one per address", urls)
+	}
+	// The name now resolves to the second address only: once resolved
+	// again, the polls go there.
+	mu.Lock()
+	addrs = []string{"127.0.0.2"}
+	mu.Unlock()
+	for len(s.URLs()) != 1 {
+		if ctx.Err() != nil {
+			t.Fatalf("the name was not resolved again: %q", s.URLs())
+		}
+		poll()
+	}
+	before := len(fakes[0].requests())
+	for range 4 {
+		poll()
+	}
+	if n := len(fakes[0].requests()); n != before {
+		t.Errorf("%d polls went to an address the name no longer has", n-before)
 	}
 }

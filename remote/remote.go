@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,6 +36,9 @@ type Service struct {
 	rnd    func(int64) int64 // jitter: a number in [0, n)
 	// auth is the Authorization header every request carries ("": none).
 	auth string
+	// resolve, when not nil, resolves the nodes' host names now and then
+	// (Options.ResolveEvery).
+	resolve *resolver
 }
 
 var (
@@ -69,6 +73,13 @@ type Options struct {
 	// NodeSecret, for the nodes of a cluster, is the cluster's secret
 	// their calls to each other carry instead of a token.
 	NodeSecret string
+	// ResolveEvery, when above zero, makes a Service of NewCluster resolve
+	// the host name of each URL and call each of its addresses as a node
+	// of its own, resolving again that often: an address that left the
+	// name is dropped, one that joined is added. It needs HTTPClient nil
+	// (each address gets connections of its own); a URL naming an IP
+	// address is one node.
+	ResolveEvery time.Duration
 }
 
 // New returns the service of the server at baseURL (http://host:port),
@@ -90,12 +101,13 @@ func NewWithOptions(baseURL string, opts Options) *Service {
 // newService returns the service of the servers at urls (at least one).
 func newService(urls []string, opts Options) *Service {
 	client := opts.HTTPClient
+	var transport *http.Transport
 	if client == nil {
 		// A worker holds many polls open at once: keep as many connections.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 512
-		t.TLSClientConfig = opts.TLS
-		client = &http.Client{Transport: t}
+		transport = http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = 512
+		transport.TLSClientConfig = opts.TLS
+		client = &http.Client{Transport: transport}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -111,7 +123,10 @@ func newService(urls []string, opts Options) *Service {
 	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth}
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
-		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1"})
+		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1", source: u})
+	}
+	if opts.ResolveEvery > 0 && transport != nil {
+		s.resolve = &resolver{every: opts.ResolveEvery, lookup: net.DefaultResolver.LookupHost, transport: transport}
 	}
 	return s
 }
@@ -181,7 +196,11 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 	if s.auth != "" {
 		req.Header.Set("Authorization", s.auth)
 	}
-	resp, err := s.http.Do(req)
+	hc := s.http
+	if n.client != nil {
+		hc = n.client
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return attempt{err: ctx.Err(), ended: true}

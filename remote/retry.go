@@ -165,6 +165,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 // up and was not tried since the last wait; when none is left, the
 // back-off is waited (so the back-off's count is that of the waits).
 func (s *Service) retry(ctx context.Context, may resend, poll bool, what string, try func(*node) attempt) (bool, error) {
+	s.refresh(ctx)
 	p := s.policy
 	var failing time.Time // since the first failure
 	var last attempt

@@ -42,11 +42,16 @@ type cliOptions struct {
 	token string
 	// caFile, certFile and keyFile configure TLS to an https:// server.
 	caFile, certFile, keyFile string
+	// resolveEvery, above zero, resolves the servers' host names that
+	// often, each address a node.
+	resolveEvery time.Duration
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringSliceVar(&o.servers, "server", []string{envOr("STRAND_SERVER", "http://127.0.0.1:8233")},
 		"the server's URL; for a cluster, several of its nodes (repeat or comma-separate): calls go to a live one and move on when one fails (env STRAND_SERVER)")
+	cmd.PersistentFlags().DurationVar(&o.resolveEvery, "resolve-every", 0,
+		"resolve the host name of each --server this often and call each of its addresses as a node of the cluster (0: call the name as it is)")
 	cmd.PersistentFlags().StringVar(&o.namespace, "namespace", api.DefaultNamespace, "namespace")
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
 	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
@@ -110,7 +115,8 @@ func (o *cliOptions) service() (*remote.Service, error) {
 			return nil, &usageError{fmt.Errorf("--ca-file, --cert-file, --key-file: %v", err)}
 		}
 	}
-	svc, err := remote.NewCluster(urls, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig})
+	svc, err := remote.NewCluster(urls, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig,
+		ResolveEvery: o.resolveEvery})
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--server: %w", err)}
 	}
