@@ -3,13 +3,14 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"sync/atomic"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strandhq/strand/api"
@@ -29,6 +30,10 @@ import (
 //     goes to another node at once; once the back-off passes the node is
 //     tried again by the next call that comes (the probe), and an answer
 //     marks it up;
+//   - a node that hangs instead (paused, frozen: it accepts connections
+//     and answers nothing) is found out while a call waits on it: its
+//     /healthz is asked every second, and after two checks unanswered
+//     within 2s the attempt is given up as the node's failure;
 //   - when every node is down, the call waits its RetryPolicy's back-off
 //     and tries the node coming back soonest.
 //
@@ -380,4 +385,93 @@ func (r *resolver) newNode(src, addr, key string) *node {
 	}
 	n.client = &http.Client{Transport: t}
 	return n
+}
+
+// A node of a cluster may hang rather than refuse (a paused process, a
+// frozen VM: the kernel still accepts connections), and a long poll's
+// answer is long in coming anyway. So while an attempt on a node of a
+// cluster waits for its answer, its node's /healthz is asked every
+// probeEvery, each within probeTimeout; when probeMisses checks in a row
+// go unanswered the attempt is given up as a failure of the node (marked
+// down; a call that may be sent again moves to another node).
+const (
+	probeEvery   = time.Second
+	probeTimeout = 2 * time.Second
+	probeMisses  = 2
+)
+
+// errSilent is the cause of an attempt given up because its node stopped
+// answering its health checks.
+var errSilent = errors.New("the node stopped answering its health checks")
+
+// watch returns the context of an attempt on node n, and stops watching
+// it. For a Service of a cluster, a watcher owned by the attempt checks
+// n's health while the attempt lasts (see probeEvery), and ends the
+// attempt's context with errSilent if n stops answering.
+func (s *Service) watch(ctx context.Context, n *node) (context.Context, func()) {
+	if !s.cluster {
+		return ctx, func() {}
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(s.probeEvery)
+		defer t.Stop()
+		misses := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-actx.Done():
+				return
+			case <-t.C:
+			}
+			if s.healthy(actx, n) {
+				misses = 0
+				continue
+			}
+			if actx.Err() != nil {
+				return
+			}
+			if misses++; misses >= probeMisses {
+				cancel(errSilent)
+				return
+			}
+		}
+	})
+	return actx, func() {
+		close(done)
+		wg.Wait()
+		cancel(nil)
+	}
+}
+
+// healthy reports whether n answers its /healthz within probeTimeout.
+func (s *Service) healthy(ctx context.Context, n *node) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(n.base, "/api/v1")+"/healthz", nil)
+	if err != nil {
+		return false
+	}
+	hc := s.http
+	if n.client != nil {
+		hc = n.client
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// silent is the attempt on n given up because n stopped answering its
+// health checks (ok false: it was not).
+func silent(actx context.Context, n *node) (attempt, bool) {
+	if context.Cause(actx) != errSilent {
+		return attempt{}, false
+	}
+	return attempt{err: fmt.Errorf("%w: %s: %v", api.ErrUnavailable, n.url, errSilent), transient: true, nodeDown: true}, true
 }

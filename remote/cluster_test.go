@@ -285,3 +285,53 @@ func TestClusterResolve(t *testing.T) {
 		t.Errorf("%d polls went to an address the name no longer has", n-before)
 	}
 }
+
+// TestClusterFrozenNode: a node that accepts connections but answers
+// nothing, not even its health checks (a paused process), is given up
+// while a call waits on it: a call that may be sent again, and a poll, move
+// to another node; a call sent once fails.
+func TestClusterFrozenNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	frozen := newFakeServer(t, func(_ int, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	good := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/healthz":
+			w.WriteHeader(http.StatusOK)
+		case strings.HasSuffix(r.URL.Path, "/poll"):
+			w.WriteHeader(http.StatusNoContent)
+		case r.Method == http.MethodPost:
+			writeJSON(w, http.StatusOK, api.StartResponse{RunID: "r1"})
+		default:
+			described(w)
+		}
+	})
+	svc := func() *Service {
+		s := cluster(t, slow, frozen.URL, good.URL)
+		s.probeEvery, s.probeTimeout = 20*time.Millisecond, 50*time.Millisecond
+		return s
+	}
+	s := svc()
+	if d, err := s.DescribeWorkflow(ctx, api.RunRef{WorkflowID: "wf"}); err != nil || d.RunID != "r1" {
+		t.Fatalf("describe, the first node frozen: %+v, %v", d, err)
+	}
+	if st := s.NodeStatuses(); st[0].Up || !strings.Contains(st[0].LastError, "health checks") {
+		t.Errorf("the frozen node must be marked down: %+v", st[0])
+	}
+
+	s = svc()
+	for i := range 4 {
+		if task, err := s.PollStepTask(ctx, api.PollRequest{Queue: "q"}); err != nil || task != nil {
+			t.Fatalf("poll %d: %v, %v", i, task, err)
+		}
+	}
+
+	s = svc()
+	before := len(good.requests())
+	if _, err := s.StartWorkflow(ctx, api.StartRequest{WorkflowID: "wf", WorkflowType: "W"}); !errors.Is(err, api.ErrUnavailable) {
+		t.Errorf("a start sent once to the frozen node: %v, want unavailable", err)
+	}
+	if n := len(good.requests()) - before; n != 0 {
+		t.Errorf("a start sent once reached the other node %d times after the frozen node took it", n)
+	}
+}

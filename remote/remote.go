@@ -39,6 +39,12 @@ type Service struct {
 	// resolve, when not nil, resolves the nodes' host names now and then
 	// (Options.ResolveEvery).
 	resolve *resolver
+	// cluster: s calls several nodes, and watches the health of a node
+	// whose answer is long in coming.
+	cluster bool
+	// probeEvery, probeTimeout: how a node whose answer is long in coming
+	// is checked (probeDefaults unless a test says otherwise).
+	probeEvery, probeTimeout time.Duration
 }
 
 var (
@@ -120,7 +126,8 @@ func newService(urls []string, opts Options) *Service {
 	case opts.Token != "":
 		auth = "Bearer " + opts.Token
 	}
-	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth}
+	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth,
+		probeEvery: probeEvery, probeTimeout: probeTimeout}
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
 		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1", source: u})
@@ -128,6 +135,7 @@ func newService(urls []string, opts Options) *Service {
 	if opts.ResolveEvery > 0 && transport != nil {
 		s.resolve = &resolver{every: opts.ResolveEvery, lookup: net.DefaultResolver.LookupHost, transport: transport}
 	}
+	s.cluster = len(urls) > 1 || s.resolve != nil
 	return s
 }
 
@@ -183,7 +191,9 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, n.base+path, rd)
+	actx, stop := s.watch(ctx, n)
+	defer stop()
+	req, err := http.NewRequestWithContext(actx, method, n.base+path, rd)
 	if err != nil {
 		return attempt{err: fmt.Errorf("remote: %w", err)}
 	}
@@ -204,6 +214,9 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 	if err != nil {
 		if ctx.Err() != nil {
 			return attempt{err: ctx.Err(), ended: true}
+		}
+		if a, ok := silent(actx, n); ok {
+			return a
 		}
 		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true, nodeDown: true, notSent: notSent(err)}
 	}
@@ -237,6 +250,9 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 			switch {
 			case ctx.Err() != nil:
 				return attempt{err: ctx.Err(), ended: true}
+			case context.Cause(actx) == errSilent:
+				a, _ := silent(actx, n)
+				return a
 			case transportError(err):
 				// The connection failed mid-answer.
 				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true, nodeDown: true}

@@ -30,8 +30,8 @@ type cliOptions struct {
 	servers []string
 	// urls are the servers' URLs, one each, and server the same joined,
 	// for messages: both set by service.
-	urls   []string
-	server string
+	urls      []string
+	server    string
 	namespace string
 	output    string
 	// retryFor bounds how long a failing call is retried (0: until the
