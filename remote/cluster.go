@@ -63,6 +63,7 @@ type node struct {
 	fails     int       // failures in a row
 	downUntil time.Time // not chosen before (zero: up)
 	lastOK    time.Time // its last answer
+	lastHeard time.Time // its last answer or health check answered
 	lastErr   error     // its last failure
 	calls     int64     // attempts sent to it
 	polls     int64     // of which polls
@@ -226,7 +227,7 @@ func (ns *nodes) untriedUp(tried map[*node]bool) bool {
 func (ns *nodes) answered(n *node) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	n.fails, n.downUntil, n.lastOK = 0, time.Time{}, time.Now()
+	n.fails, n.downUntil, n.lastOK, n.lastHeard = 0, time.Time{}, time.Now(), time.Now()
 	ns.pref = n
 }
 
@@ -391,7 +392,8 @@ func (r *resolver) newNode(src, addr, key string) *node {
 // frozen VM: the kernel still accepts connections), and a long poll's
 // answer is long in coming anyway. So while an attempt on a node of a
 // cluster waits for its answer, its node's /healthz is asked every
-// probeEvery, each within probeTimeout; when probeMisses checks in a row
+// probeEvery (unless it answered something within probeEvery), each within
+// probeTimeout; when probeMisses checks in a row
 // go unanswered the attempt is given up as a failure of the node (marked
 // down; a call that may be sent again moves to another node).
 const (
@@ -427,7 +429,9 @@ func (s *Service) watch(ctx context.Context, n *node) (context.Context, func()) 
 				return
 			case <-t.C:
 			}
-			if s.healthy(actx, n) {
+			if s.nodes.heardWithin(n, s.probeEvery) || s.healthy(actx, n) {
+				// The watchers of a node's attempts share what they heard:
+				// one check a second, however many polls wait on it.
 				misses = 0
 				continue
 			}
@@ -464,7 +468,20 @@ func (s *Service) healthy(ctx context.Context, n *node) bool {
 		return false
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	s.nodes.mu.Lock()
+	n.lastHeard = time.Now()
+	s.nodes.mu.Unlock()
+	return true
+}
+
+// heardWithin reports whether n answered within d.
+func (ns *nodes) heardWithin(n *node, d time.Duration) bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return time.Since(n.lastHeard) < d
 }
 
 // silent is the attempt on n given up because n stopped answering its
