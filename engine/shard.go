@@ -861,8 +861,12 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 					return false, nil
 				}
 				rec.FromNode, rec.ToNode = s.takenFrom, s.e.opts.Identity
-				t.event(api.Event{Type: api.EventRunRecovered, Identity: s.e.opts.Identity, Recovery: rec,
-					Reason: fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)})
+				reason := fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)
+				if len(rec.Steps) > 0 {
+					// They are not offered at once (offerStep, recoveredDue).
+					reason += "; its step attempts go to another worker only if their worker neither reports nor heartbeats before their timeouts"
+				}
+				t.event(api.Event{Type: api.EventRunRecovered, Identity: s.e.opts.Identity, Recovery: rec, Reason: reason})
 				return true, nil
 			})
 			if err != nil && !errors.Is(err, api.ErrNotFound) && ctx.Err() == nil {
@@ -878,8 +882,9 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 }
 
 // inFlight says what of run x a shard's new owner offers again: its
-// pending workflow task and the step attempts not backing off; nil when
-// there is none (or the run closed).
+// pending workflow task (at once) and the step attempts not backing off
+// (once their workers' liveness is gone: recoveredDue); nil when there is
+// none (or the run closed).
 func inFlight(x *store.Execution) *api.RecoveryAttrs {
 	if x.State == store.StateClosed {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,6 +120,10 @@ func TestTakeoverRedelivery(t *testing.T) {
 		for _, e := range evs {
 			if e.Type == api.EventRunRecovered && e.Recovery != nil && e.Recovery.FromNode == "a" {
 				recovered = e.Time
+				// The event says the step waits for its worker.
+				if !strings.Contains(e.Reason, "only if their worker neither reports nor heartbeats") {
+					t.Errorf("the recovery event does not say the step attempt waits for its worker: %q", e.Reason)
+				}
 				return true
 			}
 		}
