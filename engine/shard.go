@@ -36,6 +36,9 @@ type shard struct {
 	// (same identity, or the same host and address), so what it recovers
 	// is counted and logged but written into no run's history.
 	restarted bool
+	// firstTaskID is the first task id of this ownership: a task below it
+	// was written by an earlier owner (or an earlier life of this node).
+	firstTaskID int64
 	// runs is the run cache (cache.go): lru its unpinned runs, parked the
 	// queued tasks' keys of runs it let go of, cacheBytes what it holds
 	// (cacheGone: no longer counted in the engine's total, the shard has
@@ -108,6 +111,7 @@ func (s *shard) acquire(ctx context.Context, prevRange int64) error {
 	s.mu.Lock()
 	s.rangeID = sh.RangeID
 	s.nextTaskID, s.taskIDLimit = sh.TaskIDBlock()
+	s.firstTaskID = s.nextTaskID
 	s.ackLevels = sh.AckLevels
 	s.transferAck = newAckTracker(store.TaskKey{TaskID: sh.AckLevels.Transfer - 1})
 	s.timerAck = newAckTracker(sh.AckLevels.Timer)

@@ -20,10 +20,12 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// takeoverFlow runs step "held" with a start-to-close of a minute and the
-// heartbeat timeout it is given (none when zero).
+// takeoverFlow runs step "held" with a start-to-close of a minute, the
+// heartbeat timeout it is given (none when zero), and a schedule-to-start
+// timeout that passes while the node that takes the attempt over waits
+// for its worker (it started on the node that died: it must not time out).
 func takeoverFlow(ctx workflow.Context, heartbeat time.Duration) (string, error) {
-	opts := workflow.StepOptions{StartToClose: time.Minute, Heartbeat: heartbeat}
+	opts := workflow.StepOptions{StartToClose: time.Minute, Heartbeat: heartbeat, ScheduleToStart: 3 * time.Second}
 	return workflow.ExecuteStepByName[string](ctx, opts, "held", workflow.GetInfo(ctx).WorkflowID).Get(ctx)
 }
 
