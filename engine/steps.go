@@ -110,14 +110,21 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 		r.s.e.match.offer(q, d.Priority, it)
 		return
 	}
+	if it.started.IsZero() || it.started.After(now) {
+		it.started = now // the latest it can have started
+	}
 	put(&r.held, d.Seq, it)
+	r.s.afterFunc(r.s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointHeld(ctx, it) })
 	r.s.afterFunc(delay, func(ctx context.Context) {
 		r.s.onRun(ctx, it.run, func(r *run) {
 			if r.held[it.seq] != it {
 				return // claimed back, ended, or held anew
 			}
 			delete(r.held, it.seq)
-			if _, ok := currentAttempt(r.exec, it.seq, it.attempt); !ok || r.stepTasks[it.seq] != key {
+			if _, ok := currentAttempt(r.exec, it.seq, it.attempt); !ok {
+				return
+			}
+			if _, ok := r.stepTasks[it.seq]; !ok {
 				return
 			}
 			if sr := r.steps[it.seq]; sr != nil && sr.attempt == it.attempt {
@@ -125,6 +132,34 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 			}
 			r.s.e.match.offer(q, d.Priority, it)
 		})
+	})
+}
+
+// checkpointHeld writes anew the dispatch of an attempt held back while its
+// worker may still run it, as checkpointStep does a running attempt's, so
+// that a hold as long as a start-to-close does not keep the transfer
+// queue's ack level back; offerStep acknowledges the old dispatch and
+// keeps the attempt held. The new dispatch records the attempt's start (or
+// the latest it can have been), for the node that may recover it next.
+func (r *run) checkpointHeld(ctx context.Context, it *stepItem) {
+	r.s.onRun(ctx, it.run, func(r *run) {
+		if r.held[it.seq] != it {
+			return // offered, claimed back or ended
+		}
+		r.s.afterFunc(r.s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointHeld(ctx, it) })
+		t, err := r.tx(ctx)
+		if err != nil {
+			return
+		}
+		info, ok := currentAttempt(t.exec, it.seq, it.attempt)
+		if !ok {
+			return
+		}
+		t.transfer(transferStep, r.key, &taskData{Seq: it.seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: it.input,
+			Started: store.Time(it.started)})
+		if err := r.commit(ctx, t); err != nil && ctx.Err() == nil {
+			r.s.log.Warn("checkpoint a held step", "run", r.key.String(), "seq", it.seq, "err", err)
+		}
 	})
 }
 
