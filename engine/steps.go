@@ -135,6 +135,20 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	})
 }
 
+// recovering reports whether attempt of step seq is held while its worker
+// may still run it, or is about to be: its dispatch, recovered from the
+// store, is not processed yet.
+func (r *run) recovering(seq int64, attempt int32) bool {
+	if sr := r.steps[seq]; sr != nil {
+		return false
+	}
+	if it := r.held[seq]; it != nil {
+		return it.attempt == attempt
+	}
+	_, seen := r.stepTasks[seq]
+	return !seen
+}
+
 // checkpointHeld writes anew the dispatch of an attempt held back while its
 // worker may still run it, as checkpointStep does a running attempt's, so
 // that a hold as long as a start-to-close does not keep the transfer
