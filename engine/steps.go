@@ -93,7 +93,13 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 		return
 	}
 	if it := r.held[d.Seq]; it != nil && it.attempt == d.Attempt {
-		return // held already, until its worker's liveness is gone
+		if redelivered || !d.Started.IsZero() {
+			return // held already (or its hold's checkpoint), until its worker's liveness is gone
+		}
+		// The attempt's first dispatch, seen after a reload held the
+		// attempt (a write whose outcome was unknown): it was never
+		// offered, so no worker runs it.
+		delete(r.held, d.Seq)
 	}
 	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, name: d.Name, input: d.Input, redelivered: redelivered, started: d.Started}
 	if r.isPaused() {
