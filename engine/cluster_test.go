@@ -57,12 +57,6 @@ type clusterNode struct {
 
 func openNode(t *testing.T, st store.Store, id string) *clusterNode {
 	t.Helper()
-	return openNodeWith(t, st, id, nil)
-}
-
-// openNodeWith opens a node whose options tweak changes first.
-func openNodeWith(t *testing.T, st store.Store, id string, tweak func(*engine.Options)) *clusterNode {
-	t.Helper()
 	var h atomic.Pointer[http.Handler]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hh := h.Load(); hh != nil {
@@ -71,12 +65,8 @@ func openNodeWith(t *testing.T, st store.Store, id string, tweak func(*engine.Op
 		}
 		http.Error(w, "starting", http.StatusServiceUnavailable)
 	}))
-	opts := engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8,
-		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()}
-	if tweak != nil {
-		tweak(&opts)
-	}
-	eng, err := engine.Open(context.Background(), st, opts)
+	eng, err := engine.Open(context.Background(), st, engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8,
+		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

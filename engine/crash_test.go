@@ -94,9 +94,8 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Its worker died with it: the attempts it ran are offered again at
-	// once, without waiting for their start-to-close timeouts.
-	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), RedeliveryDelay: -1})
+	// Its worker died with it: the attempts it ran are offered again soon.
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), RedeliveryDelay: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
