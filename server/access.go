@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/strandhq/strand/access"
@@ -298,32 +296,27 @@ func (h *handler) login(ac *access.Service) endpoint {
 	})
 }
 
-// loginCall is call for the routes that check a password: a name or an
-// address that failed too often is answered 429 rate_limited with
-// Retry-After, and the failure that locks a name is audited.
+// loginCall is call for the routes that check a password, with the
+// response writer (a login sets its session cookie): a name or an address
+// that failed too often is answered 429 rate_limited with Retry-After
+// (writeError), and the failure that locks a name is audited.
 func loginCall[Req, Resp any](h *handler, f func(w http.ResponseWriter, r *http.Request, req Req) (Resp, error)) endpoint {
 	return endpoint{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), serve: func(w http.ResponseWriter, r *http.Request) {
 		var req Req
 		release, err := h.decode(w, r, &req)
 		defer release()
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		resp, err := f(w, r, req)
-		var te *access.LoginThrottledError
-		switch {
-		case errors.As(err, &te):
-			if te.Locking {
-				h.auditLock(r, te)
+		if err == nil {
+			var resp Resp
+			if resp, err = f(w, r, req); err == nil {
+				writeJSON(w, http.StatusOK, resp)
+				return
 			}
-			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(te.RetryAfter.Seconds())))))
-			writeJSON(w, http.StatusTooManyRequests, Error{Code: CodeRateLimited, Message: te.Error()})
-		case err != nil:
-			writeError(w, err)
-		default:
-			writeJSON(w, http.StatusOK, resp)
 		}
+		var te *access.LoginThrottledError
+		if errors.As(err, &te) && te.Locking {
+			h.auditLock(r, te)
+		}
+		writeError(w, err)
 	}}
 }
 

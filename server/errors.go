@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/strandhq/strand/access"
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/store"
 )
@@ -73,6 +74,7 @@ var kinds = []struct {
 	{api.ErrUnauthenticated, CodeUnauthenticated, http.StatusUnauthorized},
 	{api.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{api.ErrQuotaExceeded, CodeQuotaExceeded, http.StatusTooManyRequests},
+	{access.ErrTooManyLogins, CodeRateLimited, http.StatusTooManyRequests},
 	{errSlowBody, CodeRequestTimeout, http.StatusRequestTimeout},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},

@@ -1061,13 +1061,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// retryAfter is a Retry-After header's whole seconds, at least 1.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
 func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errBusy) {
 		w.Header().Set("Retry-After", "1")
 	}
 	var qe *api.QuotaError
-	if errors.As(err, &qe) {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(qe.RetryAfter.Seconds())))))
+	var te *access.LoginThrottledError
+	switch {
+	case errors.As(err, &qe):
+		w.Header().Set("Retry-After", retryAfter(qe.RetryAfter))
+	case errors.As(err, &te):
+		w.Header().Set("Retry-After", retryAfter(te.RetryAfter))
 	}
 	if sw, ok := w.(*statusWriter); ok {
 		sw.err = err

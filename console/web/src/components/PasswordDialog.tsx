@@ -54,43 +54,15 @@ export function PasswordDialog({ onClose }: { onClose: () => void }) {
     >
       {ended === null ? (
         <>
-          <FormField label="Current password">
-            {(c) => (
-              <input
-                {...c}
-                type="password"
-                autoComplete="current-password"
-                required
-                autoFocus
-                value={current}
-                onChange={(e) => setCurrent(e.target.value)}
-              />
-            )}
-          </FormField>
-          <FormField label="New password" error={short}>
-            {(c) => (
-              <input
-                {...c}
-                type="password"
-                autoComplete="new-password"
-                required
-                value={next}
-                onChange={(e) => setNext(e.target.value)}
-              />
-            )}
-          </FormField>
-          <FormField label="New password again" error={mismatch}>
-            {(c) => (
-              <input
-                {...c}
-                type="password"
-                autoComplete="new-password"
-                required
-                value={again}
-                onChange={(e) => setAgain(e.target.value)}
-              />
-            )}
-          </FormField>
+          <PasswordField
+            label="Current password"
+            autoComplete="current-password"
+            autoFocus
+            value={current}
+            onChange={setCurrent}
+          />
+          <PasswordField label="New password" error={short} value={next} onChange={setNext} />
+          <PasswordField label="New password again" error={mismatch} value={again} onChange={setAgain} />
         </>
       ) : (
         <p className="dialog-note" role="status">
@@ -101,5 +73,38 @@ export function PasswordDialog({ onClose }: { onClose: () => void }) {
         </p>
       )}
     </ConfirmDialog>
+  )
+}
+
+/** A required password input in its form field (a new password unless said otherwise). */
+function PasswordField({
+  label,
+  error,
+  autoComplete = 'new-password',
+  autoFocus,
+  value,
+  onChange,
+}: {
+  label: string
+  error?: string | null
+  autoComplete?: string
+  autoFocus?: boolean
+  value: string
+  onChange: (v: string) => void
+}) {
+  return (
+    <FormField label={label} error={error}>
+      {(c) => (
+        <input
+          {...c}
+          type="password"
+          autoComplete={autoComplete}
+          required
+          autoFocus={autoFocus}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+    </FormField>
   )
 }
