@@ -299,6 +299,8 @@ tasks:
 // and pid, its error says so in the user's words, and a task_timeout alert
 // names the task and the error: with action fail when the warning type
 // sends failure alerts, with warnfail whatever it is (each attempt's).
+// The timeout counts the wait for a worker too, so it is long enough for a
+// worker on a loaded machine to take the task first.
 func timeoutKeepsLog(t *testing.T, e *env) {
 	alerts := make(chan dag.Alert, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -325,7 +327,7 @@ warning: {type: failure, group: pager}
 tasks:
   - name: hang
     type: shell
-    timeout: {after: 3s, action: fail}
+    timeout: {after: 8s, action: fail}
     script: |
       echo "loading the day"
       echo "slow disk" >&2
@@ -337,15 +339,15 @@ tasks:
 	if inst.State != dag.StateFailure || hang.State != dag.StateFailure || hang.Host != "w1" || hang.PID == 0 {
 		t.Fatalf("%s: host %q pid %d (%s)", states0(inst), hang.Host, hang.PID, hang.Error)
 	}
-	if !strings.Contains(hang.Error, "the task ran past its timeout of 3s") || strings.Contains(hang.Error, "start_to_close") {
+	if !strings.Contains(hang.Error, "the task ran past its timeout of 8s") || strings.Contains(hang.Error, "start_to_close") {
 		t.Errorf("the error: %q", hang.Error)
 	}
 	l, err := e.client.Log(e.ctx, id, "hang")
 	if err != nil || l.Running || !strings.Contains(l.Log, "loading the day\n") || !strings.Contains(l.Log, "slow disk") ||
-		!strings.Contains(l.Log, "ran past its timeout of 3s") {
+		!strings.Contains(l.Log, "ran past its timeout of 8s") {
 		t.Errorf("the timed out attempt's log: %+v, %v", l, err)
 	}
-	if a := next("task_timeout"); a.Event != "task_timeout" || a.Task != "hang" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 3s") {
+	if a := next("task_timeout"); a.Event != "task_timeout" || a.Task != "hang" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 8s") {
 		t.Errorf("first alert %+v; want task_timeout for hang", a)
 	}
 	if a := next("instance_failure"); a.Event != "instance_failure" {
@@ -357,11 +359,11 @@ tasks:
 	e.apply(`name: overrun-twice
 warning: {type: none, group: pager}
 tasks:
-  - {name: nap, type: shell, retries: 1, retry_interval: 1s, timeout: {after: 3s, action: warnfail}, script: 'echo napping; sleep 60'}
+  - {name: nap, type: shell, retries: 1, retry_interval: 1s, timeout: {after: 8s, action: warnfail}, script: 'echo napping; sleep 60'}
 `)
 	id = e.start(dag.RunInput{DAG: "overrun-twice"})
 	for n := 1; n <= 2; n++ {
-		if a := next("warnfail"); a.Event != "task_timeout" || a.Task != "nap" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 3s") {
+		if a := next("warnfail"); a.Event != "task_timeout" || a.Task != "nap" || a.Instance != id || !strings.Contains(a.Message, "ran past its timeout of 8s") {
 			t.Errorf("alert %d: %+v; want task_timeout for nap", n, a)
 		}
 	}

@@ -151,14 +151,21 @@ type Answer struct {
 }
 
 // CheckUses answers, for each use, whether it exists and the caller may
-// use it: what dag apply checks of a definition.
+// use it: what dag apply checks of a definition. A use named more than once
+// (the data source of many tasks) is looked up once.
 func (c *Centre) CheckUses(ctx context.Context, uses []Use) ([]Answer, error) {
 	id := caller(ctx)
 	out := make([]Answer, len(uses))
+	answered := make(map[Use]int, len(uses))
 	for i, u := range uses {
 		if u.Version < 0 {
 			return nil, api.InvalidArgument("uses.version", "%d: want a version from 1, or 0 for the latest", u.Version)
 		}
+		if j, ok := answered[u]; ok {
+			out[i] = out[j]
+			continue
+		}
+		answered[u] = i
 		var (
 			o   Owned
 			err error
