@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,13 +29,22 @@ import (
 // Service is a Strand server seen as an api.Service. It retries a call
 // that failed for a reason that passes, as its RetryPolicy says.
 type Service struct {
-	base   string
+	nodes  nodes
 	http   *http.Client
 	policy RetryPolicy
 	log    *slog.Logger
 	rnd    func(int64) int64 // jitter: a number in [0, n)
 	// auth is the Authorization header every request carries ("": none).
 	auth string
+	// resolve, when not nil, resolves the nodes' host names now and then
+	// (Options.ResolveEvery).
+	resolve *resolver
+	// cluster: s calls several nodes, and watches the health of a node
+	// whose answer is long in coming.
+	cluster bool
+	// probeEvery, probeTimeout: how a node whose answer is long in coming
+	// is checked (probeDefaults unless a test says otherwise).
+	probeEvery, probeTimeout time.Duration
 }
 
 var (
@@ -69,6 +79,13 @@ type Options struct {
 	// NodeSecret, for the nodes of a cluster, is the cluster's secret
 	// their calls to each other carry instead of a token.
 	NodeSecret string
+	// ResolveEvery, when above zero, makes a Service of NewCluster resolve
+	// the host name of each URL and call each of its addresses as a node
+	// of its own, resolving again that often: an address that left the
+	// name is dropped, one that joined is added. It needs HTTPClient nil
+	// (each address gets connections of its own); a URL naming an IP
+	// address is one node.
+	ResolveEvery time.Duration
 }
 
 // New returns the service of the server at baseURL (http://host:port),
@@ -81,15 +98,22 @@ func New(baseURL string, client *http.Client) *Service {
 }
 
 // NewWithOptions returns the service of the server at baseURL
-// (http://host:port), configured by opts.
+// (http://host:port), configured by opts. NewCluster takes the nodes of a
+// cluster.
 func NewWithOptions(baseURL string, opts Options) *Service {
+	return newService([]string{baseURL}, opts)
+}
+
+// newService returns the service of the servers at urls (at least one).
+func newService(urls []string, opts Options) *Service {
 	client := opts.HTTPClient
+	var transport *http.Transport
 	if client == nil {
 		// A worker holds many polls open at once: keep as many connections.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 512
-		t.TLSClientConfig = opts.TLS
-		client = &http.Client{Transport: t}
+		transport = http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = 512
+		transport.TLSClientConfig = opts.TLS
+		client = &http.Client{Transport: transport}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -102,8 +126,17 @@ func NewWithOptions(baseURL string, opts Options) *Service {
 	case opts.Token != "":
 		auth = "Bearer " + opts.Token
 	}
-	return &Service{base: strings.TrimRight(baseURL, "/") + "/api/v1", http: client, policy: opts.Retry.withDefaults(),
-		log: log, rnd: rand.Int64N, auth: auth}
+	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth,
+		probeEvery: probeEvery, probeTimeout: probeTimeout}
+	for _, u := range urls {
+		u = strings.TrimRight(u, "/")
+		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1", source: u})
+	}
+	if opts.ResolveEvery > 0 && transport != nil {
+		s.resolve = &resolver{every: opts.ResolveEvery, lookup: net.DefaultResolver.LookupHost, transport: transport}
+	}
+	s.cluster = len(urls) > 1 || s.resolve != nil
+	return s
 }
 
 func ns(n string) string {
@@ -131,6 +164,12 @@ func withRequestID(id string) resend {
 // nodes is sent once: see RetryPolicy); it reports false for 204 (nothing
 // yet).
 func (s *Service) do(ctx context.Context, may resend, method, path string, in, out any) (bool, error) {
+	return s.send(ctx, may, false, method, path, in, out)
+}
+
+// send is do, for a poll when poll is set: polls go to a cluster's live
+// nodes in turn.
+func (s *Service) send(ctx context.Context, may resend, poll bool, method, path string, in, out any) (bool, error) {
 	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -140,18 +179,21 @@ func (s *Service) do(ctx context.Context, may resend, method, path string, in, o
 		body = b
 	}
 	if api.Forwarded(ctx) {
-		may = sendOnce
+		may = forwarded
 	}
-	return s.retry(ctx, may, method+" "+path, func() attempt { return s.once(ctx, method, path, body, out) })
+	return s.retry(ctx, may, poll, method+" "+path, func(n *node) attempt { return s.once(ctx, n, method, path, body, out) })
 }
 
-// once makes one attempt of a call; body, when not nil, is sent afresh.
-func (s *Service) once(ctx context.Context, method, path string, body []byte, out any) attempt {
+// once makes one attempt of a call on node n; body, when not nil, is sent
+// afresh.
+func (s *Service) once(ctx context.Context, n *node, method, path string, body []byte, out any) attempt {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.base+path, rd)
+	actx, stop := s.watch(ctx, n)
+	defer stop()
+	req, err := http.NewRequestWithContext(actx, method, n.base+path, rd)
 	if err != nil {
 		return attempt{err: fmt.Errorf("remote: %w", err)}
 	}
@@ -164,12 +206,19 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 	if s.auth != "" {
 		req.Header.Set("Authorization", s.auth)
 	}
-	resp, err := s.http.Do(req)
+	hc := s.http
+	if n.client != nil {
+		hc = n.client
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return attempt{err: ctx.Err(), ended: true}
 		}
-		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true}
+		if a, ok := silent(actx, n); ok {
+			return a
+		}
+		return attempt{err: fmt.Errorf("%w: %v", api.ErrUnavailable, err), transient: true, nodeDown: true, notSent: notSent(err)}
 	}
 	defer func() {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is kept
@@ -179,7 +228,7 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 	case resp.StatusCode == http.StatusNoContent:
 		return attempt{}
 	case resp.StatusCode >= 300:
-		a := attempt{transient: transientStatus(resp.StatusCode)}
+		a := attempt{transient: transientStatus(resp.StatusCode), nodeDown: resp.StatusCode == http.StatusServiceUnavailable}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			a.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
@@ -201,9 +250,12 @@ func (s *Service) once(ctx context.Context, method, path string, body []byte, ou
 			switch {
 			case ctx.Err() != nil:
 				return attempt{err: ctx.Err(), ended: true}
+			case context.Cause(actx) == errSilent:
+				a, _ := silent(actx, n)
+				return a
 			case transportError(err):
 				// The connection failed mid-answer.
-				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true}
+				return attempt{err: fmt.Errorf("%w: remote: read the answer of %s %s: %v", api.ErrUnavailable, method, path, err), transient: true, nodeDown: true}
 			}
 			return attempt{err: fmt.Errorf("remote: decode %s %s: %w", method, path, err)}
 		}
@@ -306,7 +358,7 @@ func (s *Service) GetDocument(ctx context.Context, req api.DocumentRequest) (api
 // PollWorkflowTask implements api.Service.
 func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
 	var out api.WorkflowTask
-	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
+	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}
@@ -337,7 +389,7 @@ func (s *Service) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 // PollStepTask implements api.Service.
 func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
 	var out api.StepTask
-	ok, err := s.do(ctx, idempotent, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
+	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
 	if err != nil || !ok {
 		return nil, ignoreEnded(ctx, err)
 	}

@@ -20,11 +20,13 @@ import (
 // an answer, and would wait as long again.
 //
 // Only a call that may reach the server twice without a second effect is
-// retried: reads, polls, the calls that carry a task token (completing,
+// retried (on another node of a cluster when its node failed: see
+// NewCluster): reads, polls, the calls that carry a task token (completing,
 // failing or heartbeating a step or a workflow task, answering a query:
 // a second delivery is answered task_not_found, never applied twice), and
 // start, signal, signal-with-start, cancel and terminate when they carry a
-// request id. Without one those are sent once. So are creating and updating
+// request id. Without one those are sent once, unless the connection was
+// never made (refused, a failed connect: nothing was sent). So are creating and updating
 // a namespace, whose second delivery would answer already_exists or
 // conflict, and every call one node forwards to another: the engine's
 // routing retries those itself, and first finds the shard's owner again,
@@ -97,6 +99,10 @@ const (
 	// ran out of time (504 timeout): a query that waited its deadline for
 	// an answer would only wait as long again.
 	exceptTimeouts
+	// forwarded: a call one node forwards to another, never sent again
+	// (not even when the connect failed): the engine's routing retries it
+	// after finding the shard's owner again.
+	forwarded
 )
 
 // attempt is the outcome of one try of a call.
@@ -110,6 +116,12 @@ type attempt struct {
 	ended bool
 	// timedOut: the server answered that the call ran out of time.
 	timedOut bool
+	// nodeDown: the failure is the node's (it could not be reached, or
+	// answered 503 unavailable): the next attempt goes to another node.
+	nodeDown bool
+	// notSent: the connection was never made, so nothing reached the
+	// node: even a call sent once may be tried again.
+	notSent bool
 }
 
 // transientStatus reports whether an HTTP status says the failure may pass.
@@ -146,43 +158,83 @@ func retryAfter(h string, now time.Time) time.Duration {
 	return min(max(d, 0), maxRetryAfter)
 }
 
-// retry runs try until it succeeds, fails for good, or the policy or ctx
-// says to stop; what names the call in errors and logs.
-func (s *Service) retry(ctx context.Context, may resend, what string, try func() attempt) (bool, error) {
+// retry runs try, on the node it is given, until it succeeds, fails for
+// good, or the policy or ctx says to stop; what names the call in errors
+// and logs, poll says it is a poll (spread over the nodes). An attempt that
+// failed on a node that is down is tried at once on another node that is
+// up and was not tried since the last wait; when none is left, the
+// back-off is waited (so the back-off's count is that of the waits).
+func (s *Service) retry(ctx context.Context, may resend, poll bool, what string, try func(*node) attempt) (bool, error) {
+	s.refresh(ctx)
 	p := s.policy
 	var failing time.Time // since the first failure
 	var last attempt
+	tried := map[*node]bool{} // failed on since the last wait
+	used := map[*node]bool{}  // every node the call went to
+	waits := 0
 	for n := 1; ; n++ {
-		a := try()
+		nd := s.nodes.pick(poll, tried)
+		a := try(nd)
+		used[nd] = true
 		if n == 1 {
 			failing = time.Now()
 		}
 		if a.ended && last.err != nil {
-			return false, s.gaveUp(ctx, what, n, last.err)
+			return false, s.gaveUp(ctx, what+s.onNodes(used), n, last.err)
+		}
+		switch {
+		case a.ended:
+		case a.nodeDown:
+			s.nodes.failed(nd, a.err)
+		default:
+			s.nodes.answered(nd)
 		}
 		if a.err == nil || !a.transient {
 			return a.ok, a.err
 		}
 		last = a
-		if may == sendOnce || (may == exceptTimeouts && a.timedOut) || (p.MaxAttempts > 0 && n >= p.MaxAttempts) {
+		if (may == sendOnce && !a.notSent) || may == forwarded || (may == exceptTimeouts && a.timedOut) || (p.MaxAttempts > 0 && n >= p.MaxAttempts) {
 			if n > 1 {
-				return false, fmt.Errorf("remote: %s: gave up after %d attempts: %w", what, n, a.err)
+				return false, fmt.Errorf("remote: %s: gave up after %d attempts%s: %w", what, n, s.onNodes(used), a.err)
 			}
 			return false, a.err
 		}
-		wait := max(p.backoff(n, s.rnd), a.retryAfter)
+		if a.nodeDown {
+			tried[nd] = true
+			if s.nodes.untriedUp(tried) {
+				s.log.DebugContext(ctx, "remote: trying another node", "call", what, "attempt", n, "node", nd.url, "err", a.err)
+				continue
+			}
+		}
+		// After the wait, the node that failed last is still avoided while
+		// another is up: keep only it.
+		clear(tried)
+		if a.nodeDown {
+			tried[nd] = true
+		}
+		waits++
+		wait := max(p.backoff(waits, s.rnd), a.retryAfter)
 		if p.MaxElapsed > 0 && time.Since(failing)+wait > p.MaxElapsed {
-			return false, fmt.Errorf("remote: %s: gave up after %d attempts in %s: %w", what, n, time.Since(failing).Round(time.Millisecond), a.err)
+			return false, fmt.Errorf("remote: %s: gave up after %d attempts%s in %s: %w", what, n, s.onNodes(used), time.Since(failing).Round(time.Millisecond), a.err)
 		}
 		s.log.DebugContext(ctx, "remote: retrying", "call", what, "attempt", n, "wait", wait, "err", a.err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, s.gaveUp(ctx, what, n, a.err)
+			return false, s.gaveUp(ctx, what+s.onNodes(used), n, a.err)
 		case <-t.C:
 		}
 	}
+}
+
+// onNodes says, for a cluster, on how many of its nodes a call was tried:
+// " on 2 of 3 nodes" ("" for one server).
+func (s *Service) onNodes(used map[*node]bool) string {
+	if len(s.nodes.list) == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" on %d of %d nodes", len(used), len(s.nodes.list))
 }
 
 // gaveUp is the error of a call whose context ended while it was being

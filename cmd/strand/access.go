@@ -412,8 +412,10 @@ func newLoginCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := saveCredential(o.server, credential{Token: resp.Token, User: name, ExpiresAt: resp.ExpiresAt}); err != nil {
-				return err
+			for _, u := range o.urls { // a cluster's nodes share their users
+				if err := saveCredential(u, credential{Token: resp.Token, User: name, ExpiresAt: resp.ExpiresAt}); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "logged in to %s as %s%s\n", o.server, name, expiry(resp.ExpiresAt))
 			return nil
@@ -529,7 +531,12 @@ func newLogoutCommand() *cobra.Command {
 			if err := svc.Logout(cmd.Context()); err != nil {
 				return err
 			}
-			return saveCredential(o.server, credential{})
+			for _, u := range o.urls {
+				if err := saveCredential(u, credential{}); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	o.register(cmd)

@@ -64,7 +64,7 @@ func newBenchCommand() *cobra.Command {
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
-					o := &cliOptions{server: u, output: "table"}
+					o := &cliOptions{servers: []string{u}, output: "table"}
 					svc, err := o.service()
 					if err != nil {
 						return err

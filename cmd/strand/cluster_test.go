@@ -700,18 +700,35 @@ func onCassandra(t *testing.T, test func(t *testing.T, bin, storeURL string)) {
 }
 
 // threeNodes starts three nodes over storeURL and a worker with what
-// register registers, through n1 (which the tests keep up); the worker
-// stops when the test ends.
-func threeNodes(t *testing.T, ctx context.Context, bin, storeURL string, register func(*worker.Worker)) []*node {
+// register registers, given all three nodes (its polls are spread over
+// them, and move on when one dies); the worker stops when the test ends.
+// It returns the nodes and the worker's service.
+func threeNodes(t *testing.T, ctx context.Context, bin, storeURL string, register func(*worker.Worker)) ([]*node, *remote.Service) {
 	t.Helper()
 	nodes := []*node{startNode(t, bin, storeURL, "n1", freePort(t)), startNode(t, bin, storeURL, "n2", freePort(t)), startNode(t, bin, storeURL, "n3", freePort(t))}
-	w := worker.New(nodes[0].svc, worker.Options{})
+	svc := clusterService(t, nodes[2], nodes[0], nodes[1])
+	w := worker.New(svc, worker.Options{})
 	register(w)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
-	return nodes
+	return nodes, svc
+}
+
+// clusterService is a client of the nodes, given in that order: its calls
+// go to the first while it answers.
+func clusterService(t *testing.T, nodes ...*node) *remote.Service {
+	t.Helper()
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, "http://"+n.addr)
+	}
+	svc, err := remote.NewCluster(urls, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 // killServing SIGKILLs a node that serves some of the shards, and says how many.
@@ -737,7 +754,7 @@ func killServing(t *testing.T, ctx context.Context, svc *remote.Service, victim 
 func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	nodes := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) { worker.RegisterWorkflow(w, ClusterTick) })
+	nodes, _ := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) { worker.RegisterWorkflow(w, ClusterTick) })
 	// Every call goes through n1, which stays up.
 	svc := nodes[0].svc
 
@@ -808,8 +825,8 @@ func clusterSchedulesTest(t *testing.T, bin, storeURL string) {
 	}
 }
 
-// ClusterCollector receives n messages "item" of its own workflow id and
-// returns their payloads in the order they came.
+// ClusterCollector receives n messages "item" of its own workflow id,
+// runs a step, and returns their payloads in the order they came.
 func ClusterCollector(ctx workflow.Context, n int) ([]int, error) {
 	key := workflow.GetInfo(ctx).WorkflowID
 	var got []int
@@ -820,13 +837,19 @@ func ClusterCollector(ctx workflow.Context, n int) ([]int, error) {
 		}
 		got = append(got, v)
 	}
+	// A step after the last message: the worker polls it after the kill.
+	if _, err := workflow.ExecuteStep(ctx, workflow.StepOptions{StartToClose: 5 * time.Second}, ClusterCharge, 0).Get(ctx); err != nil {
+		return got, err
+	}
 	return got, nil
 }
 
 // TestClusterMessages sends messages to runs waiting on three nodes,
 // SIGKILLs a node while they flow, and checks that every run got every
 // message sent to its key exactly once, in the order sent: no message
-// lost, none delivered twice.
+// lost, none delivered twice. Its client and its worker are given the
+// three nodes, the victim first: the client's calls, the CLI's and the
+// worker's polls move to the other nodes by themselves.
 func TestClusterMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -839,8 +862,17 @@ func TestClusterMessages(t *testing.T) {
 func clusterMessagesTest(t *testing.T, bin, storeURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	nodes := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) { worker.RegisterWorkflow(w, ClusterCollector) })
-	svc := nodes[0].svc
+	nodes, ws := threeNodes(t, ctx, bin, storeURL, func(w *worker.Worker) {
+		worker.RegisterWorkflow(w, ClusterCollector)
+		worker.RegisterStep(w, ClusterCharge)
+	})
+	victim := nodes[2]
+	// The client prefers the victim: the node that answered last.
+	svc, err := remote.NewCluster([]string{"http://" + victim.addr, "http://" + nodes[0].addr, "http://" + nodes[1].addr},
+		remote.Options{Retry: remote.RetryPolicy{MaxElapsed: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// Sixteen collectors, so sixteen mailboxes over the shards: the victim
 	// serves some mailboxes or some collectors.
@@ -851,6 +883,11 @@ func clusterMessagesTest(t *testing.T, bin, storeURL string) {
 			t.Fatal(err)
 		}
 	}
+	// The client moves to a live node by itself: a call fails for
+	// unavailability only when it could not be served for 30 s. Before
+	// NewCluster the test sent each message again and again until the
+	// shards of the victim moved, and the client's calls all went to one
+	// node.
 	send := func(i, j int) {
 		// The same id each time: a send retried after the kill is taken once.
 		req := api.SendMessageRequest{Name: "item", CorrelationKey: key(i), Payload: api.Value(fmt.Sprint(j)), MessageID: fmt.Sprintf("%s/%d", key(i), j)}
@@ -859,42 +896,70 @@ func clusterMessagesTest(t *testing.T, bin, storeURL string) {
 			if err == nil {
 				return
 			}
-			if ctx.Err() != nil {
+			if errors.Is(err, api.ErrUnavailable) || ctx.Err() != nil {
 				t.Fatalf("send %s: %v", req.MessageID, err)
 			}
+			// A send that met the takeover of its mailbox's shard may be
+			// refused (a condition failed): sent again, with its id.
+			t.Logf("send %s: %v", req.MessageID, err)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	victim := nodes[2]
+	var polledBefore []remote.NodeStatus
 	for j := range each {
 		if j == each/3 {
+			if st := svc.NodeStatuses(); st[0].LastAnswer.IsZero() || st[1].Calls+st[2].Calls != 0 {
+				t.Fatalf("before the kill, the client's calls must go to the node it was given first: %+v", st)
+			}
+			polledBefore = ws.NodeStatuses()
 			owned, total := killServing(t, ctx, svc, victim)
-			t.Logf("SIGKILL %s, which served %d of %d shards, after %d messages to each run", victim.id, owned, total, j)
+			killed := time.Now()
+			// The first call after the kill goes to the dead node it
+			// prefers, fails there and is served by another node at once.
+			if _, err := svc.ListShards(ctx); err != nil {
+				t.Fatalf("list the shards after the kill: %v", err)
+			}
+			took := time.Since(killed)
+			st := svc.NodeStatuses()
+			if st[0].Up || st[0].LastError == "" || st[1].LastAnswer.Before(killed) && st[2].LastAnswer.Before(killed) {
+				t.Errorf("after the kill, the dead node must be marked down and another serve the call: %+v", st)
+			}
+			t.Logf("SIGKILL %s, which served %d of %d shards, after %d messages to each run; the client's first call after it was served by another node after %s",
+				victim.id, owned, total, j, took.Round(time.Microsecond))
+			fmt.Printf("cluster %s: time calls spent failing over after SIGKILL: %s\n", t.Name(), took.Round(time.Microsecond))
+			if _, err := svc.StartWorkflow(ctx, api.StartRequest{WorkflowID: "collector-late", WorkflowType: "ClusterCollector", Input: api.Value("0"), RequestID: "late"}); err != nil {
+				t.Fatalf("a start after the kill: %v", err)
+			}
 		}
 		for i := range runs {
 			send(i, j)
 		}
 	}
+	// The CLI, given the three nodes, the dead one first.
+	out, err := exec.Command(filepath.Join(bin, "strand"), "workflow", "describe", "collector-late", "--retry-for", "5s",
+		"--server", "http://"+victim.addr+",http://"+nodes[0].addr, "--server", "http://"+nodes[1].addr).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "collector-late") {
+		t.Errorf("strand workflow describe with a dead node first: %v\n%s", err, out)
+	}
 	for i := range runs {
+		res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: key(i)}})
+		if err != nil {
+			t.Fatalf("%s: %v", key(i), err)
+		}
 		var got []int
-		for {
-			res, err := svc.WaitResult(ctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: key(i)}})
-			if err != nil {
-				if ctx.Err() != nil {
-					t.Fatalf("%s: %v", key(i), err)
-				}
-				time.Sleep(100 * time.Millisecond) // its node went down: ask again
-				continue
-			}
-			if err := json.Unmarshal(res.Output, &got); err != nil || res.Status != store.StatusCompleted {
-				t.Fatalf("%s: %s %s %v", key(i), res.Status, res.Output, err)
-			}
-			break
+		if err := json.Unmarshal(res.Output, &got); err != nil || res.Status != store.StatusCompleted {
+			t.Fatalf("%s: %s %s %v", key(i), res.Status, res.Output, err)
 		}
 		for j, v := range got {
 			if v != j {
 				t.Fatalf("%s got %v; want 0 to %d, each once, in order", key(i), got, each-1)
 			}
 		}
+	}
+	// The worker's polls (the collectors' last workflow tasks and steps
+	// came after the kill) went to the live nodes.
+	after := ws.NodeStatuses()
+	if after[0].LastError == "" || after[1].Polls <= polledBefore[1].Polls || after[2].Polls <= polledBefore[2].Polls {
+		t.Errorf("the worker's polls after the kill: before %+v, after %+v", polledBefore, after)
 	}
 }

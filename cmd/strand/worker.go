@@ -46,7 +46,9 @@ It also runs the sagas defined in YAML (strand saga apply): their interpreter, a
 calls and compensations of its worker groups. Start as many as you like, on as many hosts: a task goes to one worker of its
 group, and a worker that dies has its tasks retried elsewhere by their retry policy.`,
 		Example: `  strand worker --server http://127.0.0.1:8233 --group default --concurrency 8 \
-      --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db`,
+      --datasource warehouse=postgres://etl@db/warehouse --datasource local=sqlite:/var/lib/etl.db
+  # the nodes of a cluster: its polls are spread over the live ones
+  strand worker --server http://10.0.0.1:8233,http://10.0.0.2:8233,http://10.0.0.3:8233 --group default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := o.service()

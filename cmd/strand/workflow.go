@@ -25,6 +25,12 @@ import (
 
 // cliOptions are the flags every command that talks to a server shares.
 type cliOptions struct {
+	// servers are the --server URLs as given (repeated or comma-separated):
+	// a server, or nodes of a cluster.
+	servers []string
+	// urls are the servers' URLs, one each, and server the same joined,
+	// for messages: both set by service.
+	urls      []string
 	server    string
 	namespace string
 	output    string
@@ -36,10 +42,16 @@ type cliOptions struct {
 	token string
 	// caFile, certFile and keyFile configure TLS to an https:// server.
 	caFile, certFile, keyFile string
+	// resolveEvery, above zero, resolves the servers' host names that
+	// often, each address a node.
+	resolveEvery time.Duration
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&o.server, "server", envOr("STRAND_SERVER", "http://127.0.0.1:8233"), "the server's URL (env STRAND_SERVER)")
+	cmd.PersistentFlags().StringSliceVar(&o.servers, "server", []string{envOr("STRAND_SERVER", "http://127.0.0.1:8233")},
+		"the server's URL; for a cluster, several of its nodes (repeat or comma-separate): calls go to a live one and move on when one fails (env STRAND_SERVER)")
+	cmd.PersistentFlags().DurationVar(&o.resolveEvery, "resolve-every", 0,
+		"resolve the host name of each --server this often and call each of its addresses as a node of the cluster (0: call the name as it is)")
 	cmd.PersistentFlags().StringVar(&o.namespace, "namespace", api.DefaultNamespace, "namespace")
 	cmd.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output: table or json")
 	cmd.PersistentFlags().DurationVar(&o.retryFor, "retry-for", 30*time.Second,
@@ -72,13 +84,27 @@ func (o *cliOptions) service() (*remote.Service, error) {
 	if o.output != "table" && o.output != "json" {
 		return nil, &usageError{fmt.Errorf("--output %q: want table or json", o.output)}
 	}
-	if !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://") {
-		return nil, &usageError{fmt.Errorf("--server %q: want http://HOST:PORT", o.server)}
+	for _, entry := range o.servers {
+		for _, u := range strings.Split(entry, ",") {
+			if u = strings.TrimSpace(u); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+				return nil, &usageError{fmt.Errorf("--server %q: want http://HOST:PORT (several: repeat --server or comma-separate)", u)}
+			}
+		}
 	}
+	urls, err := remote.ParseURLs(o.servers...)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--server: %w", err)}
+	}
+	o.urls, o.server = urls, strings.Join(urls, ",")
 	token := o.token
 	switch token {
 	case "":
-		token = loadCredential(o.server)
+		// The one strand login kept for one of them.
+		for _, u := range urls {
+			if token = loadCredential(u); token != "" {
+				break
+			}
+		}
 	case "-":
 		token = ""
 	}
@@ -89,7 +115,12 @@ func (o *cliOptions) service() (*remote.Service, error) {
 			return nil, &usageError{fmt.Errorf("--ca-file, --cert-file, --key-file: %v", err)}
 		}
 	}
-	return remote.NewWithOptions(o.server, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig}), nil
+	svc, err := remote.NewCluster(urls, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig,
+		ResolveEvery: o.resolveEvery})
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--server: %w", err)}
+	}
+	return svc, nil
 }
 
 func (o *cliOptions) ref(id, run string) api.RunRef {
