@@ -259,11 +259,25 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 		return out
 	}
 
-	// One worker per node, each connected to its node only.
+	// One worker per node, each given every node's address, its own first:
+	// when a node dies its worker polls and reports through the others,
+	// and a step it runs is not run again elsewhere.
 	startWorker := func(n *node) {
-		// Its node goes away in turn: the worker's warnings about that are noise here.
+		urls := []string{"http://" + n.addr}
+		mu.Lock()
+		for _, o := range nodes {
+			if o != n {
+				urls = append(urls, "http://"+o.addr)
+			}
+		}
+		mu.Unlock()
+		svc, err := remote.NewCluster(urls, remote.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nodes go away in turn: the worker's warnings about that are noise here.
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		w := worker.New(n.svc, worker.Options{Identity: "worker-" + n.id, StepPollers: 4, WorkflowPollers: 2, Logger: quiet})
+		w := worker.New(svc, worker.Options{Identity: "worker-" + n.id, StepPollers: 4, WorkflowPollers: 2, Logger: quiet})
 		worker.RegisterWorkflow(w, ClusterOrder)
 		worker.RegisterWorkflow(w, ClusterShip)
 		worker.RegisterStep(w, ClusterCharge)
