@@ -61,6 +61,7 @@ func TestLongStepDoesNotHoldTheTransferAckLevel(t *testing.T) {
 	newWorker(e)
 	c := client.New(e, client.Options{})
 
+	before := time.Now()
 	long, err := client.Start(ctx, c, checkpointFlow, "long", client.StartOptions{ID: "long"})
 	if err != nil {
 		t.Fatal(err)
@@ -100,13 +101,70 @@ func TestLongStepDoesNotHoldTheTransferAckLevel(t *testing.T) {
 		}
 	}
 
-	// The engine goes with the attempt running (its worker never reports),
-	// and a new one over the store offers the same attempt again, after a
-	// redelivery delay shortened from its 5s default: the attempt is held
-	// back as one that may still be running, only not for long.
+	// The engine goes with the attempt running (its worker never reports).
+	// A new one over the store recovers the attempt from its checkpointed
+	// dispatch, which says when it started: it holds the attempt back as
+	// one that may still be running until its start-to-close (10m, the
+	// default) from then has passed.
 	e.Close()
-	opts.RedeliveryDelay = 100 * time.Millisecond
+	closed := time.Now()
 	e2, err := Open(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held *stepItem
+	var due time.Time
+	var heldDispatch store.TaskKey
+	for deadline := time.Now().Add(time.Minute); held == nil; time.Sleep(20 * time.Millisecond) {
+		if s2 := e2.local(e2.shardID(k.Namespace, k.WorkflowID)); s2 != nil {
+			if err := s2.withRun(ctx, k, func(r *run) error {
+				for _, it := range r.held {
+					held = it
+					due = recoveredDue(r.exec.Steps[it.seq], it.started, time.Now(), e2.opts.DefaultStartToClose)
+					heldDispatch = r.stepTasks[it.seq]
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if held == nil && time.Now().After(deadline) {
+			t.Fatal("the running attempt was not held back by the engine opened anew")
+		}
+	}
+	if held.started.Before(before.Add(-time.Millisecond)) || held.started.After(closed) || !due.Equal(held.started.Add(10*time.Minute)) {
+		t.Errorf("held from a start at %s until %s; want a start between %s and %s, held 10m from it", held.started, due, before, closed)
+	}
+	// Held that long, its dispatch is written anew too: the ack level
+	// moves past the one it was recovered from.
+	newWorker(e2)
+	c2 := client.New(e2, client.Options{})
+	for i, deadline := 0, time.Now().Add(time.Minute); ; i++ {
+		r, err := client.Start(ctx, c2, checkpointFlow, "short", client.StartOptions{ID: fmt.Sprintf("short-after-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Get(ctx); err != nil || got != "short done" {
+			t.Fatalf("short: %q, %v", got, err)
+		}
+		sh, err := st.GetShard(ctx, s.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sh.AckLevels.Transfer > heldDispatch.TaskID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the transfer ack level stays at %d, held by the held step's dispatch %d", sh.AckLevels.Transfer, heldDispatch.TaskID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e2.Close()
+
+	// With a negative redelivery delay (the worker died with the engine),
+	// the next engine offers the same attempt again at once.
+	opts.RedeliveryDelay = -1
+	e2, err = Open(ctx, st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,12 @@ type clusterNode struct {
 
 func openNode(t *testing.T, st store.Store, id string) *clusterNode {
 	t.Helper()
+	return openNodeWith(t, st, id, nil)
+}
+
+// openNodeWith opens a node whose options tweak changes first.
+func openNodeWith(t *testing.T, st store.Store, id string, tweak func(*engine.Options)) *clusterNode {
+	t.Helper()
 	var h atomic.Pointer[http.Handler]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hh := h.Load(); hh != nil {
@@ -65,8 +71,12 @@ func openNode(t *testing.T, st store.Store, id string) *clusterNode {
 		}
 		http.Error(w, "starting", http.StatusServiceUnavailable)
 	}))
-	eng, err := engine.Open(context.Background(), st, engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8,
-		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()})
+	opts := engine.Options{Identity: id, NodeTTL: 6 * time.Second, NumShards: 8,
+		Address: srv.URL, Dial: func(addr string) api.Peer { return remote.New(addr, nil) }, Logger: logger()}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	eng, err := engine.Open(context.Background(), st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

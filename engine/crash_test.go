@@ -94,8 +94,9 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Its worker died with it: the attempts it ran are offered again soon.
-	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), RedeliveryDelay: 200 * time.Millisecond})
+	// Its worker died with it: the attempts it ran are offered again at
+	// once, without waiting for their start-to-close timeouts.
+	eng, err := engine.Open(ctx, st, engine.Options{Logger: logger(), RedeliveryDelay: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,8 @@ func (l *attemptLog) get() []step.Info {
 
 // TestRedelivery restarts a server under a remote worker that runs a step
 // attempt: the attempt is offered again only when its worker neither
-// reports nor heartbeats within the redelivery delay, and then as the same
+// reports nor heartbeats within its heartbeat timeout (10s; the redelivery
+// delay, 3s, is only the least wait), and then as the same
 // attempt marked redelivered; a report sent while the server was down is
 // retried until it lands. No restart writes a recovery event or fails a
 // workflow task.
@@ -221,8 +222,8 @@ func TestRedelivery(t *testing.T) {
 			t.Errorf("heartbeat: the step ran %d times: %+v", len(runs), runs)
 		}
 
-		// A step that says nothing is offered again after the delay: the
-		// same attempt, marked redelivered. The first run's late report is
+		// A step that says nothing is offered again after its heartbeat
+		// timeout: the same attempt, marked redelivered. The first run's late report is
 		// refused (task_not_found), and the second's result stands.
 		var silent *stepCase
 		runs = each("silent", "second", func(c *stepCase) {

@@ -94,12 +94,15 @@ type Options struct {
 	// for an engine alone over its store.
 	Dial func(address string) api.Peer
 
-	// RedeliveryDelay is how long a step attempt that was in flight when
+	// RedeliveryDelay is the least a step attempt that was in flight when
 	// its shard changed hands (a restart, a takeover, a write whose outcome
-	// was unknown) waits before it is offered again, so that a worker that
-	// still runs it can report its outcome or heartbeat (which claims the
-	// attempt back) instead of a second worker running it again (default
-	// 5s; negative: offer at once).
+	// was unknown) waits before it is offered again. Past it, the attempt
+	// waits until its worker's liveness is gone: its heartbeat timeout,
+	// counted from the takeover, or else its start-to-close timeout. Until
+	// then the worker that still runs it can report its outcome or heartbeat
+	// (which claims the attempt back) through the shard's new owner, and no
+	// second worker runs it (default 5s; negative: offer at once, for an
+	// engine whose workers die with it).
 	RedeliveryDelay time.Duration
 
 	// PurgeBatch is how many runs past their retention a shard purges

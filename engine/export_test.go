@@ -54,3 +54,22 @@ func CheckCache(e *Engine) error {
 	}
 	return nil
 }
+
+// Crash stops e as a node that dies would: its goroutines and shards stop,
+// but it hands no shard back and leaves its row in the nodes table, so
+// another node takes its shards only once its heartbeat expires, as from a
+// node that did not hand them over. Close afterwards is harmless.
+func Crash(e *Engine) {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.cluster.legMu.Lock()
+	e.cluster.closing = true
+	e.cluster.legMu.Unlock()
+	e.wg.Wait()
+	e.shardMu.Lock()
+	for i := range e.shards {
+		e.shards[i] = nil
+	}
+	e.shardMu.Unlock()
+}

@@ -38,7 +38,8 @@ type run struct {
 	steps     map[int64]*stepRun
 	stepTasks map[int64]store.TaskKey
 	// held are the attempts that may still run on a worker from before
-	// the shard changed hands, waiting RedeliveryDelay to be offered again.
+	// the shard changed hands, waiting for their worker's liveness to be
+	// gone (recoveredDue) to be offered again.
 	held map[int64]*stepItem
 	// paused are the step attempts held while the run is paused (pause.go).
 	paused map[int64]*stepItem

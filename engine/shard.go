@@ -36,6 +36,9 @@ type shard struct {
 	// (same identity, or the same host and address), so what it recovers
 	// is counted and logged but written into no run's history.
 	restarted bool
+	// firstTaskID is the first task id of this ownership: a task below it
+	// was written by an earlier owner (or an earlier life of this node).
+	firstTaskID int64
 	// runs is the run cache (cache.go): lru its unpinned runs, parked the
 	// queued tasks' keys of runs it let go of, cacheBytes what it holds
 	// (cacheGone: no longer counted in the engine's total, the shard has
@@ -108,6 +111,7 @@ func (s *shard) acquire(ctx context.Context, prevRange int64) error {
 	s.mu.Lock()
 	s.rangeID = sh.RangeID
 	s.nextTaskID, s.taskIDLimit = sh.TaskIDBlock()
+	s.firstTaskID = s.nextTaskID
 	s.ackLevels = sh.AckLevels
 	s.transferAck = newAckTracker(store.TaskKey{TaskID: sh.AckLevels.Transfer - 1})
 	s.timerAck = newAckTracker(sh.AckLevels.Timer)
@@ -861,8 +865,12 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 					return false, nil
 				}
 				rec.FromNode, rec.ToNode = s.takenFrom, s.e.opts.Identity
-				t.event(api.Event{Type: api.EventRunRecovered, Identity: s.e.opts.Identity, Recovery: rec,
-					Reason: fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)})
+				reason := fmt.Sprintf("shard %d taken over from node %s, which did not hand it over", s.id, s.takenFrom)
+				if len(rec.Steps) > 0 {
+					// They are not offered at once (offerStep, recoveredDue).
+					reason += "; its step attempts go to another worker only if their worker neither reports nor heartbeats before their timeouts"
+				}
+				t.event(api.Event{Type: api.EventRunRecovered, Identity: s.e.opts.Identity, Recovery: rec, Reason: reason})
 				return true, nil
 			})
 			if err != nil && !errors.Is(err, api.ErrNotFound) && ctx.Err() == nil {
@@ -878,8 +886,9 @@ func (s *shard) recordRecovery(ctx context.Context, tasks []store.Task) {
 }
 
 // inFlight says what of run x a shard's new owner offers again: its
-// pending workflow task and the step attempts not backing off; nil when
-// there is none (or the run closed).
+// pending workflow task (at once) and the step attempts not backing off
+// (once their workers' liveness is gone: recoveredDue); nil when there is
+// none (or the run closed).
 func inFlight(x *store.Execution) *api.RecoveryAttrs {
 	if x.State == store.StateClosed {
 		return nil

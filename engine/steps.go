@@ -22,6 +22,9 @@ type stepItem struct {
 	// redelivered: the attempt may have run before (it was in flight when
 	// its shard changed hands); the worker tells step code.
 	redelivered bool
+	// started is when a recovered attempt started on the node that lost
+	// it, as that node's last checkpoint of it recorded (zero: unknown).
+	started time.Time
 }
 
 // stepRun is a started attempt. Starts are kept in memory only: if the
@@ -78,9 +81,9 @@ func (t *txn) dispatchStep(seq int64, info store.StepInfo, input store.Payload) 
 // offerStep puts a step attempt into its queue, unless a worker runs it
 // already (key is then the attempt's dispatch written anew). An attempt
 // that may have been running when memory of it was lost (redelivered) is
-// held back for RedeliveryDelay first: the worker that runs it may still
-// report its outcome, or claim it back with a heartbeat, and then no
-// second worker runs it.
+// held back until its worker's liveness is gone (recoveredDue): the worker
+// that runs it may still report its outcome, or claim it back with a
+// heartbeat, and then no second worker runs it.
 func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if old, ok := r.stepTasks[d.Seq]; ok && old != key {
 		r.s.ackTransfer(old)
@@ -89,25 +92,45 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	if sr := r.steps[d.Seq]; sr != nil && sr.attempt == d.Attempt {
 		return
 	}
-	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, name: d.Name, input: d.Input, redelivered: redelivered}
+	if it := r.held[d.Seq]; it != nil && it.attempt == d.Attempt {
+		if redelivered || !d.Started.IsZero() {
+			return // held already (or its hold's checkpoint), until its worker's liveness is gone
+		}
+		// The attempt's first dispatch, seen after a reload held the
+		// attempt (a write whose outcome was unknown): it was never
+		// offered, so no worker runs it.
+		delete(r.held, d.Seq)
+	}
+	it := &stepItem{run: r.key, seq: d.Seq, attempt: d.Attempt, name: d.Name, input: d.Input, redelivered: redelivered, started: d.Started}
 	if r.isPaused() {
 		r.hold(it)
 		return
 	}
 	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
+	now := time.Now()
 	delay := r.s.e.opts.RedeliveryDelay
+	if redelivered && delay >= 0 {
+		delay = max(delay, recoveredDue(r.exec.Steps[d.Seq], d.Started, now, r.s.e.opts.DefaultStartToClose).Sub(now))
+	}
 	if !redelivered || delay <= 0 {
 		r.s.e.match.offer(q, d.Priority, it)
 		return
 	}
+	if it.started.IsZero() || it.started.After(now) {
+		it.started = now // the latest it can have started
+	}
 	put(&r.held, d.Seq, it)
+	r.s.afterFunc(r.s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointHeld(ctx, it) })
 	r.s.afterFunc(delay, func(ctx context.Context) {
 		r.s.onRun(ctx, it.run, func(r *run) {
 			if r.held[it.seq] != it {
 				return // claimed back, ended, or held anew
 			}
 			delete(r.held, it.seq)
-			if _, ok := currentAttempt(r.exec, it.seq, it.attempt); !ok || r.stepTasks[it.seq] != key {
+			if _, ok := currentAttempt(r.exec, it.seq, it.attempt); !ok {
+				return
+			}
+			if _, ok := r.stepTasks[it.seq]; !ok {
 				return
 			}
 			if sr := r.steps[it.seq]; sr != nil && sr.attempt == it.attempt {
@@ -116,6 +139,77 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 			r.s.e.match.offer(q, d.Priority, it)
 		})
 	})
+}
+
+// recovering reports whether attempt of step seq is held while its worker
+// may still run it, or is about to be: its dispatch, recovered from the
+// store, is not processed yet.
+func (r *run) recovering(seq int64, attempt int32) bool {
+	if sr := r.steps[seq]; sr != nil {
+		return false
+	}
+	if it := r.held[seq]; it != nil {
+		return it.attempt == attempt
+	}
+	_, seen := r.stepTasks[seq]
+	return !seen
+}
+
+// checkpointHeld writes anew the dispatch of an attempt held back while its
+// worker may still run it, as checkpointStep does a running attempt's, so
+// that a hold as long as a start-to-close does not keep the transfer
+// queue's ack level back; offerStep acknowledges the old dispatch and
+// keeps the attempt held. The new dispatch records the attempt's start (or
+// the latest it can have been), for the node that may recover it next.
+func (r *run) checkpointHeld(ctx context.Context, it *stepItem) {
+	r.s.onRun(ctx, it.run, func(r *run) {
+		if r.held[it.seq] != it {
+			return // offered, claimed back or ended
+		}
+		r.s.afterFunc(r.s.e.opts.stepCheckpoint, func(ctx context.Context) { r.checkpointHeld(ctx, it) })
+		t, err := r.tx(ctx)
+		if err != nil {
+			return
+		}
+		info, ok := currentAttempt(t.exec, it.seq, it.attempt)
+		if !ok {
+			return
+		}
+		t.transfer(transferStep, r.key, &taskData{Seq: it.seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: it.input,
+			Started: store.Time(it.started)})
+		if err := r.commit(ctx, t); err != nil && ctx.Err() == nil {
+			r.s.log.Warn("checkpoint a held step", "run", r.key.String(), "seq", it.seq, "err", err)
+		}
+	})
+}
+
+// recoveredDue is when a recovered attempt of a step (info) is deemed to
+// have lost its worker, so that it may be offered again. A node keeps an
+// attempt's start and heartbeats in memory, so the node that recovers it
+// knows the start only from the attempt's last checkpoint (started; zero
+// when it ran too briefly to have one) and none of its heartbeats. It
+// measures from now (the takeover or reload) what it cannot know, which is
+// never sooner than the worker's own deadline:
+//   - with a heartbeat timeout, the worker has that long from now to
+//     heartbeat (or report) through any node, which claims the attempt back;
+//   - otherwise it waits for the attempt's deadline (start-to-close from
+//     its start, or schedule-to-close), past which the worker gives it up.
+//
+// The earlier of the two is due, as a running attempt would time out.
+func recoveredDue(info store.StepInfo, started, now time.Time, defaultStartToClose time.Duration) time.Time {
+	if started.IsZero() || started.After(now) {
+		started = now
+	}
+	due := attemptDeadline(info, started)
+	if due.IsZero() {
+		due = started.Add(defaultStartToClose)
+	}
+	if info.Heartbeat > 0 {
+		if hb := now.Add(info.Heartbeat); hb.Before(due) {
+			due = hb
+		}
+	}
+	return due
 }
 
 // forgetStep drops what memory holds of a step that closed or was canceled.
@@ -241,7 +335,10 @@ func (r *run) startAttempt(it *stepItem, info store.StepInfo, nonce int64, ident
 	sr := &stepRun{item: it, attempt: it.attempt, nonce: nonce, started: now, worker: identity}
 	seq := it.seq
 	if info.StartToClose > 0 {
-		sr.s2c = s.afterFunc(info.StartToClose, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutStartToClose) })
+		// now is the attempt's start: earlier than the present for an
+		// attempt claimed back after its shard moved.
+		left := max(info.StartToClose-time.Since(now), 0)
+		sr.s2c = s.afterFunc(left, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutStartToClose) })
 	}
 	if info.Heartbeat > 0 {
 		sr.hb = s.afterFunc(info.Heartbeat, func(ctx context.Context) { r.stepTimedOut(ctx, seq, nonce, api.TimeoutHeartbeat) })
@@ -376,8 +473,13 @@ func (e *Engine) heartbeatOn(ctx context.Context, s *shard, tok stepToken, req a
 			return fmt.Errorf("%w: step #%d attempt %d of %s", api.ErrTaskNotFound, tok.Seq, tok.Attempt, r.key)
 		}
 		if it := r.held[tok.Seq]; sr == nil && it != nil && it.attempt == tok.Attempt {
-			// The attempt's worker outlived the shard's move: it keeps it.
-			sr = r.startAttempt(it, info, tok.Nonce, "", time.Now())
+			// The attempt's worker outlived the shard's move: it keeps it,
+			// until its start-to-close from when it started (when known).
+			started := time.Now()
+			if !it.started.IsZero() && it.started.Before(started) {
+				started = it.started
+			}
+			sr = r.startAttempt(it, info, tok.Nonce, "", started)
 		}
 		if sr == nil || sr.attempt != tok.Attempt {
 			return nil
@@ -438,7 +540,10 @@ func (r *run) checkpointStep(ctx context.Context, seq, nonce int64) {
 		if !ok {
 			return
 		}
-		t.transfer(transferStep, r.key, &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: sr.item.input})
+		// The checkpoint records when the attempt started: a node that
+		// recovers it waits for its start-to-close from then.
+		t.transfer(transferStep, r.key, &taskData{Seq: seq, Attempt: info.Attempt, Name: info.Name, Queue: info.Queue, Priority: info.Priority, Input: sr.item.input,
+			Started: store.Time(sr.started)})
 		if err := r.commit(ctx, t); err != nil && ctx.Err() == nil {
 			r.s.log.Warn("checkpoint a running step", "run", r.key.String(), "seq", seq, "err", err)
 		}

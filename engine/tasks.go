@@ -42,6 +42,9 @@ type taskData struct {
 	Priority int8          `json:"priority,omitempty"`
 	Name     string        `json:"name,omitempty"`
 	Input    store.Payload `json:"input,omitzero"`
+	// Started is when a running step attempt started, in the dispatch a
+	// checkpoint writes anew (checkpointStep).
+	Started time.Time `json:"started,omitzero"`
 	// Target is the other run (child, parent, signal or cancel target).
 	Target    *store.RunKey     `json:"target,omitempty"`
 	Child     *api.ChildOptions `json:"child,omitempty"`

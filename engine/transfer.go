@@ -419,6 +419,13 @@ func (s *shard) processTimer(ctx context.Context, te *timerEntry) error {
 			if d.Kind == api.TimeoutScheduleToStart && (info.Attempt != d.Attempt || !info.RetryAt.IsZero() || (r.steps[d.Seq] != nil && r.steps[d.Seq].attempt == d.Attempt)) {
 				return nil
 			}
+			if d.Kind == api.TimeoutScheduleToStart && te.key.TaskID < s.firstTaskID && r.recovering(d.Seq, d.Attempt) {
+				// An earlier owner of the shard offered the attempt and may
+				// have started it (starts are in memory): it is held while
+				// its worker may still run it (offerStep), and does not
+				// time out for not having started.
+				return nil
+			}
 			var details []byte
 			if sr := r.steps[d.Seq]; sr != nil {
 				details = sr.details

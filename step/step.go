@@ -13,8 +13,9 @@
 //   - after a crash, a restart or a failover that lost track of a running
 //     attempt, the same attempt is offered again: same Attempt, with
 //     Redelivered set, since the attempt may have run (or may still run)
-//     elsewhere. The engine first waits a few seconds (the engine's
-//     RedeliveryDelay) for the worker that ran it to report or heartbeat.
+//     elsewhere. The engine first waits for the worker that ran it to
+//     report or heartbeat: until the step's heartbeat timeout passes, or
+//     else its start-to-close.
 package step
 
 import (
