@@ -109,7 +109,7 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 	q := queueKey{ns: r.key.Namespace, name: queueOrDefault(d.Queue), kind: stepQueue}
 	now := time.Now()
 	delay := r.s.e.opts.RedeliveryDelay
-	if redelivered && delay >= 0 {
+	if redelivered && delay >= 0 && r.s.e.waitsForWorkers(q.name) {
 		delay = max(delay, recoveredDue(r.exec.Steps[d.Seq], d.Started, now, r.s.e.opts.DefaultStartToClose).Sub(now))
 	}
 	if !redelivered || delay <= 0 {
@@ -139,6 +139,17 @@ func (r *run) offerStep(key store.TaskKey, d *taskData, redelivered bool) {
 			r.s.e.match.offer(q, d.Priority, it)
 		})
 	})
+}
+
+// waitsForWorkers reports whether a recovered attempt on queue is held
+// until its worker's liveness is gone, rather than offered again after
+// RedeliveryDelay: in a cluster, on a queue of the users' workers. Strand's
+// own steps (SystemQueue) run in the nodes' own workers, which died with
+// the node that gave them out; a single node cannot tell the workers that
+// died with it (a program's in-process ones) from remote ones, and keeps
+// the fixed delay.
+func (e *Engine) waitsForWorkers(queue string) bool {
+	return e.clustered() && queue != api.SystemQueue
 }
 
 // recovering reports whether attempt of step seq is held while its worker

@@ -946,8 +946,10 @@ func clusterMessagesTest(t *testing.T, bin, storeURL string) {
 			}
 			took := time.Since(killed)
 			st := svc.NodeStatuses()
-			if st[0].Up || st[0].LastError == "" || st[1].LastAnswer.Before(killed) && st[2].LastAnswer.Before(killed) {
-				t.Errorf("after the kill, the dead node must be marked down and another serve the call: %+v", st)
+			// (Its mark lasts a back-off of 250 ms, which a loaded machine
+			// may have passed by now: its failure is what stays.)
+			if st[0].Failures < 1 || st[0].LastError == "" || st[1].LastAnswer.Before(killed) && st[2].LastAnswer.Before(killed) {
+				t.Errorf("after the kill, the dead node must have failed the call and another served it: %+v", st)
 			}
 			t.Logf("SIGKILL %s, which served %d of %d shards, after %d messages to each run; the client's first call after it was served by another node after %s",
 				victim.id, owned, total, j, took.Round(time.Microsecond))
