@@ -476,7 +476,11 @@ func (e *Engine) callPeer(ctx context.Context, node string, p api.Peer, remote f
 // or remote with the node that does. While the shard changes hands (its
 // owner died, or is handing it over) the call waits and tries again, for
 // up to twice the node TTL; when the node a call went to leaves the
-// cluster, from then on. A forwarded call is never forwarded again.
+// cluster, from then on. A forwarded call is never forwarded again. A
+// local call whose commit found the run changed under it (the store's
+// condition failed: the shard's cache was stale, as it is after a
+// takeover; nothing was written, and the run is read anew) is tried
+// again the same way.
 func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*shard) error, remote func(context.Context, api.Peer) error) error {
 	id := e.shardID(nsOrDefault(ns), workflowID)
 	deadline := time.Now().Add(2 * e.opts.NodeTTL)
@@ -484,7 +488,7 @@ func (e *Engine) route(ctx context.Context, ns, workflowID string, local func(*s
 	for {
 		var err error
 		if s := e.local(id); s != nil {
-			if err = local(s); !errors.Is(err, errNotOwner) {
+			if err = local(s); !errors.Is(err, errNotOwner) && !errors.Is(err, store.ErrConditionFailed) {
 				return err
 			}
 		} else if node, p := e.ownerPeer(id); p != nil && !api.Forwarded(ctx) {
