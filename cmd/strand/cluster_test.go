@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -251,12 +250,13 @@ func (n *node) alive() bool {
 }
 
 // clusterRounds is how many times TestCluster kills or freezes a node
-// under load: three in make test (a kill, a freeze, then either), or
-// STRAND_TEST_CLUSTER_ROUNDS.
+// under load: a kill and a freeze in make test (whose CPU the rest of the
+// suite needs); STRAND_TEST_CLUSTER_ROUNDS sets more, a random one each
+// after those two.
 func clusterRounds(t *testing.T) int {
 	s := os.Getenv("STRAND_TEST_CLUSTER_ROUNDS")
 	if s == "" {
-		return 3
+		return 2
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
@@ -513,7 +513,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	// shards is SIGKILLed and restarted at its address, or SIGSTOPped past
 	// its lease and continued (its next write must fail and it must drop
 	// the shards the others took).
-	lapsed := map[string]bool{} // the nodes whose shards were taken over
+	lapsed := map[string]int{} // the times each node's shards were taken over
 	var sleepers []*node        // the nodes that were frozen
 	schedule := clusterSchedule(t)
 	for round := range clusterRounds(t) {
@@ -528,7 +528,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
-		lapsed[victim.id] = true
+		lapsed[victim.id]++
 		if !freeze {
 			killed := time.Now()
 			victim.cmd.Process.Kill()
@@ -606,12 +606,12 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	wctx, wcancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer wcancel()
 	// A node that a busy machine starved past its TTL lost its lease too,
-	// and says so in its log: a takeover from it is as expected.
+	// and says so in its log (as a frozen one does on waking): a takeover
+	// from it is as expected.
 	mu.Lock()
 	for _, n := range nodes {
-		if b, _ := os.ReadFile(n.log); strings.Contains(string(b), "node lease expired") {
-			lapsed[n.id] = true
-		}
+		b, _ := os.ReadFile(n.log)
+		lapsed[n.id] = max(lapsed[n.id], strings.Count(string(b), "node lease expired"))
 	}
 	mu.Unlock()
 	var recovered atomic.Int64
@@ -677,7 +677,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 }
 
 // checkClusterRun waits for workflow id to complete and checks its history.
-func checkClusterRun(t *testing.T, ctx context.Context, client *remote.Service, usable func() []*node, id string, lapsed map[string]bool, recovered *atomic.Int64) {
+func checkClusterRun(t *testing.T, ctx context.Context, client *remote.Service, usable func() []*node, id string, lapsed map[string]int, recovered *atomic.Int64) {
 	var res api.Result
 	for {
 		var err error
@@ -733,9 +733,10 @@ func checkClusterRun(t *testing.T, ctx context.Context, client *remote.Service, 
 		recovered.Add(1)
 	}
 	for from, n := range takeovers {
-		// One takeover from each node that lost its shards.
-		if n > 1 || !lapsed[from] {
-			t.Errorf("%s: %d RunRecovered events for a takeover from %s; want at most one, from a node that lost its lease (%v)", id, n, from, slices.Sorted(maps.Keys(lapsed)))
+		// One takeover each time a node lost its shards (a node frozen
+		// twice, that took shards back between, is taken over twice).
+		if n > lapsed[from] {
+			t.Errorf("%s: %d RunRecovered events for a takeover from %s; want at most one each time it lost its lease (%v)", id, n, from, lapsed)
 		}
 	}
 	if len(completed) != 3 {
