@@ -107,25 +107,12 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&workerCache, "worker-cache-memory", 0, "the worker's instance cache budget in bytes (default: the worker's, 64 MiB)")
 	cmd.PersistentFlags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address while the benchmark runs")
 	// --pprof serves the profiles of whichever benchmark runs, until it ends.
-	var profiles *http.Server
-	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if pprof == "" {
-			return nil
-		}
-		ln, err := net.Listen("tcp", pprof)
-		if err != nil {
-			return &usageError{fmt.Errorf("--pprof %q: %v", pprof, err)}
-		}
-		profiles = &http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
-		go profiles.Serve(ln)
-		fmt.Fprintf(cmd.ErrOrStderr(), "profiles at http://%s/debug/pprof/\n", ln.Addr())
-		return nil
+	stopProfiles := func() {}
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
+		stopProfiles, err = serveProfiles(cmd, pprof)
+		return err
 	}
-	cmd.PersistentPostRun = func(*cobra.Command, []string) {
-		if profiles != nil {
-			profiles.Close()
-		}
-	}
+	cmd.PersistentPostRun = func(*cobra.Command, []string) { stopProfiles() }
 	cmd.Flags().IntVar(&shards, "shards", 0, "shard count of a new store (default: the engine's)")
 	cmd.Flags().StringVar(&profile, "profile", "", "write a CPU profile and allocation profiles of each shape's measured phase into this directory (SHAPE.cpu.pprof; SHAPE.allocs-after.pprof with -diff_base SHAPE.allocs-before.pprof)")
 	cmd.AddCommand(newBenchVisibilityCommand(), newBenchPurgeCommand(), newBenchSchedulesCommand(), newBenchMessagesCommand(), newBenchDAGCommand(), newBenchStateMachineCommand(), newBenchSagaCommand())
@@ -248,4 +235,20 @@ func openBenchStore(ctx context.Context, storeURL string) (st store.Store, name 
 		return nil, "", nil, err
 	}
 	return st, name, func() { st.Close(); cleanup() }, nil
+}
+
+// serveProfiles serves Go's profiles (net/http/pprof) at addr until stop is
+// called; an empty addr serves nothing.
+func serveProfiles(cmd *cobra.Command, addr string) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return func() {}, &usageError{fmt.Errorf("--pprof %q: %v", addr, err)}
+	}
+	profiles := &http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+	go profiles.Serve(ln)
+	fmt.Fprintf(cmd.ErrOrStderr(), "profiles at http://%s/debug/pprof/\n", ln.Addr())
+	return func() { profiles.Close() }, nil
 }

@@ -67,6 +67,7 @@ func newServerCommand() *cobra.Command {
 	var (
 		minBodyRate  int64
 		maxIdleConns int
+		pprof        string
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -98,6 +99,11 @@ func newServerCommand() *cobra.Command {
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
 			}
+			stopProfiles, err := serveProfiles(cmd, pprof)
+			if err != nil {
+				return err
+			}
+			defer stopProfiles()
 			for _, n := range sopts.HostNames {
 				if _, err := netip.ParseAddr(strings.Trim(n, "[]")); err != nil && (n == "" || strings.ContainsAny(n, ":/ ")) {
 					return &usageError{fmt.Errorf("--host-name %q: want a name this server is reached by (strand.example.com) or an address, without a port", n)}
@@ -277,6 +283,7 @@ func newServerCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "sqlite://"+sqlite.DefaultPath, "store URL (sqlite://PATH, postgres://..., cassandra://...)")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8233", "address to listen on")
+	cmd.Flags().StringVar(&pprof, "pprof", "", "serve Go's profiles (net/http/pprof) at this address, for measuring the server (keep it on loopback: they are not access-controlled)")
 	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for requests in flight")
 	cmd.Flags().StringVar(&config, "config", "", "a JSON file of settings (keys are these flags' names)")
 	cmd.Flags().DurationVar(&sopts.PollWait, "poll-wait", 30*time.Second, "how long a task poll or result wait is held open")
