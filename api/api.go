@@ -405,6 +405,9 @@ type PollRequest struct {
 	// worker that runs them. Empty: every step (a worker that does not
 	// say).
 	Steps []string `json:"steps,omitempty" max:"10000" maxvalue:"1000"`
+	// NoWait makes the poll answer at once: with a task that is ready, or
+	// with none (204), instead of waiting for one.
+	NoWait bool `json:"no_wait,omitempty"`
 }
 
 // WorkflowTask asks a worker to advance a run (or to answer a query).

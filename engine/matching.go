@@ -265,19 +265,20 @@ func (q *taskQueue) takePoller(item any) *poller {
 // worker's poll (worker set, by the worker identity) calls waiting once
 // it waits.
 func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, identity string, waiting func(), giveBack func(any)) any {
-	return m.pollFor(ctx, k, worker, identity, nil, waiting, giveBack)
+	return m.pollFor(ctx, k, worker, identity, nil, true, waiting, giveBack)
 }
 
 // pollFor is poll by a poller that runs only the step tasks named in
 // serves (nil: every task); the others wait for a poller that runs them.
-func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, waiting func(), giveBack func(any)) any {
+// Without wait it returns nil at once when no item is ready.
+func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, wait bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
 	q.lastPoll = time.Now()
 	if worker {
 		q.see(identity, q.lastPoll, 0)
 	}
-	if item := q.take(serves); item != nil {
+	if item := q.take(serves); item != nil || !wait {
 		m.mu.Unlock()
 		return item
 	}
@@ -331,11 +332,11 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 // poller serving serves (nil: all) runs; an item handed over as ctx ended
 // goes back to the front of the queue. While a worker waits, legs bring it
 // other nodes' tasks.
-func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool) any {
+func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, wait bool) any {
 	ctx, cancel := context.WithCancel(ctx) // polls end when the engine closes
 	defer cancel()
 	defer context.AfterFunc(e.ctx, cancel)()
-	return e.match.pollFor(ctx, k, worker, identity, serves, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+	return e.match.pollFor(ctx, k, worker, identity, serves, wait, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
 }
 
 // served returns the step names the workers waiting on queue k run, for

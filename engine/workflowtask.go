@@ -383,7 +383,7 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 		return nil, err
 	}
 	for {
-		switch it := e.next(ctx, k, worker, req.Identity, nil).(type) {
+		switch it := e.next(ctx, k, worker, req.Identity, nil, !req.NoWait).(type) {
 		case nil:
 			return nil, nil
 		case *api.WorkflowTask:

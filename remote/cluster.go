@@ -162,6 +162,13 @@ func (s *Service) NodeStatuses() []NodeStatus {
 	return out
 }
 
+// count returns how many nodes there are now.
+func (ns *nodes) count() int {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return len(ns.list)
+}
+
 // pick chooses the node of an attempt: for a poll the next live node in
 // turn, else the node that answered last while it is up, else the live
 // node that answered most recently; when none is up, the one coming back

@@ -44,7 +44,9 @@ var slow = RetryPolicy{Initial: 10 * time.Second, Max: 10 * time.Second}
 
 func cluster(t *testing.T, p RetryPolicy, urls ...string) *Service {
 	t.Helper()
-	s, err := NewCluster(urls, Options{Retry: p})
+	// Plain task calls: these fakes answer the plain poll routes (task
+	// exchanges across nodes are cmd/strand's cluster tests').
+	s, err := NewCluster(urls, Options{Retry: p, PlainTaskCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +239,7 @@ func TestClusterResolve(t *testing.T) {
 		t.Cleanup(f.Close)
 		fakes = append(fakes, f)
 	}
-	s, err := NewCluster([]string{"http://strand.test:" + strconv.Itoa(port)}, Options{Retry: slow, ResolveEvery: time.Millisecond})
+	s, err := NewCluster([]string{"http://strand.test:" + strconv.Itoa(port)}, Options{Retry: slow, ResolveEvery: time.Millisecond, PlainTaskCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,12 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +47,9 @@ type Service struct {
 	// probeEvery, probeTimeout: how a node whose answer is long in coming
 	// is checked (probeDefaults unless a test says otherwise).
 	probeEvery, probeTimeout time.Duration
+	// exch carries task polls and reports in task exchanges (nil: each is
+	// a call of its own).
+	exch *exchanger
 }
 
 var (
@@ -86,6 +91,11 @@ type Options struct {
 	// (each address gets connections of its own); a URL naming an IP
 	// address is one node.
 	ResolveEvery time.Duration
+	// PlainTaskCalls sends each task poll and each report (complete, fail)
+	// as a call of its own, as a worker on the plain JSON API does; by
+	// default they share task exchanges (POST /api/v1/task-exchange): the
+	// reports made meanwhile and the polls waiting go in one request.
+	PlainTaskCalls bool
 }
 
 // New returns the service of the server at baseURL (http://host:port),
@@ -136,6 +146,10 @@ func newService(urls []string, opts Options) *Service {
 		s.resolve = &resolver{every: opts.ResolveEvery, lookup: net.DefaultResolver.LookupHost, transport: transport}
 	}
 	s.cluster = len(urls) > 1 || s.resolve != nil
+	if !opts.PlainTaskCalls && opts.NodeSecret == "" {
+		// A node's calls to another are forwarded calls, each its own.
+		s.exch = newExchanger(s)
+	}
 	return s
 }
 
@@ -357,6 +371,15 @@ func (s *Service) GetDocument(ctx context.Context, req api.DocumentRequest) (api
 
 // PollWorkflowTask implements api.Service.
 func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*api.WorkflowTask, error) {
+	if s.exch.usable(ctx) && !req.NoWait {
+		t, err := s.exch.poll(ctx, server.TakeWorkflowTasks, req)
+		if !errors.Is(err, errNoExchange) {
+			if wt, ok := t.(*api.WorkflowTask); ok {
+				return wt, nil
+			}
+			return nil, ignoreEnded(ctx, err)
+		}
+	}
 	var out api.WorkflowTask
 	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/workflow-tasks/poll", req, &out)
 	if err != nil || !ok {
@@ -369,6 +392,12 @@ func (s *Service) PollWorkflowTask(ctx context.Context, req api.PollRequest) (*a
 // call that carries a task token: a second delivery of one that landed
 // answers api.ErrTaskNotFound and changes nothing.
 func (s *Service) CompleteWorkflowTask(ctx context.Context, req api.CompleteWorkflowTaskRequest) (api.CompleteWorkflowTaskResponse, error) {
+	if s.exch.usable(ctx) {
+		o, err := s.exch.report(ctx, &pendingReport{token: req.Token, completeWT: &req})
+		if !errors.Is(err, errNoExchange) {
+			return api.CompleteWorkflowTaskResponse{LastEventID: o.LastEventID}, cmp.Or(err, o.Err())
+		}
+	}
 	var out api.CompleteWorkflowTaskResponse
 	_, err := s.do(ctx, idempotent, "POST", "/workflow-tasks/complete", req, &out)
 	return out, err
@@ -376,6 +405,12 @@ func (s *Service) CompleteWorkflowTask(ctx context.Context, req api.CompleteWork
 
 // FailWorkflowTask implements api.Service.
 func (s *Service) FailWorkflowTask(ctx context.Context, req api.FailWorkflowTaskRequest) error {
+	if s.exch.usable(ctx) {
+		o, err := s.exch.report(ctx, &pendingReport{token: req.Token, failWT: &req})
+		if !errors.Is(err, errNoExchange) {
+			return cmp.Or(err, o.Err())
+		}
+	}
 	_, err := s.do(ctx, idempotent, "POST", "/workflow-tasks/fail", req, nil)
 	return err
 }
@@ -388,6 +423,15 @@ func (s *Service) AnswerQuery(ctx context.Context, ans api.QueryAnswer) error {
 
 // PollStepTask implements api.Service.
 func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.StepTask, error) {
+	if s.exch.usable(ctx) && !req.NoWait {
+		t, err := s.exch.poll(ctx, server.TakeSteps, req)
+		if !errors.Is(err, errNoExchange) {
+			if st, ok := t.(*api.StepTask); ok {
+				return st, nil
+			}
+			return nil, ignoreEnded(ctx, err)
+		}
+	}
 	var out api.StepTask
 	ok, err := s.send(ctx, idempotent, true, "POST", "/namespaces/"+ns(req.Namespace)+"/step-tasks/poll", req, &out)
 	if err != nil || !ok {
@@ -398,12 +442,24 @@ func (s *Service) PollStepTask(ctx context.Context, req api.PollRequest) (*api.S
 
 // CompleteStep implements api.Service.
 func (s *Service) CompleteStep(ctx context.Context, req api.CompleteStepRequest) error {
+	if s.exch.usable(ctx) {
+		o, err := s.exch.report(ctx, &pendingReport{token: req.Token, completeSt: &req})
+		if !errors.Is(err, errNoExchange) {
+			return cmp.Or(err, o.Err())
+		}
+	}
 	_, err := s.do(ctx, idempotent, "POST", "/step-tasks/complete", req, nil)
 	return err
 }
 
 // FailStep implements api.Service.
 func (s *Service) FailStep(ctx context.Context, req api.FailStepRequest) error {
+	if s.exch.usable(ctx) {
+		o, err := s.exch.report(ctx, &pendingReport{token: req.Token, failSt: &req})
+		if !errors.Is(err, errNoExchange) {
+			return cmp.Or(err, o.Err())
+		}
+	}
 	_, err := s.do(ctx, idempotent, "POST", "/step-tasks/fail", req, nil)
 	return err
 }

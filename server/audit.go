@@ -363,6 +363,7 @@ var unaudited = map[string]bool{
 	"POST /step-tasks/complete":                                    true,
 	"POST /step-tasks/fail":                                        true,
 	"POST /step-tasks/heartbeat":                                   true,
+	"POST /namespaces/{namespace}/task-exchange":                   true,
 	"POST /dag-check":                                              true,
 	"POST /peer/{op}":                                              true,
 }

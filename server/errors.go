@@ -75,6 +75,7 @@ var kinds = []struct {
 	{api.ErrPermissionDenied, CodePermissionDenied, http.StatusForbidden},
 	{api.ErrQuotaExceeded, CodeQuotaExceeded, http.StatusTooManyRequests},
 	{access.ErrTooManyLogins, CodeRateLimited, http.StatusTooManyRequests},
+	{errTooManyPolls, CodeRateLimited, http.StatusTooManyRequests},
 	{errSlowBody, CodeRequestTimeout, http.StatusRequestTimeout},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{context.Canceled, CodeTimeout, http.StatusGatewayTimeout},

@@ -501,6 +501,7 @@ func (h *handler) routes() []Route {
 			}
 			return h.svc.HeartbeatStep(ctx, req)
 		})},
+		exchangeRoute(h),
 	}
 	if cl, ok := h.svc.(api.Cluster); ok {
 		routes = append(routes,
@@ -956,12 +957,15 @@ func get[Resp any](h *handler, f func(ctx context.Context, r *http.Request) (Res
 	}}
 }
 
+// errTooManyPolls refuses a task poll past Options.PollRate (429).
+var errTooManyPolls = errors.New("too many task polls; retry after a back-off")
+
 // poll serves a task poll: it waits up to PollWait and answers 204 when no
 // task came.
 func poll[T any](h *handler, f func(context.Context, api.PollRequest) (*T, error)) endpoint {
 	return endpoint{req: reflect.TypeFor[api.PollRequest](), resp: reflect.TypeFor[T](), noContent: true, serve: func(w http.ResponseWriter, r *http.Request) {
 		if h.polls != nil && !h.polls.Allow() {
-			writeJSON(w, http.StatusTooManyRequests, Error{Code: CodeRateLimited, Message: "too many task polls; retry after a back-off"})
+			writeError(w, errTooManyPolls)
 			return
 		}
 		var req api.PollRequest

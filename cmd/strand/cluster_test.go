@@ -514,7 +514,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	// its lease and continued (its next write must fail and it must drop
 	// the shards the others took).
 	lapsed := map[string]int{} // the times each node's shards were taken over
-	var sleepers []*node        // the nodes that were frozen
+	var sleepers []*node       // the nodes that were frozen
 	schedule := clusterSchedule(t)
 	for round := range clusterRounds(t) {
 		freeze := round == 1 || (round > 1 && schedule.IntN(2) == 1)
