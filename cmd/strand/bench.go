@@ -31,8 +31,10 @@ func newBenchCommand() *cobra.Command {
 		quiet    bool
 		shards   int
 		servers  []string
-		pprof    string
-		profile  string
+		// plainTaskCalls: the workers' polls and reports as calls of their own.
+		plainTaskCalls bool
+		pprof          string
+		profile        string
 		// the engine's and the worker's cache budgets
 		cacheMemory, workerCache int64
 	)
@@ -64,7 +66,7 @@ func newBenchCommand() *cobra.Command {
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
-					o := &cliOptions{servers: []string{u}, output: "table"}
+					o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: plainTaskCalls}
 					svc, err := o.service()
 					if err != nil {
 						return err
@@ -99,6 +101,7 @@ func newBenchCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP; --store then only gives the raw commit rate)")
+	cmd.Flags().BoolVar(&plainTaskCalls, "plain-task-calls", false, "with --server: each task poll and report a request of its own, as a worker on the plain JSON API sends them, rather than task exchanges")
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")

@@ -45,6 +45,9 @@ type cliOptions struct {
 	// resolveEvery, above zero, resolves the servers' host names that
 	// often, each address a node.
 	resolveEvery time.Duration
+	// plainTaskCalls sends each task poll and report on its own, not in
+	// task exchanges (strand bench --plain-task-calls).
+	plainTaskCalls bool
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
@@ -116,7 +119,7 @@ func (o *cliOptions) service() (*remote.Service, error) {
 		}
 	}
 	svc, err := remote.NewCluster(urls, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig,
-		ResolveEvery: o.resolveEvery})
+		ResolveEvery: o.resolveEvery, PlainTaskCalls: o.plainTaskCalls})
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--server: %w", err)}
 	}

@@ -28,8 +28,11 @@ import (
 	"github.com/strandhq/strand/workflow"
 )
 
-// Shapes are the benchmark's workflow shapes.
+// Shapes are the benchmark's workflow shapes, those it runs by default.
 var Shapes = []string{"sequential", "tree", "single", "sleep", "waiting"}
+
+// AllShapes are Shapes and the shapes run only when named.
+var AllShapes = append(slices.Clone(Shapes), "alone")
 
 // ShapeHelp describes the shapes.
 const ShapeHelp = `sequential: N workflows of 3 sequential steps (a)
@@ -37,7 +40,10 @@ tree:       go-workflows' tree: a root with 2 children, depth 2, 2 leaf workflow
 single:     N workflows of 1 step (c)
 sleep:      N workflows that sleep 1s (d)
 waiting:    N workflows that run a step and wait for a signal, all open at once (start rate, memory and
-            goroutines with N open); then each is signaled and runs a second step (completion rate)`
+            goroutines with N open); then each is signaled and runs a second step (completion rate)
+alone:      N workflows of 1 step, one at a time, each started and awaited by the caller: the latency a user
+            who starts one workflow and waits for it sees (p50/p99 from the start call to the result; run
+            only when named)`
 
 // Config is one benchmark run.
 type Config struct {
@@ -184,8 +190,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		cfg.Shapes = Shapes
 	}
 	for _, s := range cfg.Shapes {
-		if !slices.Contains(Shapes, s) {
-			return Report{}, fmt.Errorf("%w: unknown shape %q (shapes: %v)", store.ErrInvalidArgument, s, Shapes)
+		if !slices.Contains(AllShapes, s) {
+			return Report{}, fmt.Errorf("%w: unknown shape %q (shapes: %v)", store.ErrInvalidArgument, s, AllShapes)
 		}
 	}
 	var rep Report
@@ -241,8 +247,11 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 		clients = append(clients, client.New(svc, client.Options{Identity: "bench"}))
 	}
 	c := clients[0]
-	if shape == "waiting" {
+	switch shape {
+	case "waiting":
 		return runWaiting(ctx, cfg, clients, &arrived, e)
+	case "alone":
+		return runAlone(ctx, cfg, c, e)
 	}
 
 	res := Result{Shape: shape, Workflows: cfg.N}
@@ -327,6 +336,48 @@ func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
 	}
 	if waitErr != nil {
 		return res, fmt.Errorf("result: %w", waitErr)
+	}
+	after := e.stats()
+	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
+	slices.Sort(lat)
+	res.P50, res.P99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	return res, nil
+}
+
+// runAlone runs the alone shape: N single-step workflows one after
+// another, each started and awaited by the caller, as a user who starts
+// one workflow and waits for it does. Its latencies are the caller's,
+// from the start call to the result.
+func runAlone(ctx context.Context, cfg Config, c *client.Client, e embedded) (Result, error) {
+	res := Result{Shape: "alone", Workflows: cfg.N, Steps: cfg.N}
+	if err := warmUp(ctx, c, "single", 0, max(cfg.N/5, 1)); err != nil {
+		return res, fmt.Errorf("warm-up: %w", err)
+	}
+	before := e.stats()
+	ph, err := beginPhase(cfg.ProfileDir, "alone")
+	if err != nil {
+		return res, err
+	}
+	run := fmt.Sprintf("alone-%d", time.Now().UnixNano())
+	lat := make([]time.Duration, cfg.N)
+	start := time.Now()
+	for i := range cfg.N {
+		begun := time.Now()
+		r, err := client.StartByName[int](ctx, c, "single", 0, client.StartOptions{ID: fmt.Sprintf("%s-%d", run, i), Queue: "bench"})
+		if err == nil {
+			_, err = r.Get(ctx)
+		}
+		if err != nil {
+			return res, fmt.Errorf("alone: %w", err)
+		}
+		lat[i] = time.Since(begun)
+	}
+	if err := e.syncVisibility(ctx); err != nil {
+		return res, err
+	}
+	res.Elapsed = time.Since(start)
+	if res.Runtime, err = ph.end(); err != nil {
+		return res, err
 	}
 	after := e.stats()
 	res.Commits, res.CommitParts = after.Commits-before.Commits, after.CommitParts-before.CommitParts
@@ -553,7 +604,7 @@ func Print(w io.Writer, backend string, rep Report) {
 			perCommit = fmt.Sprintf("%.1f", float64(r.CommitParts)/float64(r.Commits))
 		}
 		fmt.Fprintf(w, "%-11s %9d %7d %8s %11.0f %9.0f %9s %9s %12s\n", r.Shape, r.Workflows, r.Steps, r.Elapsed.Round(time.Millisecond),
-			r.WorkflowsPerSec(), r.StepsPerSec(), r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), perCommit)
+			r.WorkflowsPerSec(), r.StepsPerSec(), latency(r.P50), latency(r.P99), perCommit)
 	}
 	fmt.Fprintf(w, "%-11s %12s %10s %9s %5s %9s\n", "shape", "alloc/wf", "allocs/wf", "CPU/wf", "GCs", "GC share")
 	for _, r := range rep.Results {
@@ -568,4 +619,13 @@ func Print(w io.Writer, backend string, rep Report) {
 				float64(o.HeapInuse)/(1<<20), float64(o.RSS)/(1<<20), float64(o.PeakRSS)/(1<<20), o.Goroutines, float64(o.EndPeakRSS)/(1<<20))
 		}
 	}
+}
+
+// latency rounds a latency for the report: to 10µs under 10ms, where a
+// workflow alone lies, else to the millisecond.
+func latency(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
