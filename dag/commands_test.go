@@ -897,12 +897,14 @@ tasks:
 // endKills: under failure strategy end (DolphinScheduler's), the first
 // failure kills the running tasks; the tasks it never started, or never
 // reached, end not_run. Under finish_running the running tasks finish;
-// the ones no worker started end not_run.
+// the ones no worker started end not_run (there, long finishes only once
+// the instance has seen bad fail: on a loaded machine a sleep may outlast
+// nothing).
 func endKills(t *testing.T, e *env) {
 	const text = `name: ending-%[1]s
 failure_strategy: %[1]s
 tasks:
-  - {name: long, type: shell, script: 'touch %[2]s/started; sleep %[3]d'}
+  - {name: long, type: shell, script: 'touch %[2]s/started; %[3]s'}
   - {name: bad, type: shell, script: '%[4]s; exit 3'}
   - {name: after-bad, type: shell, upstream: [bad], script: 'true'}
   - {name: after-long, type: shell, upstream: [long], script: 'true'}
@@ -911,20 +913,26 @@ tasks:
 	const lost = "  - {name: lost, type: shell, worker_group: ghost, script: 'true', timeout: {after: 40s, action: fail}}\n"
 	for _, c := range []struct {
 		strategy string
-		sleep    int
+		release  bool // long ends once bad has failed, else it sleeps until killed
 		lost     string
 		want     string
 	}{
-		{"end", 60, lost, "long=kill bad=failure after-bad=skipped after-long=skipped lost=not_run"},
-		{"finish_running", 1, lost, "long=success bad=failure after-bad=skipped after-long=not_run lost=not_run"},
+		{"end", false, lost, "long=kill bad=failure after-bad=skipped after-long=skipped lost=not_run"},
+		{"finish_running", true, lost, "long=success bad=failure after-bad=skipped after-long=not_run lost=not_run"},
 	} {
 		dir := t.TempDir()
-		e.apply(fmt.Sprintf(text, c.strategy, dir, c.sleep, awaitFile(filepath.Join(dir, "started")), c.lost))
-		began := time.Now()
-		inst, err := e.run(dag.RunInput{DAG: "ending-" + c.strategy})
-		if err == nil {
-			t.Fatalf("%s: the instance did not fail", c.strategy)
+		body := "sleep 60"
+		if c.release {
+			body = awaitFile(filepath.Join(dir, "go"))
 		}
+		e.apply(fmt.Sprintf(text, c.strategy, dir, body, awaitFile(filepath.Join(dir, "started")), c.lost))
+		began := time.Now()
+		id := e.start(dag.RunInput{DAG: "ending-" + c.strategy})
+		if c.release {
+			e.waitFor(id, "bad to fail", time.Minute, func(i *dag.Instance) bool { return task(i, "bad").State == dag.StateFailure })
+			touch(t, filepath.Join(dir, "go"))
+		}
+		inst := e.wait(id)
 		if took := time.Since(began); states(inst) != c.want || inst.State != dag.StateFailure || took > 40*time.Second {
 			t.Errorf("%s: after %s: %s; want %s", c.strategy, took, states0(inst), c.want)
 		}

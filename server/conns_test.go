@@ -199,6 +199,15 @@ func TestSlowAndIdleClients(t *testing.T) {
 		// holds them: each waits out the poll wait (longer than the
 		// window) and none is cut off; between the two, the connections
 		// are idle for a moment, within the grace, and none is closed.
+		// A server of its own, whose grace is longer than a loaded
+		// machine's pause between a poll's answer and the next poll.
+		idle := server.NewIdleConns(server.IdleConnsOptions{MaxPerAddress: 3, Grace: 10 * time.Second})
+		defer idle.Close()
+		srv := httptest.NewUnstartedServer(server.New(eng, server.Options{MinBodyRate: 100, BodyRateWindow: time.Second, PollWait: 1500 * time.Millisecond}))
+		srv.Listener = idle.Listener(srv.Listener)
+		srv.Config.ConnState = idle.ConnState
+		srv.Start()
+		defer srv.Close()
 		tr := &http.Transport{MaxIdleConnsPerHost: 512}
 		defer tr.CloseIdleConnections()
 		hc := &http.Client{Transport: tr}
