@@ -413,10 +413,10 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 		startWorker(n)
 	}
 
-	// Steady load: a start every 80 ms, then its signal, each one call of
+	// Steady load: a start every 100 ms, then its signal, each one call of
 	// the client (which retries within it, on another node when one is
-	// gone). Twelve starts a second keep dozens of runs in flight at every
-	// kill and freeze (a tenth of them wait 1.5 s in a step); twice as many
+	// gone). Ten starts a second keep dozens of runs in flight at every
+	// kill and freeze (a third of them wait 1.5 s in a step); twice as many
 	// only cost the machine twice the CPU.
 	var calls clientCalls
 	var acked []string
@@ -446,7 +446,7 @@ func clusterTest(t *testing.T, bin, storeURL string) {
 	}
 	go func() {
 		defer close(loadDone)
-		tick := time.NewTicker(80 * time.Millisecond)
+		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {

@@ -25,8 +25,8 @@ import (
 
 // The restart test's load and kill schedule.
 const (
-	restartWorkflows = 300
-	restartKills     = 8
+	restartWorkflows = 200
+	restartKills     = 6
 )
 
 // TestServerRestarts kills `strand server` with SIGKILL again and again,
