@@ -179,7 +179,7 @@ func (c *Centre) open(sealed []byte) ([]byte, error) {
 
 func (c *Centre) dataSource(ctx context.Context, name string) (storedDataSource, int64, error) {
 	rec, err := c.st.GetRecord(ctx, kindDataSource, name)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) { // (a name no record can have)
 		return storedDataSource{}, 0, fmt.Errorf("%w: no data source %q", api.ErrNotFound, name)
 	}
 	if err != nil {

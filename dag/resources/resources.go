@@ -193,7 +193,7 @@ func (r Resource) version(v int32) (Version, error) {
 
 func (c *Centre) resource(ctx context.Context, name string) (Resource, int64, error) {
 	rec, err := c.st.GetRecord(ctx, kindResource, name)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) { // (a name no record can have)
 		return Resource{}, 0, fmt.Errorf("%w: no resource %q", api.ErrNotFound, name)
 	}
 	if err != nil {

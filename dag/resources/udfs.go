@@ -29,7 +29,7 @@ type UDF struct {
 
 func (c *Centre) udf(ctx context.Context, name string) (UDF, int64, error) {
 	rec, err := c.st.GetRecord(ctx, kindUDF, name)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) { // (a name no record can have)
 		return UDF{}, 0, fmt.Errorf("%w: no UDF %q", api.ErrNotFound, name)
 	}
 	if err != nil {
