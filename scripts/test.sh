@@ -213,10 +213,10 @@ fuzz() {
 	# testdata/fuzz), with one worker: it runs beside the last of the Go
 	# and browser tests, and a worker per core would take the cores from
 	# them. Each run is bounded by a count of executions (about 10 s of
-	# them on a loaded machine, 5 on a quiet one), not by -fuzztime=10s: a duration makes
+	# them on a loaded machine, 3 on a quiet one), not by -fuzztime=10s: a duration makes
 	# Go's fuzz coordinator fail now and then with a bare "context deadline
 	# exceeded" when its workers are starved of CPU (go.dev/issue/75804).
-	for target in "FuzzDecodeEvents ./api 8000" "FuzzValueRoundTrip ./api 1500" "FuzzRequests ./server 200" "FuzzDecodeToken ./engine 2000"; do
+	for target in "FuzzDecodeEvents ./api 5000" "FuzzValueRoundTrip ./api 1000" "FuzzRequests ./server 150" "FuzzDecodeToken ./engine 1500"; do
 		set -- $target
 		echo "test.sh: go test -run=^\$ -fuzz=^$1\$ -fuzztime=$3x -parallel=1 $2"
 		nice -n 10 go test -run='^$' -fuzz="^$1\$" -fuzztime="$3x" -parallel=1 "$2" || rc=$?
