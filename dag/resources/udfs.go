@@ -161,6 +161,9 @@ func (c *Centre) CheckUses(ctx context.Context, uses []Use) ([]Answer, error) {
 		if u.Version < 0 {
 			return nil, api.InvalidArgument("uses.version", "%d: want a version from 1, or 0 for the latest", u.Version)
 		}
+		if u.Name == "" {
+			return nil, api.InvalidArgument("uses.name", "empty: want the name of what the task uses")
+		}
 		if j, ok := answered[u]; ok {
 			out[i] = out[j]
 			continue
