@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"os"
 	"reflect"
 	"sync"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -394,7 +396,21 @@ func (b *body) decode(v any) error {
 		return api.InvalidArgument("body", "not valid UTF-8")
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return api.InvalidArgument("body", "%v", err)
+		// JSON has one number type: 5.0 and 5e0 are the integer 5 to a
+		// JSON Schema (and so to the API document), but not to
+		// encoding/json. Only a body refused for that pays for the rewrite.
+		var typeErr *json.UnmarshalTypeError
+		fixed, changed := data, false
+		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number ") {
+			fixed, changed = integralNumbers(data)
+		}
+		if !changed {
+			return api.InvalidArgument("body", "%v", err)
+		}
+		if err := json.Unmarshal(fixed, v); err != nil {
+			return api.InvalidArgument("body", "%v", err)
+		}
+		data = fixed
 	}
 	if err := checkJSON(data, reflect.TypeOf(v).Elem()); err != nil {
 		return err
@@ -406,4 +422,47 @@ func (b *body) decode(v any) error {
 		b.data = nil // v has its own copy; the budget stays held until the answer
 	}
 	return nil
+}
+
+// integralNumbers rewrites each number of the JSON text data that is
+// written with a fraction or an exponent but has an integer value (5.0,
+// 1e3, -2.50e1) as that integer, and leaves every other byte as it was.
+// changed reports whether it rewrote any.
+func integralNumbers(data []byte) (out []byte, changed bool) {
+	out = make([]byte, 0, len(data))
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(data) && data[j] != '"' {
+				if data[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(data))
+			out = append(out, data[i:j]...)
+			i = j
+		case c == '-' || ('0' <= c && c <= '9'):
+			j := i + 1
+			for j < len(data) && strings.IndexByte("0123456789+-.eE", data[j]) >= 0 {
+				j++
+			}
+			num := data[i:j]
+			if bytes.ContainsAny(num, ".eE") {
+				if f, _, err := big.ParseFloat(string(num), 10, 0, big.ToNearestEven); err == nil && f.IsInt() && f.MantExp(nil) <= 64 {
+					if n, acc := f.Int(nil); acc == big.Exact && n.BitLen() <= 64 {
+						num, changed = n.Append(nil, 10), true
+					}
+				}
+			}
+			out = append(out, num...)
+			i = j
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out, changed
 }

@@ -299,4 +299,20 @@ func TestBodyChecks(t *testing.T) {
 	if status, e := send(t, "POST", wf, `{"Workflow_ID":"case","WORKFLOW_TYPE":"T"}`); status != 200 {
 		t.Errorf("keys in other case: %d %+v", status, e)
 	}
+	// JSON has one number type: an integer written 2.0 or 2e0 is an
+	// integer (the API document calls it one), and strings keep their bytes.
+	for i, body := range []string{`{"workflow_id":"n-5.0","workflow_type":"T","priority":2.0}`, `{"workflow_id":"n-1e0","workflow_type":"T","priority":20e-1,"run_timeout":1.0e9}`} {
+		if status, e := send(t, "POST", wf, body); status != 200 {
+			t.Errorf("integral number %d: %d %+v", i, status, e)
+		}
+	}
+	for _, id := range []string{"n-5.0", "n-1e0"} {
+		if _, err := eng.DescribeWorkflow(ctx, api.RunRef{Namespace: "default", WorkflowID: id}); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	for _, body := range []string{`{"workflow_id":"n","workflow_type":"T","priority":2.5}`, `{"workflow_id":"n","workflow_type":"T","priority":1e999999999}`,
+		`{"workflow_id":"n","workflow_type":"T","run_timeout":1e30}`} {
+		expect(t, "POST", wf, body, 400, server.CodeInvalidArgument, "")
+	}
 }
