@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
