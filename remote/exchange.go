@@ -57,7 +57,42 @@ type exchanger struct {
 	spaces map[string]*space
 	// tokens are the namespaces of the tasks handed out and not reported
 	// yet, by token: a report goes in its namespace's exchanges.
-	tokens map[string]string
+	tokens taskTokens
+}
+
+// tokenAge is how long a task handed out by an exchange is remembered
+// (between one and two of it): a task its worker never reports (the worker
+// stopped) is forgotten, and a report after that goes as a plain call,
+// which serves as well.
+const tokenAge = 10 * time.Minute
+
+// taskTokens are the namespaces of the tasks handed out, by token, in two
+// generations: the current one, and the one before it, dropped when the
+// current one is tokenAge old.
+type taskTokens struct {
+	now      func() time.Time
+	cur, old map[string]string
+	since    time.Time // when cur began
+}
+
+func (t *taskTokens) add(token []byte, namespace string) {
+	if now := t.now(); t.cur == nil || now.Sub(t.since) >= tokenAge {
+		t.old, t.cur, t.since = t.cur, map[string]string{}, now
+	}
+	t.cur[string(token)] = namespace
+}
+
+func (t *taskTokens) namespace(token []byte) (string, bool) {
+	if n, ok := t.cur[string(token)]; ok {
+		return n, true
+	}
+	n, ok := t.old[string(token)]
+	return n, ok
+}
+
+func (t *taskTokens) forget(token []byte) {
+	delete(t.cur, string(token))
+	delete(t.old, string(token))
 }
 
 // space is the polls and reports of one namespace.
@@ -92,6 +127,20 @@ type lane struct {
 	cancel context.CancelFunc
 }
 
+// claim returns the take that covers the lane's waiters no exchange on
+// its way covers, and counts them covered; ok is false when there are
+// none. e.mu is held.
+func (l *lane) claim() (t server.Take, ok bool) {
+	free := len(l.waiters) - l.covered
+	if free <= 0 {
+		return server.Take{}, false
+	}
+	t = l.take
+	t.Max = int32(free)
+	l.covered += free
+	return t, true
+}
+
 // waiter is one poll waiting for a task.
 type waiter struct{ ch chan taskOrErr }
 
@@ -116,7 +165,7 @@ type reportResult struct {
 }
 
 func newExchanger(s *Service) *exchanger {
-	return &exchanger{s: s, spaces: map[string]*space{}, tokens: map[string]string{}}
+	return &exchanger{s: s, spaces: map[string]*space{}, tokens: taskTokens{now: time.Now}}
 }
 
 // space returns namespace n's polls and reports; e.mu is held.
@@ -196,7 +245,7 @@ func (e *exchanger) poll(ctx context.Context, kind string, req api.PollRequest) 
 func (e *exchanger) report(ctx context.Context, r *pendingReport) (server.Outcome, error) {
 	r.done = make(chan reportResult, 1)
 	e.mu.Lock()
-	n, ok := e.tokens[string(r.token)]
+	n, ok := e.tokens.namespace(r.token)
 	if e.off || !ok {
 		e.mu.Unlock()
 		return server.Outcome{}, errNoExchange
@@ -224,16 +273,16 @@ func (e *exchanger) kick(sp *space) {
 	// The polls still waiting: an exchange that waits for their tasks
 	// (waitExchanges per lane and node at most).
 	for _, l := range sp.lanes {
-		free := len(l.waiters) - l.covered
-		if free <= 0 || l.waiting >= waitExchanges*e.s.nodes.count() {
+		if l.waiting >= waitExchanges*e.s.nodes.count() {
+			continue
+		}
+		t, ok := l.claim()
+		if !ok {
 			continue
 		}
 		if l.ctx == nil {
 			l.ctx, l.cancel = context.WithCancel(context.Background())
 		}
-		t := l.take
-		t.Max = int32(free)
-		l.covered += free
 		l.waiting++
 		ctx := l.ctx
 		go e.exchange(ctx, sp, nil, []*lane{l}, []server.Take{t}, true)
@@ -251,15 +300,12 @@ func (e *exchanger) sendReports(sp *space, late bool) {
 		sp.reports = sp.reports[n:]
 		sp.reporting++
 		for _, r := range batch {
-			delete(e.tokens, string(r.token))
+			e.tokens.forget(r.token)
 		}
 		var lanes []*lane
 		var takes []server.Take
 		for _, l := range sp.lanes {
-			if free := len(l.waiters) - l.covered; free > 0 {
-				t := l.take
-				t.Max = int32(free)
-				l.covered += free
+			if t, ok := l.claim(); ok {
 				lanes = append(lanes, l)
 				takes = append(takes, t)
 			}
@@ -358,12 +404,12 @@ func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingR
 		if j < len(out.Taken) {
 			for _, t := range out.Taken[j].WorkflowTasks {
 				if t.Query == nil { // answered by AnswerQuery, plain
-					e.tokens[string(t.Token)] = sp.name
+					e.tokens.add(t.Token, sp.name)
 				}
 				tasks = append(tasks, t)
 			}
 			for _, t := range out.Taken[j].StepTasks {
-				e.tokens[string(t.Token)] = sp.name
+				e.tokens.add(t.Token, sp.name)
 				tasks = append(tasks, t)
 			}
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
-	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/worker"
@@ -41,11 +40,7 @@ import (
 func TestSlowAndIdleClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{})
 	idle := server.NewIdleConns(server.IdleConnsOptions{MaxPerAddress: 3}) // closed after the default grace, 1s
 	defer idle.Close()
 	srv := httptest.NewUnstartedServer(server.New(eng, server.Options{MinBodyRate: 100, BodyRateWindow: time.Second, PollWait: 1500 * time.Millisecond}))

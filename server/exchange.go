@@ -100,25 +100,37 @@ func (x *Exchange) check() error {
 			return api.InvalidArgument(fmt.Sprintf("takes[%d].max", i), "%d: want 1 to 1000", t.Max)
 		}
 	}
-	for _, l := range []struct {
-		name   string
-		n      int
-		token  func(int) []byte
-		failed func(int) bool
-	}{
-		{"complete_workflow_tasks", len(x.CompleteWorkflowTasks), func(i int) []byte { return x.CompleteWorkflowTasks[i].Token }, nil},
-		{"fail_workflow_tasks", len(x.FailWorkflowTasks), func(i int) []byte { return x.FailWorkflowTasks[i].Token }, func(i int) bool { return x.FailWorkflowTasks[i].Failure != nil }},
-		{"complete_steps", len(x.CompleteSteps), func(i int) []byte { return x.CompleteSteps[i].Token }, nil},
-		{"fail_steps", len(x.FailSteps), func(i int) []byte { return x.FailSteps[i].Token }, func(i int) bool { return x.FailSteps[i].Failure != nil }},
-	} {
-		for i := range l.n {
-			if len(l.token(i)) == 0 {
-				return api.InvalidArgument(fmt.Sprintf("%s[%d].token", l.name, i), "empty")
-			}
-			if l.failed != nil && !l.failed(i) {
-				return api.InvalidArgument(fmt.Sprintf("%s[%d].failure", l.name, i), "missing")
-			}
+	for i, r := range x.CompleteWorkflowTasks {
+		if len(r.Token) == 0 {
+			return api.InvalidArgument(fmt.Sprintf("complete_workflow_tasks[%d].token", i), "empty")
 		}
+	}
+	for i, r := range x.FailWorkflowTasks {
+		if err := checkFailReport("fail_workflow_tasks", i, r.Token, r.Failure != nil); err != nil {
+			return err
+		}
+	}
+	for i, r := range x.CompleteSteps {
+		if len(r.Token) == 0 {
+			return api.InvalidArgument(fmt.Sprintf("complete_steps[%d].token", i), "empty")
+		}
+	}
+	for i, r := range x.FailSteps {
+		if err := checkFailReport("fail_steps", i, r.Token, r.Failure != nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFailReport checks the i-th report of the list named list: a failure
+// report needs its task's token and the failure.
+func checkFailReport(list string, i int, token []byte, hasFailure bool) error {
+	if len(token) == 0 {
+		return api.InvalidArgument(fmt.Sprintf("%s[%d].token", list, i), "empty")
+	}
+	if !hasFailure {
+		return api.InvalidArgument(fmt.Sprintf("%s[%d].failure", list, i), "missing")
 	}
 	return nil
 }

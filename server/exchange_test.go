@@ -14,7 +14,6 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
-	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/worker"
@@ -38,11 +37,7 @@ func Triple(ctx workflow.Context, n int) (int, error) {
 // them does.
 func exchangeServer(t *testing.T, ctx context.Context, hide string) (*recorder, string) {
 	t.Helper()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := sqliteEngine(t, engine.Options{})
 	h := server.New(eng, server.Options{PollWait: 2 * time.Second, Ready: eng.Ready})
 	rec := &recorder{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hide != "" && strings.HasSuffix(r.URL.Path, hide) {

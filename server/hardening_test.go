@@ -16,7 +16,6 @@ import (
 
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/engine"
-	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/store"
@@ -25,11 +24,7 @@ import (
 // hardServer is an httptest server over an engine on a SQLite file.
 func hardServer(t *testing.T, opts server.Options) (*engine.Engine, *httptest.Server) {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := sqliteEngine(t, engine.Options{})
 	srv := httptest.NewServer(server.New(eng, opts))
 	t.Cleanup(srv.Close)
 	return eng, srv

@@ -308,11 +308,7 @@ func checkExchanges(t *testing.T, d *doc, rec *recorder) {
 // openAPIServer is a server over a fresh SQLite engine and its document.
 func openAPIServer(t *testing.T) (*httptest.Server, *doc) {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := sqliteEngine(t, engine.Options{})
 	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: 50 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	return srv, loadDoc(t, srv.URL)

@@ -18,7 +18,6 @@ import (
 	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
-	"github.com/strandhq/strand/internal/testdb"
 	"github.com/strandhq/strand/remote"
 	"github.com/strandhq/strand/server"
 	"github.com/strandhq/strand/worker"
@@ -65,11 +64,7 @@ func TestQueryClientLeaves(t *testing.T) {
 	defer cancel()
 	// No worker polls while the queries wait (as long as the machine makes
 	// them take): the no-worker rule is not what this test is about.
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{QueryPollerWindow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{QueryPollerWindow: time.Hour})
 	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
 	defer srv.Close()
 	svc := remote.New(srv.URL, nil)
@@ -222,11 +217,7 @@ func TestQueryClientLeaves(t *testing.T) {
 func TestQueryNoWorkerOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{QueryPollerWindow: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{QueryPollerWindow: 200 * time.Millisecond})
 	srv := httptest.NewServer(server.New(eng, server.Options{PollWait: time.Second}))
 	defer srv.Close()
 	c := client.New(remote.New(srv.URL, nil), client.Options{})

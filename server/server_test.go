@@ -190,11 +190,7 @@ func TestRemoteWorkerAndClient(t *testing.T) {
 // JSON error code, and change nothing.
 func TestBadRequests(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{})
 	srv := httptest.NewServer(server.New(eng, server.Options{MaxBody: 1 << 10}))
 	defer srv.Close()
 	for _, tc := range []struct {
@@ -244,11 +240,7 @@ func TestBadRequests(t *testing.T) {
 
 // TestPollRate: polls above the configured rate get 429 rate_limited.
 func TestPollRate(t *testing.T) {
-	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{})
 	srv := httptest.NewServer(server.New(eng, server.Options{PollRate: 1, PollWait: 10 * time.Millisecond}))
 	defer srv.Close()
 	limited := 0
@@ -318,11 +310,7 @@ func TestPayloadLimits(t *testing.T) {
 // /api/ that no route takes; the API's paths, and other methods, keep the
 // API's JSON answers.
 func TestConsoleRoutes(t *testing.T) {
-	eng, err := engine.Open(context.Background(), testdb.SQLite(t), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := sqliteEngine(t, engine.Options{})
 	console := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "console "+r.URL.Path) })
 	srv := httptest.NewServer(server.New(eng, server.Options{Console: console}))
 	defer srv.Close()
@@ -351,4 +339,16 @@ func TestConsoleRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %s", c.method, c.path, resp.StatusCode, body, c.status, c.body)
 		}
 	}
+}
+
+// sqliteEngine opens an engine over a new SQLite file, closed when the test
+// ends.
+func sqliteEngine(t testing.TB, opts engine.Options) *engine.Engine {
+	t.Helper()
+	eng, err := engine.Open(context.Background(), testdb.SQLite(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
 }
