@@ -21,6 +21,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/coder/websocket v1.8.15 // indirect
+
 require (
 	github.com/dlclark/regexp2 v1.11.0
 	github.com/getkin/kin-openapi v0.153.0

@@ -82,6 +82,14 @@ type Service interface {
 	HeartbeatStep(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error)
 }
 
+// PollSharer is a Service whose task polls waiting at once share one
+// request (remote's task exchanges and streams): a waiting poll costs it
+// next to nothing, so a worker polls with each free slot rather than with
+// a few pollers, and takes as many tasks as it has room for at a time.
+type PollSharer interface {
+	SharesPolls() bool
+}
+
 // IDReusePolicy says whether a workflow id whose last run closed may start again.
 type IDReusePolicy int8
 

@@ -59,6 +59,8 @@ type node struct {
 	// host name resolved to (Options.ResolveEvery).
 	source string
 	client *http.Client
+	// streams are its task streams.
+	streams nodeStreams
 	// Guarded by nodes.mu.
 	fails     int       // failures in a row
 	downUntil time.Time // not chosen before (zero: up)
@@ -482,6 +484,13 @@ func (s *Service) healthy(ctx context.Context, n *node) bool {
 	n.lastHeard = time.Now()
 	s.nodes.mu.Unlock()
 	return true
+}
+
+// heard notes that n answered something.
+func (ns *nodes) heard(n *node) {
+	ns.mu.Lock()
+	n.lastHeard = time.Now()
+	ns.mu.Unlock()
 }
 
 // heardWithin reports whether n answered within d.

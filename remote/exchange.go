@@ -44,6 +44,10 @@ const (
 	reportTimeout = time.Minute
 )
 
+// SharesPolls implements api.PollSharer: the polls waiting at once share
+// task exchanges, unless Options.PlainTaskCalls.
+func (s *Service) SharesPolls() bool { return s.exch != nil }
+
 // errNoExchange says the server has no task exchange: the plain calls serve.
 var errNoExchange = errors.New("remote: the server has no task exchange")
 
@@ -345,7 +349,7 @@ func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingR
 	}
 	var out server.ExchangeAnswer
 	begun := time.Now()
-	_, err := e.s.send(ctx, idempotent, wait, "POST", "/namespaces/"+ns(sp.name)+"/task-exchange", req, &out)
+	err := e.s.sendExchange(ctx, wait, sp.name, req, &out)
 	if err != nil && ctx.Err() != nil && wait {
 		err = nil // its polls left
 	}

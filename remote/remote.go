@@ -48,8 +48,10 @@ type Service struct {
 	// is checked (probeDefaults unless a test says otherwise).
 	probeEvery, probeTimeout time.Duration
 	// exch carries task polls and reports in task exchanges (nil: each is
-	// a call of its own).
-	exch *exchanger
+	// a call of its own); postExchanges: they are POSTed rather than sent
+	// on task streams.
+	exch          *exchanger
+	postExchanges bool
 }
 
 var (
@@ -96,6 +98,11 @@ type Options struct {
 	// default they share task exchanges (POST /api/v1/task-exchange): the
 	// reports made meanwhile and the polls waiting go in one request.
 	PlainTaskCalls bool
+	// PostedExchanges POSTs each task exchange as a request of its own;
+	// by default they go on a task stream (a WebSocket) per node and
+	// namespace, many at once, and a server without task streams gets them
+	// POSTed.
+	PostedExchanges bool
 }
 
 // New returns the service of the server at baseURL (http://host:port),
@@ -137,7 +144,7 @@ func newService(urls []string, opts Options) *Service {
 		auth = "Bearer " + opts.Token
 	}
 	s := &Service{http: client, policy: opts.Retry.withDefaults(), log: log, rnd: rand.Int64N, auth: auth,
-		probeEvery: probeEvery, probeTimeout: probeTimeout}
+		probeEvery: probeEvery, probeTimeout: probeTimeout, postExchanges: opts.PostedExchanges}
 	for _, u := range urls {
 		u = strings.TrimRight(u, "/")
 		s.nodes.list = append(s.nodes.list, &node{url: u, base: u + "/api/v1", source: u})
@@ -242,22 +249,11 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 	case resp.StatusCode == http.StatusNoContent:
 		return attempt{}
 	case resp.StatusCode >= 300:
-		a := attempt{transient: transientStatus(resp.StatusCode), nodeDown: resp.StatusCode == http.StatusServiceUnavailable}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			a.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		}
 		var e server.Error
-		switch err := json.NewDecoder(resp.Body).Decode(&e); {
-		case err == nil && e.Code != "":
-			a.err = e.Err()
-			a.timedOut = e.Code == server.CodeTimeout
-		case a.transient:
-			// Not the server's own answer (a proxy's, or cut short).
-			a.err = fmt.Errorf("%w: remote: %s %s: status %d", api.ErrUnavailable, method, path, resp.StatusCode)
-		default:
-			a.err = fmt.Errorf("remote: %s %s: status %d", method, path, resp.StatusCode)
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+			e = server.Error{}
 		}
-		return a
+		return refused(method+" "+path, resp.StatusCode, resp.Header.Get("Retry-After"), e)
 	}
 	if out != nil {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
@@ -275,6 +271,27 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 		}
 	}
 	return attempt{ok: true}
+}
+
+// refused is the attempt of a call what answered with status (300 or
+// more), its Retry-After header and its body e (zero: not the server's
+// own error).
+func refused(what string, status int, after string, e server.Error) attempt {
+	a := attempt{transient: transientStatus(status), nodeDown: status == http.StatusServiceUnavailable}
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		a.retryAfter = retryAfter(after, time.Now())
+	}
+	switch {
+	case e.Code != "":
+		a.err = e.Err()
+		a.timedOut = e.Code == server.CodeTimeout
+	case a.transient:
+		// Not the server's own answer (a proxy's, or cut short).
+		a.err = fmt.Errorf("%w: remote: %s: status %d", api.ErrUnavailable, what, status)
+	default:
+		a.err = fmt.Errorf("remote: %s: status %d", what, status)
+	}
+	return a
 }
 
 // StartWorkflow implements api.Service. Like signal, signal-with-start,

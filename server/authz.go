@@ -108,6 +108,7 @@ var routeNeeds = map[string]Need{
 	"POST /namespaces/{namespace}/step-tasks/poll":                                ns(access.Worker),
 	"POST /workflow-tasks/complete":                                               task(access.Worker),
 	"POST /namespaces/{namespace}/task-exchange":                                  ns(access.Worker),
+	"GET /namespaces/{namespace}/task-stream":                                     ns(access.Worker),
 	"POST /workflow-tasks/fail":                                                   task(access.Worker),
 	"POST /queries/answer":                                                        task(access.Worker),
 	"POST /step-tasks/complete":                                                   task(access.Worker),

@@ -99,8 +99,10 @@ func routesCalled(rec *recorder, suffixes ...string) map[string]int {
 var taskRoutes = []string{"/task-exchange", "/workflow-tasks/poll", "/workflow-tasks/complete", "/step-tasks/poll", "/step-tasks/complete"}
 
 // TestTaskExchange: a remote worker's polls and reports go in task
-// exchanges, fewer requests than a plain worker's, with the same results as plain
-// calls; a worker of a server without exchanges makes plain calls.
+// exchanges on a task stream (or POSTed, fewer requests than a plain
+// worker's), with the same results as plain calls; a worker of a server
+// without streams posts its exchanges, and one of a server without
+// exchanges makes plain calls.
 func TestTaskExchange(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -108,9 +110,15 @@ func TestTaskExchange(t *testing.T) {
 
 	rec, url := exchangeServer(t, ctx, "")
 	runTriples(t, ctx, remote.New(url, nil), runs)
+	if n := routesCalled(rec, taskRoutes...); len(n) != 0 || rec.streams != 1 {
+		t.Errorf("requests by route: %v, %d task streams; want one task stream alone", n, rec.streams)
+	}
+
+	rec, url = exchangeServer(t, ctx, "")
+	runTriples(t, ctx, remote.NewWithOptions(url, remote.Options{PostedExchanges: true}), runs)
 	n := routesCalled(rec, taskRoutes...)
-	if n["/task-exchange"] == 0 || n["/workflow-tasks/poll"]+n["/workflow-tasks/complete"]+n["/step-tasks/poll"]+n["/step-tasks/complete"] != 0 {
-		t.Errorf("requests by route: %v; want task exchanges alone", n)
+	if n["/task-exchange"] == 0 || n["/workflow-tasks/poll"]+n["/workflow-tasks/complete"]+n["/step-tasks/poll"]+n["/step-tasks/complete"] != 0 || rec.streams != 0 {
+		t.Errorf("requests by route: %v, %d streams; want task exchanges alone", n, rec.streams)
 	}
 	if n["/task-exchange"] >= 2*tasks {
 		t.Errorf("%d task exchanges for %d tasks; want fewer than a plain worker's two calls per task", n["/task-exchange"], tasks)
@@ -118,15 +126,22 @@ func TestTaskExchange(t *testing.T) {
 	t.Logf("%d tasks in %d task exchanges", tasks, n["/task-exchange"])
 	checkExchanges(t, loadDoc(t, url), rec)
 
+	// A server without streams gets the exchanges POSTed.
+	rec, url = exchangeServer(t, ctx, "/task-stream")
+	runTriples(t, ctx, remote.New(url, nil), 5)
+	if n := routesCalled(rec, taskRoutes...); n["/task-exchange"] == 0 || n["/step-tasks/complete"] != 0 {
+		t.Errorf("a server without task streams: requests by route %v", n)
+	}
+
 	// A worker told to make plain calls, and one of a server without
 	// exchanges, make plain calls.
 	rec, url = exchangeServer(t, ctx, "")
 	runTriples(t, ctx, remote.NewWithOptions(url, remote.Options{PlainTaskCalls: true}), 5)
-	if n := routesCalled(rec, taskRoutes...); n["/task-exchange"] != 0 || n["/step-tasks/complete"] != 15 {
-		t.Errorf("with PlainTaskCalls: requests by route %v", n)
+	if n := routesCalled(rec, taskRoutes...); n["/task-exchange"] != 0 || n["/step-tasks/complete"] != 15 || rec.streams != 0 {
+		t.Errorf("with PlainTaskCalls: requests by route %v, %d streams", n, rec.streams)
 	}
 	rec, url = exchangeServer(t, ctx, "/task-exchange")
-	runTriples(t, ctx, remote.New(url, nil), 5)
+	runTriples(t, ctx, remote.NewWithOptions(url, remote.Options{PostedExchanges: true}), 5)
 	if n := routesCalled(rec, taskRoutes...); n["/task-exchange"] == 0 || n["/step-tasks/complete"] != 15 {
 		t.Errorf("a server without exchanges: requests by route %v", n)
 	}

@@ -43,9 +43,19 @@ type recorder struct {
 	h   http.Handler
 	mu  sync.Mutex
 	log []exchange
+	// streams counts the task streams opened (passed through, unrecorded:
+	// a WebSocket is no JSON call).
+	streams int
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/task-stream") && r.Header.Get("Upgrade") != "" {
+		rec.mu.Lock()
+		rec.streams++
+		rec.mu.Unlock()
+		rec.h.ServeHTTP(w, r)
+		return
+	}
 	rw := httptest.NewRecorder()
 	rec.h.ServeHTTP(rw, r)
 	for k, v := range rw.Header() {

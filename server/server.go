@@ -160,6 +160,7 @@ func New(svc api.Service, opts Options) http.Handler {
 			Help: "Request-body bytes held by requests in flight (bounded by the server's body memory)."})
 		h.budget.gauge = inFlight.Set
 		reg.MustRegister(requests, latency, inFlight)
+		h.streamed = streamedCounter(reg)
 		if opts.Audit != nil {
 			reg.MustRegister(opts.Audit.Dropped())
 		}
@@ -313,6 +314,9 @@ type handler struct {
 	opts   Options
 	polls  *rate.Limiter // nil: no limit
 	budget *budget       // of request bodies
+	// streamed counts the exchanges served on task streams (nil: no
+	// registry).
+	streamed prometheus.Counter
 }
 
 // Route is one endpoint of the API.
@@ -502,6 +506,7 @@ func (h *handler) routes() []Route {
 			return h.svc.HeartbeatStep(ctx, req)
 		})},
 		exchangeRoute(h),
+		taskStreamRoute(h),
 	}
 	if cl, ok := h.svc.(api.Cluster); ok {
 		routes = append(routes,
@@ -1042,6 +1047,21 @@ func (h *handler) longPoll(parent context.Context, wait time.Duration) (context.
 	return ctx, cancel
 }
 
+// retryAfterOf is the Retry-After an answer of err carries ("": none).
+func retryAfterOf(err error) string {
+	var qe *api.QuotaError
+	var te *access.LoginThrottledError
+	switch {
+	case errors.Is(err, errBusy):
+		return "1"
+	case errors.As(err, &qe):
+		return retryAfter(qe.RetryAfter)
+	case errors.As(err, &te):
+		return retryAfter(te.RetryAfter)
+	}
+	return ""
+}
+
 // statusWriter remembers the status a handler wrote.
 type statusWriter struct {
 	http.ResponseWriter
@@ -1071,16 +1091,8 @@ func retryAfter(d time.Duration) string {
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	if errors.Is(err, errBusy) {
-		w.Header().Set("Retry-After", "1")
-	}
-	var qe *api.QuotaError
-	var te *access.LoginThrottledError
-	switch {
-	case errors.As(err, &qe):
-		w.Header().Set("Retry-After", retryAfter(qe.RetryAfter))
-	case errors.As(err, &te):
-		w.Header().Set("Retry-After", retryAfter(te.RetryAfter))
+	if after := retryAfterOf(err); after != "" {
+		w.Header().Set("Retry-After", after)
 	}
 	if sw, ok := w.(*statusWriter); ok {
 		sw.err = err

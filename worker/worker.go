@@ -43,7 +43,8 @@ type Options struct {
 	// Identity names the worker in history; default host:pid.
 	Identity string
 	// WorkflowPollers and StepPollers are the concurrent polls (default 2
-	// and 4). A poller hands each task it gets to a goroutine of its own
+	// and 4; on a service whose waiting polls share requests, such as a
+	// remote server's, one per slot). A poller hands each task it gets to a goroutine of its own
 	// and polls again: MaxConcurrentWorkflowTasks bounds the workflow
 	// tasks in hand at once (default 200), MaxConcurrentSteps the running
 	// steps (default 200).
@@ -187,17 +188,28 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.stepsCtx, w.cancelSteps = context.WithCancelCause(context.WithoutCancel(ctx))
 	if len(w.workflows) > 0 {
 		hs := newHandlers(w.opts.MaxConcurrentWorkflowTasks, &w.wg, func(t *api.WorkflowTask) { w.handleWorkflowTask(ctx, t) })
-		for range w.opts.WorkflowPollers {
+		for range pollers(w.svc, w.opts.WorkflowPollers, w.opts.MaxConcurrentWorkflowTasks) {
 			w.wg.Go(func() { w.pollWorkflows(ctx, hs) })
 		}
 	}
 	if len(w.steps) > 0 {
 		hs := newHandlers(w.opts.MaxConcurrentSteps, &w.stepsWG, w.runStep)
-		for range w.opts.StepPollers {
+		for range pollers(w.svc, w.opts.StepPollers, w.opts.MaxConcurrentSteps) {
 			w.wg.Go(func() { w.pollSteps(ctx, hs) })
 		}
 	}
 	return nil
+}
+
+// pollers is how many polls of a kind a worker on svc keeps waiting: n, or
+// one per slot when svc shares the polls waiting (api.PollSharer), as a
+// remote worker's share task exchanges: a few pollers would take a few
+// tasks per round trip to the server.
+func pollers(svc api.Service, n, slots int) int {
+	if ps, ok := svc.(api.PollSharer); ok && ps.SharesPolls() {
+		return max(n, slots)
+	}
+	return n
 }
 
 // Stop stops polling and drops the cached runs. A workflow task in hand

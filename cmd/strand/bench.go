@@ -33,8 +33,10 @@ func newBenchCommand() *cobra.Command {
 		servers  []string
 		// plainTaskCalls: the workers' polls and reports as calls of their own.
 		plainTaskCalls bool
-		pprof          string
-		profile        string
+		// postedExchanges: the task exchanges POSTed, not on task streams.
+		postedExchanges bool
+		pprof           string
+		profile         string
 		// the engine's and the worker's cache budgets
 		cacheMemory, workerCache int64
 	)
@@ -66,7 +68,7 @@ func newBenchCommand() *cobra.Command {
 			backend := storeURL
 			if len(servers) > 0 {
 				for _, u := range servers {
-					o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: plainTaskCalls}
+					o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: plainTaskCalls, postedExchanges: postedExchanges}
 					svc, err := o.service()
 					if err != nil {
 						return err
@@ -102,6 +104,7 @@ func newBenchCommand() *cobra.Command {
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP; --store then only gives the raw commit rate)")
 	cmd.Flags().BoolVar(&plainTaskCalls, "plain-task-calls", false, "with --server: each task poll and report a request of its own, as a worker on the plain JSON API sends them, rather than task exchanges")
+	cmd.Flags().BoolVar(&postedExchanges, "posted-exchanges", false, "with --server: each task exchange a request of its own (POST task-exchange) rather than sent on a task stream (a WebSocket per node)")
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")

@@ -48,6 +48,9 @@ type cliOptions struct {
 	// plainTaskCalls sends each task poll and report on its own, not in
 	// task exchanges (strand bench --plain-task-calls).
 	plainTaskCalls bool
+	// postedExchanges POSTs the task exchanges, each a request, rather
+	// than sending them on task streams.
+	postedExchanges bool
 }
 
 func (o *cliOptions) register(cmd *cobra.Command) {
@@ -119,7 +122,7 @@ func (o *cliOptions) service() (*remote.Service, error) {
 		}
 	}
 	svc, err := remote.NewCluster(urls, remote.Options{Retry: remote.RetryPolicy{MaxElapsed: o.retryFor}, Token: token, TLS: tlsConfig,
-		ResolveEvery: o.resolveEvery, PlainTaskCalls: o.plainTaskCalls})
+		ResolveEvery: o.resolveEvery, PlainTaskCalls: o.plainTaskCalls, PostedExchanges: o.postedExchanges})
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--server: %w", err)}
 	}
