@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/internal/bench"
 	"github.com/strandhq/strand/store"
@@ -31,12 +32,9 @@ func newBenchCommand() *cobra.Command {
 		quiet    bool
 		shards   int
 		servers  []string
-		// plainTaskCalls: the workers' polls and reports as calls of their own.
-		plainTaskCalls bool
-		// postedExchanges: the task exchanges POSTed, not on task streams.
-		postedExchanges bool
-		pprof           string
-		profile         string
+		calls    taskCallFlags
+		pprof    string
+		profile  string
 		// the engine's and the worker's cache budgets
 		cacheMemory, workerCache int64
 	)
@@ -67,15 +65,10 @@ func newBenchCommand() *cobra.Command {
 			setMemoryLimit(cmp.Or(cacheMemory, engine.DefaultCacheMemory) + cmp.Or(workerCache, worker.DefaultCacheMemory) + worker.DefaultJournalMemory)
 			backend := storeURL
 			if len(servers) > 0 {
-				for _, u := range servers {
-					o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: plainTaskCalls, postedExchanges: postedExchanges}
-					svc, err := o.service()
-					if err != nil {
-						return err
-					}
-					cfg.Services = append(cfg.Services, svc)
+				var err error
+				if cfg.Services, backend, err = benchServices(servers, calls); err != nil {
+					return err
 				}
-				backend = strings.Join(servers, ",")
 			}
 			if len(servers) == 0 || storeURL != "" {
 				st, name, closeStore, err := openBenchStore(cmd.Context(), storeURL)
@@ -103,8 +96,7 @@ func newBenchCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
 	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP; --store then only gives the raw commit rate)")
-	cmd.Flags().BoolVar(&plainTaskCalls, "plain-task-calls", false, "with --server: each task poll and report a request of its own, as a worker on the plain JSON API sends them, rather than task exchanges")
-	cmd.Flags().BoolVar(&postedExchanges, "posted-exchanges", false, "with --server: each task exchange a request of its own (POST task-exchange) rather than sent on a task stream (a WebSocket per node)")
+	calls.flags(cmd)
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
 	cmd.Flags().DurationVar(&rawFor, "raw-for", 2*time.Second, "how long to measure the raw commit rate (negative: skip)")
@@ -187,15 +179,52 @@ func newBenchVisibilityCommand() *cobra.Command {
 	return cmd
 }
 
-// openBenchStore opens and migrates the store a benchmark runs on: the one
-// storeURL names, or a new SQLite file in a temporary directory when it is
-// empty. name is how the report names it; closeStore closes it and removes
-// a temporary file.
+// benchServices are the services of the servers a benchmark measures, one
+// per URL (a cluster's nodes: a worker and a client of each), and how its
+// report names them.
+func benchServices(servers []string, calls taskCallFlags) (svcs []api.Service, backend string, err error) {
+	var urls []string
+	for _, entry := range servers {
+		for _, u := range strings.Split(entry, ",") {
+			o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: calls.plain, postedExchanges: calls.posted}
+			svc, err := o.service()
+			if err != nil {
+				return nil, "", err
+			}
+			svcs, urls = append(svcs, svc), append(urls, o.server)
+		}
+	}
+	return svcs, strings.Join(urls, ","), nil
+}
+
+// benchServerHelp is what the help of a subcommand that takes --server
+// says of it.
+const benchServerHelp = "With --server it measures a running server instead (one URL, or a cluster's nodes comma-separated): its\n" +
+	"workers and a client per node run in this process and reach the server over HTTP, for the baseline too,\n" +
+	"so the ratio compares the server with itself. The report names the server."
+
 // benchTarget is what the measuring subcommands of strand bench share:
-// the store, and whether to show progress and the engine's log.
+// the store (or, for those that take --server, the servers), and whether
+// to show progress and the engine's (or the workers') log.
 type benchTarget struct {
 	storeURL       string
 	quiet, verbose bool
+	// --server, --plain-task-calls and --posted-exchanges, of the
+	// subcommands that take them (serverFlags).
+	servers []string
+	calls   taskCallFlags
+}
+
+// taskCallFlags say how a benchmark's remote workers send their task
+// calls: by default in task exchanges on task streams.
+type taskCallFlags struct {
+	plain  bool // each poll and report a request of its own
+	posted bool // each exchange a request of its own
+}
+
+func (c *taskCallFlags) flags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&c.plain, "plain-task-calls", false, "with --server: each task poll and report a request of its own, as a worker on the plain JSON API sends them, rather than task exchanges")
+	cmd.Flags().BoolVar(&c.posted, "posted-exchanges", false, "with --server: each task exchange a request of its own (POST task-exchange) rather than sent on a task stream (a WebSocket per node)")
 }
 
 func (b *benchTarget) flags(cmd *cobra.Command) {
@@ -204,22 +233,60 @@ func (b *benchTarget) flags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&b.verbose, "verbose", false, "log the engine's warnings and notices on stderr")
 }
 
-// open opens the store; progress and log are where the run reports (nil:
-// nowhere).
-func (b *benchTarget) open(cmd *cobra.Command) (st store.Store, backend string, closeStore func(), progress io.Writer, log *slog.Logger, err error) {
-	st, backend, closeStore, err = openBenchStore(cmd.Context(), b.storeURL)
-	if err != nil {
-		return nil, "", nil, nil, nil, err
-	}
-	if !b.quiet {
-		progress = cmd.ErrOrStderr()
-	}
-	if b.verbose {
-		log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	return st, backend, closeStore, progress, log, nil
+// serverFlags adds --server, --plain-task-calls and --posted-exchanges,
+// as strand bench has them, to a subcommand that can measure running
+// servers.
+func (b *benchTarget) serverFlags(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&b.servers, "server", nil, "measure a running server instead of an embedded engine: one URL, or a cluster's nodes comma-separated (the workers and a client per node in this process, over HTTP)")
+	b.calls.flags(cmd)
 }
 
+// benchOpened is a benchmark's target, opened.
+type benchOpened struct {
+	// store is the store an embedded engine runs on; services, with
+	// --server, the servers' nodes instead.
+	store    store.Store
+	services []api.Service
+	// backend is how the report names the target.
+	backend string
+	// progress and log are where the run reports (nil: nowhere).
+	progress io.Writer
+	log      *slog.Logger
+	// close closes the store.
+	close func()
+}
+
+// open opens the store, or with --server reaches the servers.
+func (b *benchTarget) open(cmd *cobra.Command) (t benchOpened, err error) {
+	if len(b.servers) > 0 {
+		if b.storeURL != "" {
+			return t, &usageError{fmt.Errorf("--store and --server: one or the other (the benchmark runs on an embedded engine over the store, or on the servers)")}
+		}
+		if t.services, t.backend, err = benchServices(b.servers, b.calls); err != nil {
+			return t, err
+		}
+		t.close = func() {}
+	} else {
+		if b.calls.plain || b.calls.posted {
+			return t, &usageError{fmt.Errorf("--plain-task-calls and --posted-exchanges go with --server")}
+		}
+		if t.store, t.backend, t.close, err = openBenchStore(cmd.Context(), b.storeURL); err != nil {
+			return t, err
+		}
+	}
+	if !b.quiet {
+		t.progress = cmd.ErrOrStderr()
+	}
+	if b.verbose {
+		t.log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return t, nil
+}
+
+// openBenchStore opens and migrates the store a benchmark runs on: the one
+// storeURL names, or a new SQLite file in a temporary directory when it is
+// empty. name is how the report names it; closeStore closes it and removes
+// a temporary file.
 func openBenchStore(ctx context.Context, storeURL string) (st store.Store, name string, closeStore func(), err error) {
 	name = storeURL
 	cleanup := func() {}

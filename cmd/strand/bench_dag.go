@@ -19,23 +19,23 @@ func newBenchDAGCommand() *cobra.Command {
 			"scheduling overhead per task: from the upstream task's end to the task's start, by the worker's clock\n" +
 			"(p50, p99, max). Then, on the same engine, it runs as many plain workflows of as many no-op steps one\n" +
 			"after the other and prints the same gap between steps: the kernel's floor, and the ratio of the two.\n\n" +
-			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.",
+			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.\n" + benchServerHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Chain < 2 || cfg.Instances < 1 {
 				return &usageError{fmt.Errorf("--chain %d, --instances %d: want a chain of 2 tasks or more and an instance or more", cfg.Chain, cfg.Instances)}
 			}
-			st, backend, closeStore, progress, log, err := target.open(cmd)
+			t, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
+			defer t.close()
+			cfg.Store, cfg.Services, cfg.Progress, cfg.Logger = t.store, t.services, t.progress, t.log
 			rep, err := bench.RunDAG(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			bench.PrintDAG(cmd.OutOrStdout(), backend, rep)
+			bench.PrintDAG(cmd.OutOrStdout(), t.backend, rep)
 			return nil
 		},
 	}
@@ -43,5 +43,6 @@ func newBenchDAGCommand() *cobra.Command {
 	cmd.Flags().IntVar(&cfg.Instances, "instances", 1, "instances at once")
 	cmd.Flags().BoolVar(&cfg.Shell, "shell", false, "shell tasks that run `true` (a bash process each) instead of no-op Go steps")
 	target.flags(cmd)
+	target.serverFlags(cmd)
 	return cmd
 }

@@ -31,17 +31,17 @@ func newBenchPurgeCommand() *cobra.Command {
 			if cfg.Share < 0 || cfg.Share > 1 {
 				return &usageError{fmt.Errorf("--share %v: want a number in (0, 1]", cfg.Share)}
 			}
-			st, backend, closeStore, progress, log, err := target.open(cmd)
+			t, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
+			defer t.close()
+			cfg.Store, cfg.Progress, cfg.Logger = t.store, t.progress, t.log
 			rep, err := bench.RunPurge(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			bench.PrintPurge(cmd.OutOrStdout(), backend, rep)
+			bench.PrintPurge(cmd.OutOrStdout(), t.backend, rep)
 			return nil
 		},
 	}

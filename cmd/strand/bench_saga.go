@@ -18,23 +18,23 @@ func newBenchSagaCommand() *cobra.Command {
 			"engine with a worker; every --compensate-every-th saga's last step fails for good, so its first three are\n" +
 			"compensated. It prints sagas/s and saga steps/s (forward steps and compensations). Then it runs workflows\n" +
 			"of as many no-op steps on the same engine and prints steps/s, and the ratio of the two step rates.\n\n" +
-			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.",
+			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.\n" + benchServerHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.N <= 0 || cfg.Concurrency <= 0 || cfg.CompensateEvery <= 0 {
 				return &usageError{fmt.Errorf("--n %d, --concurrency %d, --compensate-every %d: want positive numbers", cfg.N, cfg.Concurrency, cfg.CompensateEvery)}
 			}
-			st, backend, closeStore, progress, log, err := target.open(cmd)
+			t, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
+			defer t.close()
+			cfg.Store, cfg.Services, cfg.Progress, cfg.Logger = t.store, t.services, t.progress, t.log
 			rep, err := bench.RunSaga(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			bench.PrintSaga(cmd.OutOrStdout(), backend, rep)
+			bench.PrintSaga(cmd.OutOrStdout(), t.backend, rep)
 			return nil
 		},
 	}
@@ -42,5 +42,6 @@ func newBenchSagaCommand() *cobra.Command {
 	cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", 200, "sagas started at once")
 	cmd.Flags().IntVar(&cfg.CompensateEvery, "compensate-every", 10, "every this many-th saga compensates")
 	target.flags(cmd)
+	target.serverFlags(cmd)
 	return cmd
 }

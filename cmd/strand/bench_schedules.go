@@ -29,17 +29,17 @@ func newBenchSchedulesCommand() *cobra.Command {
 			if cfg.Window < time.Minute {
 				return &usageError{fmt.Errorf("--window %s: want at least 1m", cfg.Window)}
 			}
-			st, backend, closeStore, progress, log, err := target.open(cmd)
+			t, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
+			defer t.close()
+			cfg.Store, cfg.Progress, cfg.Logger = t.store, t.progress, t.log
 			rep, err := bench.RunSchedules(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			bench.PrintSchedules(cmd.OutOrStdout(), backend, rep)
+			bench.PrintSchedules(cmd.OutOrStdout(), t.backend, rep)
 			return nil
 		},
 	}

@@ -18,28 +18,29 @@ func newBenchStateMachineCommand() *cobra.Command {
 			"--concurrency at a time), on an embedded engine with a worker, and prints the state transitions per second\n" +
 			"until the last finished. Then it runs as many plain workflows of four no-op steps on the same engine and\n" +
 			"prints steps per second, and the ratio of the two.\n\n" +
-			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.",
+			"Without --store it uses a new SQLite file in a temporary directory; use a database of its own.\n" + benchServerHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.N <= 0 || cfg.Concurrency <= 0 {
 				return &usageError{fmt.Errorf("--n %d, --concurrency %d: want positive numbers", cfg.N, cfg.Concurrency)}
 			}
-			st, backend, closeStore, progress, log, err := target.open(cmd)
+			t, err := target.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			cfg.Store, cfg.Progress, cfg.Logger = st, progress, log
+			defer t.close()
+			cfg.Store, cfg.Services, cfg.Progress, cfg.Logger = t.store, t.services, t.progress, t.log
 			rep, err := bench.RunStateMachine(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			bench.PrintStateMachine(cmd.OutOrStdout(), backend, rep)
+			bench.PrintStateMachine(cmd.OutOrStdout(), t.backend, rep)
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&cfg.N, "n", 10000, "instances")
 	cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", 200, "instances created at once")
 	target.flags(cmd)
+	target.serverFlags(cmd)
 	return cmd
 }

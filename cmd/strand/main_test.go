@@ -81,6 +81,10 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "0"},
 		{"bench", "visibility", "--store", "sqlite://x.db", "--page-sizes", "10001"},
 		{"bench", "visibility", "--store", "sqlite://x.db", "--span", "1s"},
+		{"bench", "saga", "--server", "ftp://127.0.0.1:8233"},
+		{"bench", "dag", "--server", "http://"},
+		{"bench", "messages", "--server", "http://127.0.0.1:1", "--store", "sqlite://x.db"},
+		{"bench", "statemachine", "--plain-task-calls"},
 	} {
 		out, code := run(t, args...)
 		if code != 2 {

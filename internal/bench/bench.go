@@ -215,37 +215,28 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 }
 
 func runShape(ctx context.Context, cfg Config, shape string) (Result, error) {
-	svcs := cfg.Services
-	e := embedded{stats: func() engine.Stats { return engine.Stats{} }, syncVisibility: func(context.Context) error { return nil }}
-	if len(svcs) == 0 {
-		eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards, CacheMemory: cfg.CacheMemory})
-		if err != nil {
-			return Result{}, err
-		}
-		defer eng.Close()
-		svcs, e = []api.Service{eng}, embedded{stats: eng.Stats, syncVisibility: eng.SyncVisibility}
-	}
-	var clients []*client.Client
 	var arrived atomic.Int64 // the waiting shape's runs that ran their first step
-	for _, svc := range svcs {
-		w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", CacheMemory: cfg.WorkerCacheMemory,
-			WorkflowPollers: 8, StepPollers: max(16/len(svcs), 4)})
-		worker.RegisterWorkflowNamed(w, "sequential", sequential)
-		worker.RegisterWorkflowNamed(w, "single", single)
-		worker.RegisterWorkflowNamed(w, "sleep", sleep)
-		worker.RegisterWorkflowNamed(w, "tree", tree)
-		worker.RegisterWorkflowNamed(w, "waiting", waiting)
-		worker.RegisterStepNamed(w, "noop", noop)
-		worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, in int) (int, error) {
-			arrived.Add(1)
-			return in, nil
+	nodes, err := openNodes(ctx, cfg.Store, cfg.Services, engine.Options{Logger: cfg.Logger, NumShards: cfg.Shards, CacheMemory: cfg.CacheMemory},
+		func(svc api.Service) ([]runnable, error) {
+			w := worker.New(svc, worker.Options{Logger: cfg.Logger, Queue: "bench", CacheMemory: cfg.WorkerCacheMemory,
+				WorkflowPollers: 8, StepPollers: max(16/max(len(cfg.Services), 1), 4)})
+			worker.RegisterWorkflowNamed(w, "sequential", sequential)
+			worker.RegisterWorkflowNamed(w, "single", single)
+			worker.RegisterWorkflowNamed(w, "sleep", sleep)
+			worker.RegisterWorkflowNamed(w, "tree", tree)
+			worker.RegisterWorkflowNamed(w, "waiting", waiting)
+			worker.RegisterStepNamed(w, "noop", noop)
+			worker.RegisterStepNamed(w, "arrive", func(ctx context.Context, in int) (int, error) {
+				arrived.Add(1)
+				return in, nil
+			})
+			return []runnable{w}, nil
 		})
-		if err := w.Start(ctx); err != nil {
-			return Result{}, err
-		}
-		defer w.Stop(context.Background())
-		clients = append(clients, client.New(svc, client.Options{Identity: "bench"}))
+	if err != nil {
+		return Result{}, err
 	}
+	defer nodes.close(ctx)
+	e, clients := nodes.embedded(), nodes.clients("bench")
 	c := clients[0]
 	switch shape {
 	case "waiting":

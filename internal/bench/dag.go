@@ -22,7 +22,12 @@ import (
 
 // DAGConfig configures RunDAG.
 type DAGConfig struct {
-	Store store.Store
+	// Store runs an embedded engine; Services (the nodes of a running
+	// cluster, or one server) are measured instead when set: the
+	// interpreter's and the tasks' workers and a client per node, starts
+	// spread over them in turn.
+	Store    store.Store
+	Services []api.Service
 	// Chain is how many tasks each instance runs one after the other
 	// (default 50); Instances how many instances run at once (default 1).
 	Chain     int
@@ -92,8 +97,13 @@ func StepChain(ctx workflow.Context, n int) ([]stepTimes, error) {
 	return out, nil
 }
 
+// dagGroup is the worker group of the benchmark's DAG: its own, so that on
+// a server no other worker runs its tasks.
+const dagGroup = "bench"
+
 // RunDAG measures the DAG front end's scheduling overhead per task on an
-// embedded engine, next to the kernel's gap between steps.
+// embedded engine, or through servers, next to the kernel's gap between
+// steps.
 func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 	cfg.Chain = max(cfg.Chain, 2)
 	if cfg.Instances <= 0 {
@@ -109,27 +119,34 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 		}
 	}
 	rep := DAGReport{Chain: cfg.Chain, Instances: cfg.Instances, Shell: cfg.Shell}
-	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
+	// The interpreter's worker (strand server runs none unless told to by
+	// --worker-groups, and then beside this one), and the tasks' of the
+	// benchmark's own worker group.
+	nodes, err := openNodes(ctx, cfg.Store, cfg.Services, engine.Options{Logger: log}, func(svc api.Service) ([]runnable, error) {
+		fe, err := frontEnd(svc)
+		if err != nil {
+			return nil, err
+		}
+		interp := worker.New(svc, worker.Options{Queue: dag.Queue, Logger: log})
+		dag.Register(interp, fe)
+		tasks := worker.New(svc, worker.Options{Queue: dag.GroupQueue(dagGroup), Logger: log, MaxConcurrentSteps: 64})
+		dag.RegisterTasks(tasks, &dag.TaskRunner{Identity: "bench"})
+		steps := worker.New(svc, worker.Options{Queue: "bench.steps", Logger: log})
+		worker.RegisterWorkflow(steps, StepChain)
+		worker.RegisterStep(steps, NoopStep)
+		return []runnable{interp, tasks, steps}, nil
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer eng.Close()
-	interp := worker.New(eng, worker.Options{Queue: dag.Queue, Logger: log})
-	dag.Register(interp, eng)
-	tasks := worker.New(eng, worker.Options{Queue: dag.GroupQueue(dag.DefaultGroup), Logger: log, MaxConcurrentSteps: 64})
-	dag.RegisterTasks(tasks, &dag.TaskRunner{Identity: "bench"})
-	steps := worker.New(eng, worker.Options{Queue: "bench.steps", Logger: log})
-	worker.RegisterWorkflow(steps, StepChain)
-	worker.RegisterStep(steps, NoopStep)
-	for _, w := range []*worker.Worker{interp, tasks, steps} {
-		if err := w.Start(ctx); err != nil {
-			return rep, err
-		}
-		defer w.Stop(context.WithoutCancel(ctx))
+	defer nodes.close(ctx)
+	dags, err := frontEndClients(nodes, dag.NewClient)
+	if err != nil {
+		return rep, err
 	}
 
 	var text strings.Builder
-	text.WriteString("name: bench-chain\ntasks:\n")
+	fmt.Fprintf(&text, "name: bench-chain\nworker_group: %s\ntasks:\n", dagGroup)
 	task := "type: step, step: NoopStep, queue: bench.steps, outputs: [start, end]"
 	if cfg.Shell {
 		task = "type: shell, script: 'true'"
@@ -141,8 +158,7 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 		}
 		text.WriteString("}\n")
 	}
-	dags := dag.NewClient(eng, "")
-	if _, err := dags.Catalog.Apply(ctx, []byte(text.String()), "strand bench", false); err != nil {
+	if _, err := dags[0].Catalog.Apply(ctx, []byte(text.String()), "strand bench", false); err != nil {
 		return rep, err
 	}
 
@@ -153,12 +169,12 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range ids {
 		g.Go(func() error {
-			s, err := dags.Start(gctx, dag.RunInput{DAG: "bench-chain"}, dag.StartOptions{})
+			s, err := dags[i%len(dags)].Start(gctx, dag.RunInput{DAG: "bench-chain"}, dag.StartOptions{})
 			if err != nil {
 				return err
 			}
 			ids[i] = s.WorkflowID
-			res, err := eng.WaitResult(gctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: s.WorkflowID}})
+			res, err := nodes.svc(i).WaitResult(gctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: s.WorkflowID}})
 			if err == nil && res.Failure != nil {
 				err = res.Failure
 			}
@@ -170,7 +186,7 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 	}
 	rep.TasksPerSecond = float64(cfg.Instances*cfg.Chain) / time.Since(began).Seconds()
 	for _, id := range ids {
-		inst, _, err := dags.Instance(ctx, id)
+		inst, _, err := dags[0].Instance(ctx, id)
 		if err != nil {
 			return rep, err
 		}
@@ -193,11 +209,11 @@ func RunDAG(ctx context.Context, cfg DAGConfig) (DAGReport, error) {
 	var stepGaps []time.Duration
 	began = time.Now()
 	results := make([][]stepTimes, cfg.Instances)
-	c := client.New(eng, client.Options{Identity: "strand bench"})
+	clients := nodes.clients("strand bench")
 	g, gctx = errgroup.WithContext(ctx)
 	for i := range results {
 		g.Go(func() error {
-			run, err := client.Start(gctx, c, StepChain, cfg.Chain, client.StartOptions{Queue: "bench.steps"})
+			run, err := client.Start(gctx, clients[i%len(clients)], StepChain, cfg.Chain, client.StartOptions{Queue: "bench.steps"})
 			if err != nil {
 				return err
 			}

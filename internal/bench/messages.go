@@ -23,7 +23,13 @@ import (
 
 // MessagesConfig is one run of the messages benchmark.
 type MessagesConfig struct {
-	Store store.Store
+	// Store runs an embedded engine, with the system workflows' runner (the
+	// mailboxes); Services (the nodes of a running cluster, or one server,
+	// which runs the mailboxes itself) are measured instead when set: a
+	// worker of the receivers and a client per node, calls spread over
+	// them in turn.
+	Store    store.Store
+	Services []api.Service
 	// N is how many runs wait, one message each (default 10,000).
 	N int
 	// Senders is how many messages are sent at once (default 64).
@@ -57,16 +63,22 @@ type DeliveryFigures struct {
 	DeliveryP50, DeliveryP99, DeliveryMax time.Duration
 }
 
-// MessageReceiver waits for the message "bench" of its workflow id, or,
-// with signal set, for the signal "bench", and returns how long after its
-// sending it got it.
-func MessageReceiver(ctx workflow.Context, signal bool) (time.Duration, error) {
+// ReceiverInput is what a MessageReceiver waits for: the signal "bench",
+// or the message Name keyed by its workflow id.
+type ReceiverInput struct {
+	Signal bool   `json:"signal,omitempty"`
+	Name   string `json:"name,omitempty"`
+}
+
+// MessageReceiver waits for its message (or signal) and returns how long
+// after its sending it got it.
+func MessageReceiver(ctx workflow.Context, in ReceiverInput) (time.Duration, error) {
 	var sent time.Time
-	if signal {
+	if in.Signal {
 		v, _ := workflow.GetSignalChannel[time.Time](ctx, "bench").Receive(ctx)
 		sent = v
 	} else {
-		m, err := workflow.ReceiveMessage(ctx, "bench", workflow.GetInfo(ctx).WorkflowID).Get(ctx)
+		m, err := workflow.ReceiveMessage(ctx, in.Name, workflow.GetInfo(ctx).WorkflowID).Get(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -76,6 +88,10 @@ func MessageReceiver(ctx workflow.Context, signal bool) (time.Duration, error) {
 	}
 	return workflow.Now(ctx).Sub(sent), nil
 }
+
+// receiverQueue is the receivers' task queue: their own, so that on a
+// server no other worker takes their tasks.
+const receiverQueue = "bench.messages"
 
 // RunMessages measures the delivery of N correlated messages to N runs
 // waiting for them, beside N signals to N runs waiting for a signal.
@@ -96,31 +112,48 @@ func RunMessages(ctx context.Context, cfg MessagesConfig) (MessagesReport, error
 		}
 	}
 	rep := MessagesReport{N: cfg.N, Senders: cfg.Senders}
-	eng, stop, err := withSystem(ctx, cfg.Store, log, func(w *worker.Worker) { worker.RegisterWorkflow(w, MessageReceiver) })
+	nodes, err := openNodes(ctx, cfg.Store, cfg.Services, engine.Options{Logger: log}, func(svc api.Service) ([]runnable, error) {
+		w := worker.New(svc, worker.Options{Queue: receiverQueue, Logger: log})
+		worker.RegisterWorkflow(w, MessageReceiver)
+		return withSystemRunner(w, svc, len(cfg.Services) > 0, log), nil
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer stop()
-	msgs := message.NewService(eng)
+	defer nodes.close(ctx)
+	// A server sends messages itself; the engine needs the message
+	// service over it.
+	msgs := make([]api.Messages, len(nodes.svcs))
+	for i, svc := range nodes.svcs {
+		var ok bool
+		if msgs[i], ok = svc.(api.Messages); !ok {
+			msgs[i] = message.NewService(svc)
+		}
+	}
+	// The runs' ids and the message's name are this run's own, so that a
+	// server's runs and mailboxes of an earlier run are not counted.
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := "bench-" + run
 
 	say("signals: starting %d runs that wait for a signal...", cfg.N)
-	rep.Signals, err = measureDelivery(ctx, eng, cfg, "signal", func(ctx context.Context) error {
+	rep.Signals, err = measureDelivery(ctx, nodes, cfg, "signal-"+run, ReceiverInput{Signal: true}, func(ctx context.Context) error {
 		return nil // a run waits for its signal once it started
-	}, func(ctx context.Context, id string, sent time.Time) error {
+	}, func(ctx context.Context, i int, id string, sent time.Time) error {
 		raw, _ := json.Marshal(sent)
-		return eng.SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{WorkflowID: id}, Name: "bench", Input: raw})
+		return nodes.svc(i).SignalWorkflow(ctx, api.SignalRequest{RunRef: api.RunRef{WorkflowID: id}, Name: "bench", Input: raw})
 	})
 	if err != nil {
 		return rep, err
 	}
 	say("signals: %.0f/s; messages: starting %d runs that wait for a message...", rep.Signals.PerSecond, cfg.N)
-	rep.Messages, err = measureDelivery(ctx, eng, cfg, "message", func(ctx context.Context) error {
+	e := nodes.embedded()
+	rep.Messages, err = measureDelivery(ctx, nodes, cfg, "message-"+run, ReceiverInput{Name: name}, func(ctx context.Context) error {
 		for {
-			if err := eng.SyncVisibility(ctx); err != nil {
+			if err := e.syncVisibility(ctx); err != nil {
 				return err
 			}
-			n, err := eng.CountWorkflows(ctx, api.ListRequest{WorkflowType: api.MailboxWorkflowType,
-				Statuses: []store.RunStatus{store.StatusRunning}, Attributes: map[string]string{"strand.message.waiting": "1"}})
+			n, err := nodes.svc(0).CountWorkflows(ctx, api.ListRequest{WorkflowType: api.MailboxWorkflowType,
+				Statuses: []store.RunStatus{store.StatusRunning}, Attributes: map[string]string{"strand.message.waiting": "1", "strand.message.name": name}})
 			if err != nil {
 				return err
 			}
@@ -131,29 +164,34 @@ func RunMessages(ctx context.Context, cfg MessagesConfig) (MessagesReport, error
 				return ctx.Err()
 			}
 		}
-	}, func(ctx context.Context, id string, sent time.Time) error {
+	}, func(ctx context.Context, i int, id string, sent time.Time) error {
 		raw, _ := json.Marshal(sent)
-		_, err := msgs.SendMessage(ctx, api.SendMessageRequest{Name: "bench", CorrelationKey: id, Payload: raw})
+		_, err := msgs[i%len(msgs)].SendMessage(ctx, api.SendMessageRequest{Name: name, CorrelationKey: id, Payload: raw})
 		return err
 	})
 	return rep, err
 }
 
-// measureDelivery starts N receivers, waits until ready says they all
-// wait, then sends to each and waits for every result.
-func measureDelivery(ctx context.Context, eng *engine.Engine, cfg MessagesConfig, kind string,
-	ready func(context.Context) error, send func(ctx context.Context, id string, sent time.Time) error) (DeliveryFigures, error) {
+// measureDelivery starts N receivers of in, their ids prefix-0 to
+// prefix-(N-1), waits until ready says they all wait, then sends to each
+// and waits for every result.
+func measureDelivery(ctx context.Context, nodes *nodes, cfg MessagesConfig, prefix string, in ReceiverInput,
+	ready func(context.Context) error, send func(ctx context.Context, i int, id string, sent time.Time) error) (DeliveryFigures, error) {
 	var f DeliveryFigures
+	input, err := json.Marshal(in)
+	if err != nil {
+		return f, err
+	}
 	ids := make([]string, cfg.N)
 	for i := range ids {
-		ids[i] = kind + "-" + strconv.Itoa(i)
+		ids[i] = prefix + "-" + strconv.Itoa(i)
 	}
 	t0 := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Senders)
-	for _, id := range ids {
+	for i, id := range ids {
 		g.Go(func() error {
-			_, err := eng.StartWorkflow(gctx, api.StartRequest{WorkflowID: id, WorkflowType: "MessageReceiver", Input: api.Value(strconv.FormatBool(kind == "signal"))})
+			_, err := nodes.svc(i).StartWorkflow(gctx, api.StartRequest{WorkflowID: id, WorkflowType: "MessageReceiver", Queue: receiverQueue, Input: input})
 			return err
 		})
 	}
@@ -170,10 +208,10 @@ func measureDelivery(ctx context.Context, eng *engine.Engine, cfg MessagesConfig
 	start := time.Now()
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Senders)
-	for _, id := range ids {
+	for i, id := range ids {
 		g.Go(func() error {
 			at := time.Now()
-			if err := send(gctx, id, at); err != nil {
+			if err := send(gctx, i, id, at); err != nil {
 				return fmt.Errorf("send to %s: %w", id, err)
 			}
 			mu.Lock()
@@ -186,9 +224,9 @@ func measureDelivery(ctx context.Context, eng *engine.Engine, cfg MessagesConfig
 	var last time.Time
 	r, rctx := errgroup.WithContext(ctx)
 	r.SetLimit(cfg.Senders)
-	for _, id := range ids {
+	for i, id := range ids {
 		r.Go(func() error {
-			res, err := eng.WaitResult(rctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
+			res, err := nodes.svc(i).WaitResult(rctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
 			if err != nil {
 				return err
 			}

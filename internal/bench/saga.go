@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/strandhq/strand/api"
 	"github.com/strandhq/strand/client"
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/saga"
@@ -20,7 +21,11 @@ import (
 
 // SagaConfig configures RunSaga.
 type SagaConfig struct {
-	Store store.Store
+	// Store runs an embedded engine; Services (the nodes of a running
+	// cluster, or one server) are measured instead when set: a worker and
+	// a client per node, starts spread over them in turn.
+	Store    store.Store
+	Services []api.Service
 	// N is how many sagas run (default 1,000), Concurrency how many are
 	// started at once (default 200); every CompensateEvery-th one's last
 	// step fails for good (default 10: 10% compensate).
@@ -67,8 +72,9 @@ func SagaLastStep(_ context.Context, fail bool) (int, error) {
 }
 
 // RunSaga runs N four-step sagas (a tenth compensating) on an embedded
-// engine and reports sagas/s; then plain workflows of as many no-op steps
-// as the sagas ran, for the engine's step rate on the same store.
+// engine, or through servers, and reports sagas/s; then plain workflows of
+// as many no-op steps as the sagas ran, for the engine's step rate on the
+// same store (or servers).
 func RunSaga(ctx context.Context, cfg SagaConfig) (SagaReport, error) {
 	if cfg.N <= 0 {
 		cfg.N = 1000
@@ -89,22 +95,20 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (SagaReport, error) {
 		}
 	}
 	rep := SagaReport{N: cfg.N}
-	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
+	nodes, err := openNodes(ctx, cfg.Store, cfg.Services, engine.Options{Logger: log}, func(svc api.Service) ([]runnable, error) {
+		w := worker.New(svc, worker.Options{Queue: "bench.steps", Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
+		worker.RegisterWorkflow(w, FourSteps)
+		worker.RegisterStep(w, NoopStep)
+		worker.RegisterStep(w, SagaNoop)
+		worker.RegisterStep(w, SagaLastStep)
+		worker.RegisterWorkflow(w, StepChain)
+		return []runnable{w}, nil
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer eng.Close()
-	w := worker.New(eng, worker.Options{Queue: "bench.steps", Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
-	worker.RegisterWorkflow(w, FourSteps)
-	worker.RegisterStep(w, NoopStep)
-	worker.RegisterStep(w, SagaNoop)
-	worker.RegisterStep(w, SagaLastStep)
-	worker.RegisterWorkflow(w, StepChain)
-	if err := w.Start(ctx); err != nil {
-		return rep, err
-	}
-	defer w.Stop(context.WithoutCancel(ctx))
-	c := client.New(eng, client.Options{Identity: "strand bench"})
+	defer nodes.close(ctx)
+	clients := nodes.clients("strand bench")
 
 	say("running %d four-step sagas, every %dth compensating...", cfg.N, cfg.CompensateEvery)
 	began := time.Now()
@@ -117,7 +121,7 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (SagaReport, error) {
 			compensated++
 		}
 		g.Go(func() error {
-			run, err := client.Start(gctx, c, FourSteps, fail, client.StartOptions{Queue: "bench.steps"})
+			run, err := client.Start(gctx, clients[i%len(clients)], FourSteps, fail, client.StartOptions{Queue: "bench.steps"})
 			if err != nil {
 				return err
 			}
@@ -141,7 +145,7 @@ func RunSaga(ctx context.Context, cfg SagaConfig) (SagaReport, error) {
 	rep.SagaStepsSec = float64(rep.Steps) / rep.Elapsed.Seconds()
 
 	say("running workflows of no-op steps, %d steps in all...", rep.Steps)
-	rep.StepsElapsed, err = runChains(ctx, c, cfg.N, cfg.Concurrency, func(i int) int {
+	rep.StepsElapsed, err = runChains(ctx, clients, cfg.N, cfg.Concurrency, func(i int) int {
 		if (i+1)%cfg.CompensateEvery == 0 {
 			return 7
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/strandhq/strand/engine"
 	"github.com/strandhq/strand/schedule"
 	"github.com/strandhq/strand/store"
-	"github.com/strandhq/strand/system"
 	"github.com/strandhq/strand/worker"
 	"github.com/strandhq/strand/workflow"
 )
@@ -63,27 +62,15 @@ func Tick(workflow.Context, struct{}) (struct{}, error) { return struct{}{}, nil
 // registers and the system worker (schedules, batches, mailboxes), all in
 // this process; stop stops them and closes the engine.
 func withSystem(ctx context.Context, st store.Store, log *slog.Logger, register func(*worker.Worker)) (eng *engine.Engine, stop func(), err error) {
-	eng, err = engine.Open(ctx, st, engine.Options{Logger: log})
+	n, err := openNodes(ctx, st, nil, engine.Options{Logger: log}, func(svc api.Service) ([]runnable, error) {
+		w := worker.New(svc, worker.Options{Logger: log})
+		register(w)
+		return withSystemRunner(w, svc, false, log), nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	w := worker.New(eng, worker.Options{Logger: log})
-	register(w)
-	if err := w.Start(ctx); err != nil {
-		eng.Close()
-		return nil, nil, err
-	}
-	runner := system.NewRunner(eng, system.RunnerOptions{Logger: log, Worker: worker.Options{Logger: log}})
-	if err := runner.Start(ctx); err != nil {
-		w.Stop(context.WithoutCancel(ctx))
-		eng.Close()
-		return nil, nil, err
-	}
-	return eng, func() {
-		runner.Stop(context.WithoutCancel(ctx))
-		w.Stop(context.WithoutCancel(ctx))
-		eng.Close()
-	}, nil
+	return n.eng, func() { n.close(ctx) }, nil
 }
 
 // cpuTime is the process's user and system CPU time.

@@ -19,7 +19,11 @@ import (
 
 // StateMachineConfig configures RunStateMachine.
 type StateMachineConfig struct {
-	Store store.Store
+	// Store runs an embedded engine; Services (the nodes of a running
+	// cluster, or one server) are measured instead when set: workers and
+	// clients per node, creates spread over them in turn.
+	Store    store.Store
+	Services []api.Service
 	// N is how many instances run (default 10,000), Concurrency how many
 	// are created at once (default 200).
 	N, Concurrency int
@@ -41,6 +45,10 @@ type StateMachineReport struct {
 	InstancesPerSecond float64
 }
 
+// smQueue is the task queue (executor group) of the benchmark's state
+// machine: its own, so that on a server no other worker takes its tasks.
+const smQueue = "bench.statemachine"
+
 // fiveStates is the benchmark's machine: four states that move on at
 // once, and an end.
 func fiveStates() *statemachine.Definition {
@@ -54,8 +62,9 @@ func fiveStates() *statemachine.Definition {
 }
 
 // RunStateMachine runs N instances of a 5-state machine on an embedded
-// engine and prints transitions/s; then as many plain workflows of four
-// no-op steps, for the engine's step rate on the same store.
+// engine, or through servers, and prints transitions/s; then as many plain
+// workflows of four no-op steps, for the engine's step rate on the same
+// store (or servers).
 func RunStateMachine(ctx context.Context, cfg StateMachineConfig) (StateMachineReport, error) {
 	if cfg.N <= 0 {
 		cfg.N = 10000
@@ -73,37 +82,40 @@ func RunStateMachine(ctx context.Context, cfg StateMachineConfig) (StateMachineR
 		}
 	}
 	rep := StateMachineReport{N: cfg.N}
-	eng, err := engine.Open(ctx, cfg.Store, engine.Options{Logger: log})
+	nodes, err := openNodes(ctx, cfg.Store, cfg.Services, engine.Options{Logger: log}, func(svc api.Service) ([]runnable, error) {
+		fe, err := frontEnd(svc)
+		if err != nil {
+			return nil, err
+		}
+		w := worker.New(svc, worker.Options{Queue: smQueue, Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
+		if err := statemachine.Register(ctx, w, fe, fiveStates()); err != nil {
+			return nil, err
+		}
+		steps := worker.New(svc, worker.Options{Queue: "bench.steps", Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
+		worker.RegisterWorkflow(steps, StepChain)
+		worker.RegisterStep(steps, NoopStep)
+		return []runnable{w, steps}, nil
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer eng.Close()
-	w := worker.New(eng, worker.Options{Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
-	if err := statemachine.Register(ctx, w, eng, fiveStates()); err != nil {
+	defer nodes.close(ctx)
+	machines, err := frontEndClients(nodes, statemachine.NewClient)
+	if err != nil {
 		return rep, err
-	}
-	steps := worker.New(eng, worker.Options{Queue: "bench.steps", Logger: log, MaxConcurrentSteps: 400, MaxConcurrentWorkflowTasks: 400})
-	worker.RegisterWorkflow(steps, StepChain)
-	worker.RegisterStep(steps, NoopStep)
-	for _, w := range []*worker.Worker{w, steps} {
-		if err := w.Start(ctx); err != nil {
-			return rep, err
-		}
-		defer w.Stop(context.WithoutCancel(ctx))
 	}
 
 	say("running %d instances of a 5-state machine...", cfg.N)
-	sm := statemachine.NewClient(eng, "")
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Concurrency)
-	for range cfg.N {
+	for i := range cfg.N {
 		g.Go(func() error {
-			id, err := sm.Create(gctx, statemachine.CreateRequest{Type: "bench-five"})
+			id, err := machines[i%len(machines)].Create(gctx, statemachine.CreateRequest{Type: "bench-five", ExecutorGroup: smQueue})
 			if err != nil {
 				return err
 			}
-			res, err := eng.WaitResult(gctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
+			res, err := nodes.svc(i).WaitResult(gctx, api.ResultRequest{RunRef: api.RunRef{WorkflowID: id}})
 			if err == nil && res.Failure != nil {
 				err = res.Failure
 			}
@@ -119,8 +131,7 @@ func RunStateMachine(ctx context.Context, cfg StateMachineConfig) (StateMachineR
 	rep.InstancesPerSecond = float64(cfg.N) / rep.Elapsed.Seconds()
 
 	say("running %d workflows of 4 no-op steps...", cfg.N)
-	c := client.New(eng, client.Options{Identity: "strand bench"})
-	if rep.StepsElapsed, err = runChains(ctx, c, cfg.N, cfg.Concurrency, func(int) int { return 4 }); err != nil {
+	if rep.StepsElapsed, err = runChains(ctx, nodes.clients("strand bench"), cfg.N, cfg.Concurrency, func(int) int { return 4 }); err != nil {
 		return rep, err
 	}
 	rep.Steps = cfg.N * 4
@@ -141,15 +152,16 @@ func PrintStateMachine(w io.Writer, backend string, rep StateMachineReport) {
 }
 
 // runChains runs n workflows of steps(i) no-op steps each on the queue
-// bench.steps, at most concurrency at a time, and returns how long they
-// took: the kernel's step rate beside a front end's.
-func runChains(ctx context.Context, c *client.Client, n, concurrency int, steps func(i int) int) (time.Duration, error) {
+// bench.steps, at most concurrency at a time, started on clients in turn,
+// and returns how long they took: the kernel's step rate beside a front
+// end's.
+func runChains(ctx context.Context, clients []*client.Client, n, concurrency int, steps func(i int) int) (time.Duration, error) {
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrency)
 	for i := range n {
 		g.Go(func() error {
-			run, err := client.Start(gctx, c, StepChain, steps(i), client.StartOptions{Queue: "bench.steps"})
+			run, err := client.Start(gctx, clients[i%len(clients)], StepChain, steps(i), client.StartOptions{Queue: "bench.steps"})
 			if err != nil {
 				return err
 			}
