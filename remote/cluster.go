@@ -175,14 +175,17 @@ func (ns *nodes) count() int {
 // turn, else the node that answered last while it is up, else the live
 // node that answered most recently; when none is up, the one coming back
 // soonest. The nodes in skip (those the call just failed on) are chosen
-// only when every other is down too.
-func (ns *nodes) pick(poll bool, skip map[*node]bool) *node {
+// only when every other is down too. prefer, when set and up, is chosen.
+func (ns *nodes) pick(poll bool, skip map[*node]bool, prefer *node) *node {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	var n *node
-	if len(ns.list) == 1 {
+	switch {
+	case len(ns.list) == 1:
 		n = ns.list[0]
-	} else {
+	case prefer != nil && !skip[prefer] && !time.Now().Before(prefer.downUntil) && slices.Contains(ns.list, prefer):
+		n = prefer
+	default:
 		now := time.Now()
 		var up []*node
 		for _, c := range ns.list {

@@ -70,28 +70,36 @@ type exchanger struct {
 // which serves as well.
 const tokenAge = 10 * time.Minute
 
-// taskTokens are the namespaces of the tasks handed out, by token, in two
-// generations: the current one, and the one before it, dropped when the
-// current one is tokenAge old.
+// taskTokens are the tasks handed out, by token, in two generations: the
+// current one, and the one before it, dropped when the current one is
+// tokenAge old.
 type taskTokens struct {
 	now      func() time.Time
-	cur, old map[string]string
+	cur, old map[string]handedOut
 	since    time.Time // when cur began
 }
 
-func (t *taskTokens) add(token []byte, namespace string) {
-	if now := t.now(); t.cur == nil || now.Sub(t.since) >= tokenAge {
-		t.old, t.cur, t.since = t.cur, map[string]string{}, now
-	}
-	t.cur[string(token)] = namespace
+// handedOut is where a task was handed out: its namespace, and the node
+// that handed it out (its run's node then: its report goes there first,
+// not forwarded there by another).
+type handedOut struct {
+	namespace string
+	node      *node
 }
 
-func (t *taskTokens) namespace(token []byte) (string, bool) {
-	if n, ok := t.cur[string(token)]; ok {
-		return n, true
+func (t *taskTokens) add(token []byte, h handedOut) {
+	if now := t.now(); t.cur == nil || now.Sub(t.since) >= tokenAge {
+		t.old, t.cur, t.since = t.cur, map[string]handedOut{}, now
 	}
-	n, ok := t.old[string(token)]
-	return n, ok
+	t.cur[string(token)] = h
+}
+
+func (t *taskTokens) lookup(token []byte) (handedOut, bool) {
+	if h, ok := t.cur[string(token)]; ok {
+		return h, true
+	}
+	h, ok := t.old[string(token)]
+	return h, ok
 }
 
 func (t *taskTokens) forget(token []byte) {
@@ -160,7 +168,9 @@ type pendingReport struct {
 	failWT     *api.FailWorkflowTaskRequest
 	completeSt *api.CompleteStepRequest
 	failSt     *api.FailStepRequest
-	done       chan reportResult
+	// node handed the task out: the report goes there first.
+	node *node
+	done chan reportResult
 }
 
 type reportResult struct {
@@ -249,12 +259,13 @@ func (e *exchanger) poll(ctx context.Context, kind string, req api.PollRequest) 
 func (e *exchanger) report(ctx context.Context, r *pendingReport) (server.Outcome, error) {
 	r.done = make(chan reportResult, 1)
 	e.mu.Lock()
-	n, ok := e.tokens.namespace(r.token)
+	h, ok := e.tokens.lookup(r.token)
 	if e.off || !ok {
 		e.mu.Unlock()
 		return server.Outcome{}, errNoExchange
 	}
-	sp := e.space(n)
+	r.node = h.node
+	sp := e.space(h.namespace)
 	sp.reports = append(sp.reports, r)
 	e.kick(sp)
 	e.mu.Unlock()
@@ -289,7 +300,7 @@ func (e *exchanger) kick(sp *space) {
 		}
 		l.waiting++
 		ctx := l.ctx
-		go e.exchange(ctx, sp, nil, []*lane{l}, []server.Take{t}, true)
+		go e.exchange(ctx, sp, nil, []*lane{l}, []server.Take{t}, true, nil)
 	}
 }
 
@@ -299,9 +310,17 @@ func (e *exchanger) kick(sp *space) {
 // go within reportLinger. e.mu is held.
 func (e *exchanger) sendReports(sp *space, late bool) {
 	for len(sp.reports) > 0 && (sp.reporting < reportExchanges || late) {
-		n := min(len(sp.reports), maxReportsPerExchange)
-		batch := sp.reports[:n:n]
-		sp.reports = sp.reports[n:]
+		// The oldest report and those for the same node, in order.
+		to := sp.reports[0].node
+		var batch, rest []*pendingReport
+		for _, r := range sp.reports {
+			if r.node == to && len(batch) < maxReportsPerExchange {
+				batch = append(batch, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		sp.reports = rest
 		sp.reporting++
 		for _, r := range batch {
 			e.tokens.forget(r.token)
@@ -317,7 +336,7 @@ func (e *exchanger) sendReports(sp *space, late bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
 		go func() {
 			defer cancel()
-			e.exchange(ctx, sp, batch, lanes, takes, false)
+			e.exchange(ctx, sp, batch, lanes, takes, false, to)
 		}()
 	}
 	if len(sp.reports) > 0 && sp.linger == nil {
@@ -332,8 +351,9 @@ func (e *exchanger) sendReports(sp *space, late bool) {
 	}
 }
 
-// exchange sends one exchange and hands out what it brought.
-func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingReport, lanes []*lane, takes []server.Take, wait bool) {
+// exchange sends one exchange, to node to first when set, and hands out
+// what it brought.
+func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingReport, lanes []*lane, takes []server.Take, wait bool, to *node) {
 	req := server.Exchange{Takes: takes, Wait: wait}
 	for _, r := range reports {
 		switch {
@@ -349,7 +369,7 @@ func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingR
 	}
 	var out server.ExchangeAnswer
 	begun := time.Now()
-	err := e.s.sendExchange(ctx, wait, sp.name, req, &out)
+	from, err := e.s.sendExchange(ctx, wait, sp.name, req, &out, to)
 	if err != nil && ctx.Err() != nil && wait {
 		err = nil // its polls left
 	}
@@ -408,12 +428,12 @@ func (e *exchanger) exchange(ctx context.Context, sp *space, reports []*pendingR
 		if j < len(out.Taken) {
 			for _, t := range out.Taken[j].WorkflowTasks {
 				if t.Query == nil { // answered by AnswerQuery, plain
-					e.tokens.add(t.Token, sp.name)
+					e.tokens.add(t.Token, handedOut{sp.name, from})
 				}
 				tasks = append(tasks, t)
 			}
 			for _, t := range out.Taken[j].StepTasks {
-				e.tokens.add(t.Token, sp.name)
+				e.tokens.add(t.Token, handedOut{sp.name, from})
 				tasks = append(tasks, t)
 			}
 		}

@@ -165,6 +165,12 @@ func retryAfter(h string, now time.Time) time.Duration {
 // up and was not tried since the last wait; when none is left, the
 // back-off is waited (so the back-off's count is that of the waits).
 func (s *Service) retry(ctx context.Context, may resend, poll bool, what string, try func(*node) attempt) (bool, error) {
+	return s.retryOn(ctx, may, poll, nil, what, try)
+}
+
+// retryOn is retry whose first attempt goes to node first when it is
+// set and up.
+func (s *Service) retryOn(ctx context.Context, may resend, poll bool, first *node, what string, try func(*node) attempt) (bool, error) {
 	s.refresh(ctx)
 	p := s.policy
 	var failing time.Time // since the first failure
@@ -173,7 +179,8 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 	used := map[*node]bool{}  // every node the call went to
 	waits := 0
 	for n := 1; ; n++ {
-		nd := s.nodes.pick(poll, tried)
+		nd := s.nodes.pick(poll, tried, first)
+		first = nil
 		a := try(nd)
 		used[nd] = true
 		if n == 1 {

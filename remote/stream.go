@@ -89,14 +89,16 @@ type streamResult struct {
 }
 
 // sendExchange sends a task exchange of namespace, on a task stream of
-// the node the call picks or POSTed, with the Service's retries.
-func (s *Service) sendExchange(ctx context.Context, wait bool, namespace string, req server.Exchange, out *server.ExchangeAnswer) error {
+// the node the call picks (to, when set and up) or POSTed, with the
+// Service's retries; from is the node that answered.
+func (s *Service) sendExchange(ctx context.Context, wait bool, namespace string, req server.Exchange, out *server.ExchangeAnswer, to *node) (from *node, err error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return fmt.Errorf("remote: encode task exchange: %w", err)
+		return nil, fmt.Errorf("remote: encode task exchange: %w", err)
 	}
 	path := "/namespaces/" + ns(namespace) + "/task-exchange"
-	_, err = s.retry(ctx, idempotent, wait, "POST "+path, func(n *node) attempt {
+	_, err = s.retryOn(ctx, idempotent, wait, to, "POST "+path, func(n *node) attempt {
+		from = n
 		if !s.postExchanges {
 			if st := s.streamOf(ctx, n, namespace); st != nil {
 				if a, sent := s.onStream(ctx, n, st, body, out); sent {
@@ -107,7 +109,7 @@ func (s *Service) sendExchange(ctx context.Context, wait bool, namespace string,
 		*out = server.ExchangeAnswer{}
 		return s.once(ctx, n, "POST", path, body, out)
 	})
-	return err
+	return from, err
 }
 
 // streamOf returns n's open task stream of namespace, opening one when
