@@ -42,7 +42,7 @@ type Options struct {
 	WorkflowTaskTimeout time.Duration
 	// EagerCommitDelay is how long inputs handed to a waiting worker may
 	// stay uncommitted, waiting to share one commit with the task's
-	// commands (default 100ms).
+	// commands (default DefaultEagerCommitDelay).
 	EagerCommitDelay time.Duration
 	// DefaultStartToClose is a step's start-to-close timeout when it sets
 	// neither start-to-close nor schedule-to-close (default 10m).
@@ -135,6 +135,9 @@ type Options struct {
 // DefaultCacheMemory is Options.CacheMemory's default.
 const DefaultCacheMemory = 256 << 20
 
+// DefaultEagerCommitDelay is Options.EagerCommitDelay's default.
+const DefaultEagerCommitDelay = 100 * time.Millisecond
+
 func (o *Options) setDefaults() {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
@@ -147,7 +150,7 @@ func (o *Options) setDefaults() {
 		o.WorkflowTaskTimeout = 10 * time.Second
 	}
 	if o.EagerCommitDelay <= 0 {
-		o.EagerCommitDelay = 100 * time.Millisecond
+		o.EagerCommitDelay = DefaultEagerCommitDelay
 	}
 	if o.DefaultStartToClose <= 0 {
 		o.DefaultStartToClose = 10 * time.Minute

@@ -99,6 +99,9 @@ func newServerCommand() *cobra.Command {
 			if eopts.NodeTTL < time.Second || eopts.NumShards < 0 {
 				return &usageError{fmt.Errorf("--node-ttl must be at least 1s, --shards not negative")}
 			}
+			if eopts.EagerCommitDelay <= 0 {
+				return &usageError{fmt.Errorf("--eager-commit-delay %s: must be positive", eopts.EagerCommitDelay)}
+			}
 			stopProfiles, err := serveProfiles(cmd, pprof)
 			if err != nil {
 				return err
@@ -305,6 +308,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&eopts.NodeTTL, "node-ttl", 30*time.Second, "how long a node's heartbeat keeps it alive; its shards move after that")
 	cmd.Flags().IntVar(&eopts.NumShards, "shards", 0, "shard count of a new store (0: 4, or 1 on SQLite); fixed once chosen")
 	cmd.Flags().DurationVar(&eopts.RedeliveryDelay, "redelivery-delay", 5*time.Second, "the least a step attempt in flight when its shard changed hands waits for its worker to report before it is offered again; it waits on until its heartbeat timeout or start-to-close passes (negative: no wait)")
+	cmd.Flags().DurationVar(&eopts.EagerCommitDelay, "eager-commit-delay", engine.DefaultEagerCommitDelay, "how long inputs (a start, a signal, a step's result) handed to a worker already waiting may stay uncommitted, to share one commit with its answer; their callers wait up to it")
 	cmd.Flags().Int64Var(&eopts.CacheMemory, "cache-memory", engine.DefaultCacheMemory, "bytes of run state kept in memory (estimated); idle runs beyond it are let go of, least recently used first, and read again when used")
 	cmd.Flags().Float64Var(&sopts.PollRate, "poll-rate", 0, "task polls per second the server accepts (0: no limit); more get 429")
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; replaced files are read again without a restart")

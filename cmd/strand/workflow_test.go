@@ -169,6 +169,9 @@ func TestServerSettings(t *testing.T) {
 		{args: []string{"server", "--listen", "127.0.0.1:0", "--body-memory", "1024"}},
 		{args: []string{"server", "--listen", "127.0.0.1:0", "--idle-timeout", "0s"}},
 		{args: []string{"server", "--listen", "127.0.0.1:0", "--cache-memory", "1000"}},
+		{args: []string{"server", "--listen", "127.0.0.1:0", "--eager-commit-delay", "0s"}},
+		{args: []string{"server", "--config", write("eager.json", `{"listen": "127.0.0.1:0", "eager-commit-delay": "-1ms"}`)}},
+		{args: []string{"server", "--listen", "127.0.0.1:0"}, env: map[string]string{"STRAND_EAGER_COMMIT_DELAY": "soon"}},
 		{args: []string{"server", "--store", "mysql://x"}, env: map[string]string{"STRAND_LISTEN": "127.0.0.1:0"}},
 	} {
 		for k, v := range tc.env {
