@@ -406,7 +406,7 @@ func (e *Engine) describeOn(ctx context.Context, s *shard, ref api.RunRef) (api.
 		return api.Description{}, err
 	}
 	var d api.Description
-	err = s.withRun(ctx, k, func(r *run) error {
+	err = s.withCommittedRun(ctx, k, func(r *run) error {
 		x := r.exec
 		d = api.Description{Namespace: k.Namespace, WorkflowID: k.WorkflowID, RunID: k.RunID, WorkflowType: x.Info.Type,
 			Status: x.Status, Queue: x.Info.Queue, StartTime: x.Info.StartTime, CloseTime: x.Info.CloseTime, NextEventID: x.NextEventID,
@@ -465,6 +465,9 @@ func (e *Engine) waitResultOn(ctx context.Context, s *shard, req api.ResultReque
 	for {
 		var res api.Result
 		err := s.awaitRun(ctx, k, func(r *run) (bool, error) {
+			if r.exec == nil {
+				return false, fmt.Errorf("%w: run %s", api.ErrNotFound, r.key) // not committed
+			}
 			if r.exec.State != store.StateClosed {
 				return false, nil
 			}

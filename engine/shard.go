@@ -793,6 +793,18 @@ func (s *shard) withRun(ctx context.Context, k store.RunKey, f func(r *run) erro
 	return f(r)
 }
 
+// withCommittedRun is withRun for a read that sees committed state only: a
+// run whose start is not committed yet (its inputs handed eagerly to a
+// worker) is not found.
+func (s *shard) withCommittedRun(ctx context.Context, k store.RunKey, f func(r *run) error) error {
+	return s.withRun(ctx, k, func(r *run) error {
+		if r.exec == nil {
+			return fmt.Errorf("%w: run %s", api.ErrNotFound, r.key)
+		}
+		return f(r)
+	})
+}
+
 // currentRunID resolves an empty run id to the workflow's current run:
 // from the cache when the current run is cached, else from the store.
 func (s *shard) currentRunID(ctx context.Context, ref api.RunRef) (store.RunKey, error) {

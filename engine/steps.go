@@ -474,7 +474,7 @@ func (e *Engine) HeartbeatStep(ctx context.Context, req api.HeartbeatRequest) (a
 }
 
 func (e *Engine) heartbeatOn(ctx context.Context, s *shard, tok stepToken, req api.HeartbeatRequest) error {
-	err := s.withRun(ctx, tok.Run, func(r *run) error {
+	err := s.withCommittedRun(ctx, tok.Run, func(r *run) error {
 		info, ok := r.exec.Steps[tok.Seq]
 		sr := r.steps[tok.Seq]
 		if f := r.flight; f != nil && f.tx != nil {

@@ -72,6 +72,11 @@ func eagerKillTest(t *testing.T, bin, storeURL string) {
 	// While the task is held, no client sees the run, and no step is there.
 	c.expect("describe "+w+" before the commit", c.do("GET", "/namespaces/default/workflows/"+w, nil), http.StatusNotFound, server.CodeNotFound)
 	c.expect("result of "+w+" before the commit", c.do("GET", "/namespaces/default/workflows/"+w+"/result?wait=1s", nil), http.StatusNotFound, server.CodeNotFound)
+	// Nor by the run id the held task names (these reads once read a run
+	// with no committed state, and failed on it).
+	runID := "?run_id=" + held.task.Run.RunID
+	c.expect("describe "+w+"'s run before the commit", c.do("GET", "/namespaces/default/workflows/"+w+runID, nil), http.StatusNotFound, server.CodeNotFound)
+	c.expect("result of "+w+"'s run before the commit", c.do("GET", "/namespaces/default/workflows/"+w+"/result"+runID+"&wait=1s", nil), http.StatusNotFound, server.CodeNotFound)
 	c.noStep("before the commit")
 	srv.kill()
 	held.callerGotNoAnswer("the start of " + w)
