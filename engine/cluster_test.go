@@ -53,6 +53,9 @@ func clusterParent(ctx workflow.Context, n int) (int, error) {
 type clusterNode struct {
 	eng *engine.Engine
 	srv *httptest.Server
+	// drain ends its long polls and task streams, as a node that stops
+	// does (a hijacked connection outlives httptest.Server.Close).
+	drain context.CancelFunc
 }
 
 func openNode(t *testing.T, st store.Store, id string) *clusterNode {
@@ -80,9 +83,10 @@ func openNodeWith(t *testing.T, st store.Store, id string, tweak func(*engine.Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	var handler http.Handler = server.New(eng, server.Options{PollWait: 2 * time.Second})
+	draining, drain := context.WithCancel(context.Background())
+	var handler http.Handler = server.New(eng, server.Options{PollWait: 2 * time.Second, Draining: draining})
 	h.Store(&handler)
-	n := &clusterNode{eng: eng, srv: srv}
+	n := &clusterNode{eng: eng, srv: srv, drain: drain}
 	t.Cleanup(func() { n.close() })
 	return n
 }
@@ -93,6 +97,9 @@ func (n *clusterNode) close() {
 	closeMu.Lock()
 	defer closeMu.Unlock()
 	if n.eng != nil {
+		if n.drain != nil {
+			n.drain()
+		}
 		n.eng.Close()
 		n.srv.Close()
 		n.eng = nil

@@ -341,8 +341,9 @@ func queryNoWorkerCluster(t *testing.T, st store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv.Config.Handler = server.New(eng, server.Options{PollWait: 2 * time.Second})
-		n := &clusterNode{eng: eng, srv: srv}
+		draining, drain := context.WithCancel(context.Background())
+		srv.Config.Handler = server.New(eng, server.Options{PollWait: 2 * time.Second, Draining: draining})
+		n := &clusterNode{eng: eng, srv: srv, drain: drain}
 		t.Cleanup(n.close)
 		return n
 	}

@@ -33,6 +33,9 @@ type restartable struct {
 	ts   *httptest.Server
 	h    atomic.Pointer[http.Handler]
 	eng  *engine.Engine
+	// drain ends the serving engine's long polls and task streams, as a
+	// server that goes down does.
+	drain context.CancelFunc
 	// refuse, while it returns true for a request, has it answered 503.
 	refuse atomic.Pointer[func(*http.Request) bool]
 	// downHits counts the requests answered 503 while down, by path.
@@ -82,7 +85,9 @@ func (r *restartable) up() {
 		r.t.Fatal(err)
 	}
 	r.eng = eng
-	h := server.New(eng, server.Options{PollWait: time.Second})
+	draining, drain := context.WithCancel(context.Background())
+	r.drain = drain
+	h := server.New(eng, server.Options{PollWait: time.Second, Draining: draining})
 	r.h.Store(&h)
 }
 
@@ -90,6 +95,7 @@ func (r *restartable) up() {
 // started step attempts) is gone.
 func (r *restartable) down() {
 	r.h.Store(nil)
+	r.drain()
 	r.eng.Close()
 }
 

@@ -124,6 +124,7 @@ func takeoverRedelivery(t *testing.T, st store.Store, cluster bool) {
 	// a dies with both attempts running; b takes its shards after a's
 	// heartbeat expires, and the worker's calls go to b from now on.
 	engine.Crash(a.eng)
+	a.drain()               // its connections go with it, the worker's task stream too
 	recovered := time.Now() // on SQLite: the restart; the takeover is later
 	b := openNodeWith(t, st, "b", tweak)
 	target.Store(b)

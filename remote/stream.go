@@ -170,7 +170,14 @@ func (s *Service) onStream(ctx context.Context, n *node, st *taskStream, body []
 	defer stop()
 	select {
 	case r := <-ch:
-		return r.attempt(n, out), true
+		a := r.attempt(n, out)
+		if a.nodeDown {
+			// The node said it is unavailable (a shard moving, an engine
+			// closing): the next attempt opens a new stream, to whichever
+			// node serves then.
+			st.fail(a.err)
+		}
+		return a, true
 	case <-actx.Done():
 	}
 	if a, ok := silent(actx, n); ok {
