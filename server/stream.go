@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strandhq/strand/access"
 )
 
 // A task stream (GET /api/v1/namespaces/{namespace}/task-stream, upgraded
@@ -92,6 +95,12 @@ func (h *handler) serveTaskStream(w http.ResponseWriter, r *http.Request) {
 	if d := h.opts.Draining; d != nil {
 		defer context.AfterFunc(d, st.drain)()
 	}
+	var checker sync.WaitGroup
+	defer func() {
+		cancel()
+		checker.Wait()
+	}()
+	checker.Go(func() { st.recheck(ctx, r) })
 	reason, status := st.read(ctx)
 	// The worker left, or the stream broke: the exchanges in flight end.
 	st.mu.Lock()
@@ -139,6 +148,34 @@ func (st *stream) drain() {
 	st.draining = true
 	st.mu.Unlock()
 	st.signal()
+}
+
+// streamRecheck (a variable for tests) is how often a stream's credentials are checked again: a
+// token revoked, a session ended or a role taken away ends the streams
+// opened with it within this time.
+var streamRecheck = time.Minute
+
+// recheck checks the upgrade request's credentials every streamRecheck
+// until ctx ends, and closes the stream once they no longer admit it.
+func (st *stream) recheck(ctx context.Context, r *http.Request) {
+	need, _ := needOf(http.MethodGet, prefix+"/namespaces/{namespace}/task-stream")
+	t := time.NewTicker(streamRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		id, err := st.h.authenticate(r, need)
+		if err == nil {
+			err = authorize(access.WithIdentity(ctx, id), need, r)
+		}
+		if err != nil {
+			st.conn.Close(websocket.StatusPolicyViolation, closeReason(err))
+			return
+		}
+	}
 }
 
 // read serves the worker's frames until the stream ends, and says why.
