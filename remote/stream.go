@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -70,16 +71,30 @@ type taskStream struct {
 	idle    *time.Timer     // armed while nothing is pending
 }
 
-// streamFrame and streamRequest are server.StreamFrame and
-// server.StreamRequest with the exchange encoded already.
-type streamFrame struct {
-	Requests []streamRequest `json:"requests"`
+// streamRequest is server.StreamRequest with its exchange encoded already.
+type streamRequest struct {
+	id       uint64
+	cancel   bool
+	exchange []byte
 }
 
-type streamRequest struct {
-	ID       uint64          `json:"id"`
-	Cancel   bool            `json:"cancel,omitempty"`
-	Exchange json.RawMessage `json:"exchange,omitempty"`
+// appendFrame appends the server.StreamFrame of reqs to b: the exchanges
+// as they were encoded, not encoded (and checked) again.
+func appendFrame(b []byte, reqs []streamRequest) []byte {
+	b = append(b, `{"requests":[`...)
+	for i, r := range reqs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(append(b, `{"id":`...), r.id, 10)
+		if r.cancel {
+			b = append(b, `,"cancel":true`...)
+		} else {
+			b = append(append(b, `,"exchange":`...), r.exchange...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
 }
 
 // streamResult is the answer of an exchange, or the stream's failure.
@@ -229,7 +244,7 @@ func (st *taskStream) send(body []byte) (id uint64, ch chan streamResult, ok boo
 	id = st.nextID
 	st.pending[id] = ch
 	st.idle.Stop()
-	st.out = append(st.out, streamRequest{ID: id, Exchange: body})
+	st.out = append(st.out, streamRequest{id: id, exchange: body})
 	st.mu.Unlock()
 	st.signal()
 	return id, ch, true
@@ -239,7 +254,7 @@ func (st *taskStream) send(body []byte) (id uint64, ch chan streamResult, ok boo
 func (st *taskStream) cancel(id uint64) {
 	st.mu.Lock()
 	if st.broken == nil {
-		st.out = append(st.out, streamRequest{ID: id, Cancel: true})
+		st.out = append(st.out, streamRequest{id: id, cancel: true})
 	}
 	st.mu.Unlock()
 	st.signal()
@@ -341,12 +356,9 @@ func (st *taskStream) write() {
 		if len(batch) == 0 {
 			continue
 		}
-		data, err := json.Marshal(streamFrame{Requests: batch})
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), streamWriteTimeout)
-			err = st.conn.Write(ctx, websocket.MessageText, data)
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), streamWriteTimeout)
+		err := st.conn.Write(ctx, websocket.MessageText, appendFrame(nil, batch))
+		cancel()
 		if err != nil {
 			st.fail(err)
 			return

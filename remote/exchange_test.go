@@ -1,8 +1,11 @@
 package remote
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/strandhq/strand/server"
 )
 
 // TestTaskTokensAge: a task's token is remembered until it is reported, or
@@ -31,5 +34,19 @@ func TestTaskTokensAge(t *testing.T) {
 	}
 	if _, ok := tokens.lookup([]byte("c")); !ok {
 		t.Fatal("c lost a generation on")
+	}
+}
+
+// TestAppendFrame: a frame of encoded exchanges and cancels is the JSON of
+// a server.StreamFrame.
+func TestAppendFrame(t *testing.T) {
+	got := string(appendFrame(nil, []streamRequest{{id: 1, exchange: []byte(`{"wait":true}`)}, {id: 2, cancel: true}}))
+	want := `{"requests":[{"id":1,"exchange":{"wait":true}},{"id":2,"cancel":true}]}`
+	if got != want {
+		t.Errorf("frame %s, want %s", got, want)
+	}
+	var f server.StreamFrame
+	if err := json.Unmarshal([]byte(got), &f); err != nil || len(f.Requests) != 2 || !f.Requests[0].Exchange.Wait || !f.Requests[1].Cancel {
+		t.Errorf("decoded: %+v, %v", f, err)
 	}
 }
