@@ -22,7 +22,22 @@ type matcher struct {
 	// started is when the matcher began to watch polls: a queue not polled
 	// since counts as last polled then.
 	started time.Time
+	// hold is how long a task stays for this node's workers, out of other
+	// nodes' legs' reach, when a worker of its queue polled within hold
+	// before it came (DefaultLegHold).
+	hold time.Duration
 }
+
+// DefaultLegHold is how long a task is kept from other nodes' legs while
+// this node's own workers are taking its queue's tasks: a worker that
+// polled within it will most likely poll again within it (a busy worker
+// sends its next exchange as soon as it answered the last; on a loaded
+// machine that round trip takes some ms, tens at times), and a task it
+// takes costs no hop, while one a leg takes costs a hop to the leg's node,
+// another back for its completion, and there a worker that has no cached
+// copy of the run. It is also the longest a task waits for a leg because
+// of the hold, once this node's workers stop taking tasks.
+const DefaultLegHold = 20 * time.Millisecond
 
 type queueKind int8
 
@@ -46,8 +61,8 @@ type queueKey struct {
 
 type taskQueue struct {
 	pollers *list.List // of *poller, oldest first
-	// backlog holds the waiting items: queries in backlog[queryLane], the
-	// others by priority (1, the highest, to 5).
+	// backlog holds the waiting items (as *queued): queries in
+	// backlog[queryLane], the others by priority (1, the highest, to 5).
 	backlog [6]*list.List
 	size    int
 	// queryServed: the last item taken from the backlog was a query.
@@ -58,11 +73,26 @@ type taskQueue struct {
 	// lastPoll is when a poll (a worker's or another node's leg) last
 	// began or ended here.
 	lastPoll time.Time
+	// workerPoll is when a worker's poll last began or ended here: a task
+	// that comes within the matcher's hold of it is held for the workers.
+	workerPoll time.Time
+	// legTimer, while set, hands the held tasks that come due at legDue to
+	// the legs that wait then.
+	legTimer *time.Timer
+	legDue   time.Time
 	// seen are the workers that polled here lately, by identity.
 	seen map[string]*pollerSeen
 	// syncMatched and backlogged count the tasks handed to a waiting
 	// poller and those queued.
 	syncMatched, backlogged int64
+}
+
+// queued is an item in a backlog. One that came while this node's
+// workers were taking the queue's tasks is held for them until due: no
+// other node's leg takes it before.
+type queued struct {
+	item any
+	due  time.Time // zero: not held
 }
 
 // poller is one waiting poll; it takes exactly one item.
@@ -105,7 +135,9 @@ func servesOf(steps []string) map[string]bool {
 	return out
 }
 
-func newMatcher() *matcher { return &matcher{queues: map[queueKey]*taskQueue{}, started: time.Now()} }
+func newMatcher() *matcher {
+	return &matcher{queues: map[queueKey]*taskQueue{}, started: time.Now(), hold: DefaultLegHold}
+}
 
 func (m *matcher) queue(k queueKey) *taskQueue {
 	q := m.queues[k]
@@ -183,14 +215,87 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(k)
-	if p := q.takePoller(item); p != nil {
+	now := time.Now()
+	held := m.holding(q, now)
+	if p := q.takePoller(item, !held); p != nil {
 		q.syncMatched++
 		p.ch <- item
 		return
 	}
 	q.backlogged++
-	q.backlog[lane].PushBack(item)
+	q.backlog[lane].PushBack(m.enqueue(k, q, item, held, now))
 	q.size++
+}
+
+// holding reports whether an item that comes to q at now is held for this
+// node's workers: one of them polled within the hold. The caller holds
+// m.mu.
+func (m *matcher) holding(q *taskQueue, now time.Time) bool {
+	return !q.workerPoll.IsZero() && now.Sub(q.workerPoll) < m.hold
+}
+
+// enqueue wraps item for q's backlog, held until now plus the hold when
+// held, and makes sure a leg waiting now gets it once it is due. The
+// caller holds m.mu.
+func (m *matcher) enqueue(k queueKey, q *taskQueue, item any, held bool, now time.Time) *queued {
+	if !held {
+		return &queued{item: item}
+	}
+	due := now.Add(m.hold)
+	for e := q.pollers.Front(); e != nil; e = e.Next() {
+		if p := e.Value.(*poller); !p.worker && p.takes(item) {
+			m.wake(k, q, due)
+			break
+		}
+	}
+	return &queued{item: item, due: due}
+}
+
+// wake sets q's timer to hand the items held until due to the legs then
+// waiting, unless it goes off by then already. The caller holds m.mu.
+func (m *matcher) wake(k queueKey, q *taskQueue, due time.Time) {
+	if q.legTimer != nil && !q.legDue.After(due) {
+		return
+	}
+	if q.legTimer != nil {
+		q.legTimer.Stop()
+	}
+	q.legDue = due
+	q.legTimer = time.AfterFunc(time.Until(due), func() { m.due(k) })
+}
+
+// due hands the held items of queue k that are due now to the legs that
+// wait there (each leg the first item it takes, in the order a poll takes
+// them), and sets the timer again for the next item a remaining leg would
+// take.
+func (m *matcher) due(k queueKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[k]
+	q.legTimer = nil
+	now := time.Now()
+	var next time.Time
+	for e := q.pollers.Front(); e != nil; {
+		p := e.Value.(*poller)
+		e = e.Next()
+		if p.worker {
+			continue
+		}
+		item, held := q.take(p.serves, false, now)
+		if item == nil {
+			if !held.IsZero() && (next.IsZero() || held.Before(next)) {
+				next = held
+			}
+			continue
+		}
+		q.pollers.Remove(p.elem)
+		p.elem = nil
+		q.syncMatched++
+		p.ch <- item
+	}
+	if !next.IsZero() {
+		m.wake(k, q, next)
+	}
 }
 
 // take removes and returns the next backlog item a poller serving serves
@@ -198,24 +303,34 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 // except that queries and the other tasks take turns while both wait, so a
 // stream of queries cannot hold up the workflow tasks that move runs on,
 // nor those the queries. Items the poller does not run stay, in order, for
-// one that does.
-func (q *taskQueue) take(serves map[string]bool) any {
+// one that does. A poll that is not a worker's (another node's leg) passes
+// over the items held for this node's workers until they are due; when it
+// gets none, held is when the first of those it passed over comes due
+// (zero: none).
+func (q *taskQueue) take(serves map[string]bool, worker bool, now time.Time) (item any, held time.Time) {
 	lanes := q.backlog[:]
 	if queries := q.backlog[queryLane]; queries.Len() > 0 && q.queryServed && queries.Len() < q.size {
 		lanes = q.backlog[queryLane+1:]
 	}
 	for _, l := range lanes {
 		for e := l.Front(); e != nil; e = e.Next() {
-			if !servesItem(serves, e.Value) {
+			it := e.Value.(*queued)
+			if !servesItem(serves, it.item) {
+				continue
+			}
+			if !worker && it.due.After(now) {
+				if held.IsZero() || it.due.Before(held) {
+					held = it.due
+				}
 				continue
 			}
 			l.Remove(e)
 			q.size--
 			q.queryServed = l == q.backlog[queryLane]
-			return e.Value
+			return it.item, time.Time{}
 		}
 	}
-	return nil
+	return nil, held
 }
 
 // takeWaitingPoller removes and returns a poller that is waiting now, or
@@ -224,7 +339,7 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q := m.queues[k]; q != nil {
-		if p := q.takePoller(nil); p != nil {
+		if p := q.takePoller(nil, !m.holding(q, time.Now())); p != nil {
 			q.syncMatched++
 			return p
 		}
@@ -233,14 +348,14 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 }
 
 // takePoller removes and returns a waiting poller that runs item (any
-// poller for nil), or nil.
-func (q *taskQueue) takePoller(item any) *poller {
+// poller for nil), or nil; another node's leg only with legs set.
+func (q *taskQueue) takePoller(item any, legs bool) *poller {
 	// A worker of this node first: a task handed to another node's
 	// forwarded poll costs a hop there and another back for its completion.
 	var e *list.Element
 	for w := q.pollers.Front(); w != nil; w = w.Next() {
 		p := w.Value.(*poller)
-		if item != nil && !p.takes(item) {
+		if item != nil && !p.takes(item) || !p.worker && !legs {
 			continue
 		}
 		if e == nil {
@@ -276,9 +391,11 @@ func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity
 	q := m.queue(k)
 	q.lastPoll = time.Now()
 	if worker {
+		q.workerPoll = q.lastPoll
 		q.see(identity, q.lastPoll, 0)
 	}
-	if item := q.take(serves); item != nil || !wait {
+	item, held := q.take(serves, worker, q.lastPoll)
+	if item != nil || !wait {
 		m.mu.Unlock()
 		return item
 	}
@@ -288,10 +405,14 @@ func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity
 		q.workers++
 		q.see(identity, q.lastPoll, 1)
 	}
+	if !held.IsZero() {
+		m.wake(k, q, held) // a leg: the held items come due
+	}
 	defer func() {
 		m.mu.Lock()
 		q.lastPoll = time.Now()
 		if worker {
+			q.workerPoll = q.lastPoll
 			q.workers--
 			q.see(identity, q.lastPoll, -1)
 		}
@@ -398,7 +519,9 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(k)
-	if p := q.takePoller(item); p != nil {
+	now := time.Now()
+	held := m.holding(q, now)
+	if p := q.takePoller(item, !held); p != nil {
 		p.ch <- item
 		return
 	}
@@ -406,7 +529,7 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	if _, ok := item.(*pendingQuery); ok {
 		lane = queryLane
 	}
-	q.backlog[lane].PushFront(item)
+	q.backlog[lane].PushFront(m.enqueue(k, q, item, held, now))
 	q.size++
 }
 
@@ -421,7 +544,7 @@ func (m *matcher) remove(k queueKey, item any) bool {
 	}
 	for _, l := range q.backlog {
 		for el := l.Front(); el != nil; el = el.Next() {
-			if el.Value == item {
+			if el.Value.(*queued).item == item {
 				l.Remove(el)
 				q.size--
 				return true
@@ -441,9 +564,9 @@ func (m *matcher) takeStarted() []any {
 		for _, l := range q.backlog {
 			for el := l.Front(); el != nil; {
 				next := el.Next()
-				switch el.Value.(type) {
+				switch it := el.Value.(*queued).item; it.(type) {
 				case *api.StepTask, *api.WorkflowTask:
-					out = append(out, el.Value)
+					out = append(out, it)
 					l.Remove(el)
 					q.size--
 				}

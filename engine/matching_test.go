@@ -60,7 +60,8 @@ func (m *matcher) waitingPollers(k queueKey) int {
 
 // A task goes to a worker of this node before another node's forwarded
 // poll that waited longer; with no worker waiting, the forwarded poll gets
-// it.
+// it (once the hold for this node's workers, who polled just before, is
+// over).
 func TestMatcherPrefersLocalWorkers(t *testing.T) {
 	m := newMatcher()
 	k := queueKey{ns: "default", name: "q", kind: stepQueue}
@@ -82,6 +83,126 @@ func TestMatcherPrefersLocalWorkers(t *testing.T) {
 	m.offer(k, 0, "second")
 	if v := <-leg; v != "second" {
 		t.Fatalf("forwarded poll got %v", v)
+	}
+}
+
+// setHold sets how long the matcher holds tasks for its workers.
+func (m *matcher) setHold(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hold = d
+}
+
+// held counts the tasks of queue k held for the workers now.
+func (m *matcher) held(k queueKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	now := time.Now()
+	for _, l := range m.queues[k].backlog {
+		for e := l.Front(); e != nil; e = e.Next() {
+			if e.Value.(*queued).due.After(now) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestMatcherHoldsTasksForLocalWorkers: while this node's workers are
+// taking a queue's tasks (one polled within the hold), a task that comes
+// when none of them waits is kept for them, not handed to another node's
+// forwarded poll (leg) that waits, nor given to it by the eager path; a
+// worker that polls next takes it. A task held that no worker takes goes
+// to a leg once the hold is over, to one that waited already and to one
+// that comes later. With no worker polling lately, a leg gets a task at
+// once.
+func TestMatcherHoldsTasksForLocalWorkers(t *testing.T) {
+	k := queueKey{ns: "default", name: "q", kind: workflowQueue}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	legPoll := func(m *matcher) chan any {
+		ch := make(chan any, 1)
+		go func() { ch <- m.poll(ctx, k, false, "a worker of node b", nil, func(any) {}) }()
+		return ch
+	}
+	waitPollers := func(m *matcher, n int) {
+		for m.waitingPollers(k) != n {
+			if ctx.Err() != nil {
+				t.Fatalf("%d polls waiting; want %d", m.waitingPollers(k), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// A worker's poll that found nothing (as a worker's task exchange
+	// takes what is ready, without waiting).
+	workerPolled := func(m *matcher) {
+		if v := m.pollFor(ctx, k, true, "w", nil, false, nil, nil); v != nil {
+			t.Fatalf("the worker took %v", v)
+		}
+	}
+
+	// No worker polled here: a leg gets the task at once.
+	m := newMatcher()
+	m.setHold(time.Hour)
+	leg := legPoll(m)
+	waitPollers(m, 1)
+	m.offer(k, 0, "free")
+	if v := <-leg; v != "free" {
+		t.Fatalf("the leg got %v", v)
+	}
+
+	// A worker polled within the hold: held for the workers.
+	leg = legPoll(m)
+	waitPollers(m, 1)
+	workerPolled(m)
+	if p := m.takeWaitingPoller(k); p != nil {
+		t.Fatal("the eager path took the leg while the workers were taking the tasks")
+	}
+	m.offer(k, 0, "held")
+	if d := m.depth(k); d != 1 || m.waitingPollers(k) != 1 {
+		t.Fatalf("backlog %d, %d polls waiting; want the task held, the leg waiting", d, m.waitingPollers(k))
+	}
+	if v := m.poll(ctx, k, true, "w", nil, nil); v != "held" {
+		t.Fatalf("the worker got %v", v)
+	}
+
+	// Held, and no worker takes it: the waiting leg gets it once the hold
+	// is over. (If the machine stalls for the whole hold between the
+	// worker's poll and the offer, the task is not held; try again.)
+	m.setHold(20 * time.Millisecond)
+	for tries := 0; ; tries++ {
+		workerPolled(m)
+		m.offer(k, 0, "due")
+		if m.depth(k) == 1 {
+			break // held
+		}
+		if v := <-leg; v != "due" || tries == 20 {
+			t.Fatalf("the leg got %v (try %d)", v, tries)
+		}
+		leg = legPoll(m)
+		waitPollers(m, 1)
+	}
+	if v := <-leg; v != "due" {
+		t.Fatalf("the leg got %v", v)
+	}
+	if d := m.depth(k); d != 0 {
+		t.Fatalf("backlog %d", d)
+	}
+
+	// Held, and a leg comes while it is: it waits for the end of the hold.
+	for tries := 0; ; tries++ {
+		workerPolled(m)
+		m.offer(k, 0, "later")
+		if m.held(k) == 1 {
+			break
+		}
+		if v := m.poll(ctx, k, true, "w", nil, nil); v != "later" || tries == 20 {
+			t.Fatalf("the worker got %v (try %d)", v, tries)
+		}
+	}
+	if v := <-legPoll(m); v != "later" {
+		t.Fatalf("the leg got %v", v)
 	}
 }
 

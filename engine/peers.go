@@ -21,7 +21,10 @@ import (
 // (a leg) open on each other node for that queue; a task a leg brings back
 // was started on its owner and goes to a waiting worker here. So a worker
 // connected to any node takes any task of its queue, and a node's own
-// workers are served from its own queue without a hop.
+// workers are served from its own queue without a hop: a task goes to a
+// leg only when none of them waits, and while they are taking the queue's
+// tasks (one polled within the matcher's hold, DefaultLegHold) not before
+// the hold is over.
 
 // Peering ops.
 const (
