@@ -471,11 +471,7 @@ func (s *Service) healthy(ctx context.Context, n *node) bool {
 	if err != nil {
 		return false
 	}
-	hc := s.http
-	if n.client != nil {
-		hc = n.client
-	}
-	resp, err := hc.Do(req)
+	resp, err := s.clientOf(n).Do(req)
 	if err != nil {
 		return false
 	}
@@ -487,6 +483,15 @@ func (s *Service) healthy(ctx context.Context, n *node) bool {
 	n.lastHeard = time.Now()
 	s.nodes.mu.Unlock()
 	return true
+}
+
+// clientOf is the HTTP client that reaches n: its own when its host name
+// was resolved to an address of its own (Options.ResolveEvery).
+func (s *Service) clientOf(n *node) *http.Client {
+	if n.client != nil {
+		return n.client
+	}
+	return s.http
 }
 
 // heard notes that n answered something.

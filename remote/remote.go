@@ -227,11 +227,7 @@ func (s *Service) once(ctx context.Context, n *node, method, path string, body [
 	if s.auth != "" {
 		req.Header.Set("Authorization", s.auth)
 	}
-	hc := s.http
-	if n.client != nil {
-		hc = n.client
-	}
-	resp, err := hc.Do(req)
+	resp, err := s.clientOf(n).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return attempt{err: ctx.Err(), ended: true}

@@ -141,16 +141,12 @@ func (s *Service) streamOf(ctx context.Context, n *node, namespace string) *task
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hc := s.http
-	if n.client != nil {
-		hc = n.client
-	}
 	header := http.Header{}
 	if s.auth != "" {
 		header.Set("Authorization", s.auth)
 	}
 	conn, resp, err := websocket.Dial(dctx, n.base+"/namespaces/"+ns(namespace)+"/task-stream",
-		&websocket.DialOptions{HTTPClient: hc, HTTPHeader: header, CompressionMode: websocket.CompressionDisabled})
+		&websocket.DialOptions{HTTPClient: s.clientOf(n), HTTPHeader: header, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		wait := streamRetryFor
 		if resp != nil && resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusTooManyRequests {

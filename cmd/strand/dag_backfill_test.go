@@ -19,11 +19,7 @@ func TestDAGBackfillSurvivesRestart(t *testing.T) {
 	bin := binaries(t, "strand")
 	dir := t.TempDir()
 	addr := freePort(t)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
+	logf := serverLog(t, dir)
 	srv := &restartingServer{t: t, bin: bin, url: "http://" + addr, log: logf,
 		args: []string{"server", "--store", "sqlite://" + filepath.Join(dir, "strand.db"), "--listen", addr, "--poll-wait", "2s", "--drain", "1s"}}
 	srv.start()

@@ -44,11 +44,7 @@ func TestKillBeforeEagerCommit(t *testing.T) {
 func eagerKillTest(t *testing.T, bin, storeURL string) {
 	dir := t.TempDir()
 	addr := freePort(t)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
+	logf := serverLog(t, dir)
 	// The delay comes once from the flag and once from the --config file.
 	config := filepath.Join(dir, "eager.json")
 	if err := os.WriteFile(config, []byte(`{"eager-commit-delay": "1h"}`), 0o644); err != nil {

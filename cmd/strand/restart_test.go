@@ -100,14 +100,22 @@ func (s *restartingServer) stop() {
 	}
 }
 
-func restartTest(t *testing.T, bin, storeURL string) {
-	dir := t.TempDir()
-	addr := freePort(t)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
+// serverLog is a file in dir for a server's output, closed when the test
+// ends (after the server stopped).
+func serverLog(t *testing.T, dir string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func restartTest(t *testing.T, bin, storeURL string) {
+	dir := t.TempDir()
+	addr := freePort(t)
+	logf := serverLog(t, dir)
 	srv := &restartingServer{t: t, bin: bin, url: "http://" + addr, log: logf,
 		args: []string{"server", "--store", storeURL, "--listen", addr, "--poll-wait", "5s", "--drain", "1s"}}
 	srv.start()
