@@ -1,6 +1,7 @@
 package dag_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,8 +98,15 @@ func states0(inst *dag.Instance) string {
 // wait waits for an instance to end and returns it.
 func (e *env) wait(id string) *dag.Instance {
 	e.t.Helper()
-	if _, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: api.RunRef{Namespace: e.ns, WorkflowID: id}}); err != nil {
-		e.t.Fatal(err)
+	ref := api.RunRef{Namespace: e.ns, WorkflowID: id}
+	if _, err := e.eng.WaitResult(e.ctx, api.ResultRequest{RunRef: ref}); err != nil {
+		// Say where the instance stands, to tell a lost task from a
+		// slow machine.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		inst, _, ierr := e.client.Instance(ctx, id)
+		d, derr := e.eng.DescribeWorkflow(ctx, ref)
+		e.t.Fatalf("%s: %v; the instance: %s (%v); the run: %+v (%v)", id, err, states0(inst), ierr, d, derr)
 	}
 	inst, _, err := e.client.Instance(e.ctx, id)
 	if err != nil {
