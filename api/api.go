@@ -433,6 +433,10 @@ type WorkflowTask struct {
 	Query *QueryRequest `json:"query,omitempty"`
 	// Time is the workflow's deterministic "now" for this task.
 	Time time.Time `json:"time"`
+	// Timeout is how long from its hand-out the engine waits for the
+	// task's answer: past it, the answer is refused and the task offered
+	// again (zero: not said).
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // CommandType names a workflow command.

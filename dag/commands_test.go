@@ -106,7 +106,8 @@ func (e *env) wait(id string) *dag.Instance {
 		defer cancel()
 		inst, _, ierr := e.client.Instance(ctx, id)
 		d, derr := e.eng.DescribeWorkflow(ctx, ref)
-		e.t.Fatalf("%s: %v; the instance: %s (%v); the run: %+v (%v)", id, err, states0(inst), ierr, d, derr)
+		e.t.Fatalf("%s: %v; the instance: %s (%v); the run: %s, next event %d, pending steps %+v, timers %+v, children %+v, paused %v, workflow task failure %v (%v)",
+			id, err, states0(inst), ierr, d.Status, d.NextEventID, d.Steps, d.Timers, d.Children, d.Paused, d.WorkflowTaskFailure, derr)
 	}
 	inst, _, err := e.client.Instance(e.ctx, id)
 	if err != nil {

@@ -134,7 +134,7 @@ func (r *run) newFlight(x *store.Execution, events []api.Event, tx *txn) *api.Wo
 	}
 	f.task = &api.WorkflowTask{
 		Token: encodeToken(&wtToken{Run: r.key, Nonce: f.nonce}), Run: r.key, WorkflowType: x.Info.Type,
-		PrevEventID: x.Task.LastEventID, Events: forWorker(events, docs), Time: time.Now().UTC(),
+		PrevEventID: x.Task.LastEventID, Events: forWorker(events, docs), Time: time.Now().UTC(), Timeout: e.opts.WorkflowTaskTimeout,
 	}
 	r.flight = f
 	f.timeout = r.s.afterFunc(e.opts.WorkflowTaskTimeout, func(ctx context.Context) {

@@ -77,6 +77,7 @@ type Worker struct {
 	workflows map[string]sdk.WorkflowFunc
 	steps     map[string]stepFunc
 	cache     *cache
+	arrivals  arrivals
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -133,7 +134,8 @@ func New(svc api.Service, opts Options) *Worker {
 	return &Worker{
 		svc: svc, opts: opts, log: opts.Logger.With("queue", opts.Queue, "worker", opts.Identity),
 		workflows: map[string]sdk.WorkflowFunc{}, steps: map[string]stepFunc{},
-		cache: newCache(opts.CacheMemory, opts.CacheSize, opts.JournalMemory),
+		cache:    newCache(opts.CacheMemory, opts.CacheSize, opts.JournalMemory),
+		arrivals: arrivals{latest: map[store.RunKey]uint64{}},
 	}
 }
 
@@ -202,9 +204,9 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // pollers is how many polls of a kind a worker on svc keeps waiting: n, or
-// one per slot when svc shares the polls waiting (api.PollSharer), as a
-// remote worker's share task exchanges: a few pollers would take a few
-// tasks per round trip to the server.
+// one per slot (of slots) when svc shares the polls waiting
+// (api.PollSharer), as a remote worker's share task exchanges: a few
+// pollers would take a few tasks per round trip to the server.
 func pollers(svc api.Service, n, slots int) int {
 	if ps, ok := svc.(api.PollSharer); ok && ps.SharesPolls() {
 		return max(n, slots)
@@ -530,10 +532,27 @@ func (r *stepRuntime) beat(ctx context.Context, p api.Value) error {
 // handleWorkflowTask advances a run (or answers a query) with its cached
 // instance, replaying history first when the cache misses.
 func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
+	var n uint64
+	if t.Query == nil {
+		n = w.arrivals.arrive(t.Run)
+		defer w.arrivals.leave(t.Run, n)
+	}
+	// The engine refuses an answer past the task's timeout and offers the
+	// task again: a task still waiting for its run or for a core then is
+	// dropped untouched, and the run's cached instance stays good for the
+	// task offered again. (Working on it would only make the instance
+	// that of an answer refused, to be replayed from history next time.)
+	deadline := time.Now().Add(t.Timeout)
+	late := func() bool {
+		return t.Timeout > 0 && time.Now().After(deadline) || w.arrivals.superseded(t.Run, n)
+	}
 	e := w.cache.lock(t.Run)
 	defer w.cache.unlock(e)
 	if t.Query != nil {
 		w.answerQuery(ctx, e, t)
+		return
+	}
+	if late() {
 		return
 	}
 	// A workflow task's answers are retried like a step's reports, for
@@ -555,6 +574,11 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 		switch {
 		case err == nil:
 			e.inst = inst
+			if late() {
+				// The replay took longer than the task's timeout: the
+				// instance it made serves the task offered again.
+				return
+			}
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, errReadHistory):
@@ -599,6 +623,46 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 	e.inst.LastEventID = resp.LastEventID
 	if e.inst.Closed() {
 		e.drop()
+	}
+}
+
+// arrivals numbers the workflow tasks a worker receives, by run. The
+// engine hands out a run's next task only once it gave up on the last (its
+// timeout passed, or it was taken back), so a task that waited for its
+// run's lock, or replayed the run, while a later task of the run came is
+// dead: it is dropped without work. Without this (and without the
+// timeout's check), when tasks waited longer than their timeout in a
+// loaded worker, every task offered again took a slot and in turn replayed
+// its run's whole history for an answer that was refused: the worker fell
+// further behind with each task it took (TestScale hung so in the suite).
+type arrivals struct {
+	mu     sync.Mutex
+	n      uint64
+	latest map[store.RunKey]uint64 // the number of the run's last task
+}
+
+// arrive numbers a task of run k as the latest.
+func (a *arrivals) arrive(k store.RunKey) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	a.latest[k] = a.n
+	return a.n
+}
+
+// superseded reports whether a later task of run k than task n came.
+func (a *arrivals) superseded(k store.RunKey, n uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.latest[k] != n
+}
+
+// leave forgets task n of run k, once it is handled.
+func (a *arrivals) leave(k store.RunKey, n uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.latest[k] == n {
+		delete(a.latest, k)
 	}
 }
 
