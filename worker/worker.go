@@ -204,9 +204,9 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // pollers is how many polls of a kind a worker on svc keeps waiting: n, or
-// one per slot (of slots) when svc shares the polls waiting
-// (api.PollSharer), as a remote worker's share task exchanges: a few
-// pollers would take a few tasks per round trip to the server.
+// one per slot when svc shares the polls waiting (api.PollSharer), as a
+// remote worker's share task exchanges: a few pollers would take a few
+// tasks per round trip to the server.
 func pollers(svc api.Service, n, slots int) int {
 	if ps, ok := svc.(api.PollSharer); ok && ps.SharesPolls() {
 		return max(n, slots)
