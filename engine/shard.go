@@ -53,6 +53,14 @@ type shard struct {
 	waiters     map[store.RunKey][]chan struct{}
 	transferAck *ackTracker
 	timerAck    *ackTracker
+	// queuedTimers counts, by fire time (Unix ms), the durable timers of
+	// parts sent to the committer that have no task id (and so no key in
+	// timerAck) yet: the timer ack level stays below them. A timer's fire
+	// time is set when its transition is built, and a loaded committer
+	// may take longer than the timer's delay to reach it; the level, kept
+	// only below the keys in timerAck and below now, then passed it, and a
+	// new owner reading from the level never saw it.
+	queuedTimers map[int64]int
 	// persisted ack levels
 	ackLevels store.AckLevels
 	// timers are the durable timers before timerHorizon; the later ones
@@ -89,6 +97,7 @@ func newShard(e *Engine, id int32) *shard {
 		parked:        map[store.RunKey]parkedTasks{},
 		current:       map[workflowKey]*run{},
 		waiters:       map[store.RunKey][]chan struct{}{},
+		queuedTimers:  map[int64]int{},
 		commitCh:      make(chan *part, 4096),
 		committerDone: make(chan struct{}),
 		timerWake:     make(chan struct{}, 1),
@@ -291,11 +300,14 @@ type part struct {
 // commit submits p and waits for its outcome.
 func (s *shard) commit(ctx context.Context, p *part) error {
 	p.done = make(chan error, 1)
+	s.queueTimers(p, 1)
 	select {
 	case s.commitCh <- p:
 	case <-s.ctxDone():
+		s.queueTimers(p, -1)
 		return fmt.Errorf("%w: shard %d is stopping", errNotOwner, s.id)
 	case <-ctx.Done():
+		s.queueTimers(p, -1)
 		return ctx.Err()
 	}
 	// Once submitted, the outcome is awaited regardless of ctx: the caller
@@ -312,6 +324,26 @@ func (s *shard) commit(ctx context.Context, p *part) error {
 			return err
 		default:
 			return fmt.Errorf("%w: shard %d is stopping", errNotOwner, s.id)
+		}
+	}
+}
+
+// queueTimers counts p's durable timers into queuedTimers (by +1) or out
+// of it (by -1).
+func (s *shard) queueTimers(p *part, by int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queueTimersLocked(p, by)
+}
+
+func (s *shard) queueTimersLocked(p *part, by int) {
+	for _, t := range p.tasks {
+		if t.Category != store.CategoryTimer || t.Partition != "" { // retention timers: purge.go
+			continue
+		}
+		ms := store.UnixMilli(t.Key.FireTime)
+		if s.queuedTimers[ms] += by; s.queuedTimers[ms] <= 0 {
+			delete(s.queuedTimers, ms)
 		}
 	}
 }
@@ -373,12 +405,14 @@ func (s *shard) failQueued(ctx context.Context) {
 func (s *shard) commitParts(ctx context.Context, parts []*part) {
 	if s.isLost() {
 		for _, p := range parts {
+			s.queueTimers(p, -1)
 			p.done <- fmt.Errorf("%w: shard %d is not owned", errNotOwner, s.id)
 		}
 		return
 	}
 	if err := s.assignIDs(ctx, parts); err != nil {
 		for _, p := range parts {
+			s.queueTimers(p, -1)
 			p.done <- err
 		}
 		return
@@ -505,6 +539,7 @@ func (s *shard) assignIDs(ctx context.Context, parts []*part) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range parts {
+		s.queueTimersLocked(p, -1) // their keys go into timerAck here
 		for _, t := range p.tasks {
 			t.Key.TaskID = s.nextTaskID
 			s.nextTaskID++
@@ -552,12 +587,18 @@ func (s *shard) addAckLevels(b *store.Batch) {
 	ml := s.timerAck.level()
 	// The timer level never passes now (tasks written later may fire
 	// earlier than pending ones but never before now), nor the horizon
-	// (the timers past it are in the store only).
+	// (the timers past it are in the store only), nor a timer still
+	// waiting for the committer (its fire time may be past already).
 	if now := store.Now(); now.Before(ml.FireTime) {
 		ml = store.TaskKey{FireTime: now}
 	}
 	if s.timerHorizon.Less(ml) {
 		ml = s.timerHorizon
+	}
+	for ms := range s.queuedTimers {
+		if k := (store.TaskKey{FireTime: store.FromUnixMilli(ms)}); k.Less(ml) {
+			ml = k
+		}
 	}
 	levels := s.ackLevels
 	moved := false

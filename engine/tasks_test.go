@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -121,5 +123,47 @@ func TestValidateCommands(t *testing.T) {
 	}
 	if err := validateCommands([]api.Command{{Type: api.CommandScheduleStep, Seq: 1, Name: "x"}, {Type: api.CommandComplete}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTimerLevelWaitsForQueuedTimers: a timer whose transition waits for
+// the committer longer than its delay (fire time already past) keeps the
+// timer ack level below it until it has its key: a level persisted in
+// between passed it, and a new owner of the shard, reading the timers from
+// the level, never fired it (TestCluster lost one so on a loaded machine).
+func TestTimerLevelWaitsForQueuedTimers(t *testing.T) {
+	base := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	s := newShard(&Engine{log: slog.New(slog.DiscardHandler)}, 1)
+	s.timerAck = newAckTracker(store.TaskKey{FireTime: base.Add(-time.Hour)})
+	s.transferAck = newAckTracker(store.TaskKey{})
+	s.timerHorizon = store.TaskKey{FireTime: base.Add(time.Hour)}
+	s.nextTaskID, s.taskIDLimit = 1000, 2000 // ids in hand: no store call
+	s.ackLevels.Timer = store.TaskKey{FireTime: base.Add(-time.Hour)}
+	// A later timer came and fired: the level would move up to it.
+	done := store.TaskKey{FireTime: base.Add(30 * time.Second), TaskID: 500}
+	s.timerAck.add(done)
+	s.timerAck.finish(done)
+	fire := base.Add(time.Second) // a past fire time: its transition waited
+	p := &part{tasks: []*store.Task{{Category: store.CategoryTimer, Key: store.TaskKey{FireTime: fire}}}}
+	s.queueTimers(p, 1)
+	b := &store.Batch{}
+	s.addAckLevels(b)
+	if b.AckLevels == nil || b.AckLevels.Timer.FireTime.After(fire) {
+		t.Fatalf("with a timer queued for %s the level is %+v", fire, b.AckLevels)
+	}
+	s.ackLevels = *b.AckLevels
+	if err := s.assignIDs(context.Background(), []*part{p}); err != nil { // the key goes into timerAck
+		t.Fatal(err)
+	}
+	b = &store.Batch{}
+	s.addAckLevels(b)
+	if b.AckLevels != nil && b.AckLevels.Timer.FireTime.After(fire) {
+		t.Fatalf("with the timer keyed (%+v) the level passed it: %+v", p.tasks[0].Key, b.AckLevels)
+	}
+	s.ackTimer(p.tasks[0].Key) // fired
+	b = &store.Batch{}
+	s.addAckLevels(b)
+	if b.AckLevels == nil || !p.tasks[0].Key.Less(b.AckLevels.Timer) {
+		t.Fatalf("with the timer fired the level stays at %+v", b.AckLevels)
 	}
 }
