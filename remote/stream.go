@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -51,6 +53,7 @@ type nodeStreams struct {
 	mu      sync.Mutex
 	open    map[string]*taskStream
 	noUntil time.Time // none is opened before (the node refused, or failed)
+	closed  bool      // the Service was closed: none is opened
 }
 
 // taskStream is one open task stream. Its reader and writer goroutines end
@@ -127,6 +130,30 @@ func (s *Service) sendExchange(ctx context.Context, wait bool, namespace string,
 	return from, err
 }
 
+// errServiceClosed ends the task streams of a closed Service.
+var errServiceClosed = errors.New("the service was closed")
+
+// Close ends the Service's task streams, and their goroutines with them;
+// a stream would otherwise last until idle for streamIdle. Exchanges in
+// flight on them fail and are sent again as requests of their own, as is
+// every later exchange; other calls go on as before.
+func (s *Service) Close() error {
+	s.nodes.mu.Lock()
+	list := slices.Clone(s.nodes.list)
+	s.nodes.mu.Unlock()
+	for _, n := range list {
+		home := &n.streams
+		home.mu.Lock()
+		home.closed = true
+		open := slices.Collect(maps.Values(home.open))
+		home.mu.Unlock()
+		for _, st := range open {
+			st.fail(errServiceClosed)
+		}
+	}
+	return nil
+}
+
 // streamOf returns n's open task stream of namespace, opening one when
 // there is none; nil when n has none to offer now.
 func (s *Service) streamOf(ctx context.Context, n *node, namespace string) *taskStream {
@@ -136,7 +163,7 @@ func (s *Service) streamOf(ctx context.Context, n *node, namespace string) *task
 	if st := home.open[namespace]; st != nil {
 		return st
 	}
-	if time.Now().Before(home.noUntil) {
+	if home.closed || time.Now().Before(home.noUntil) {
 		return nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)

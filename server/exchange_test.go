@@ -126,6 +126,16 @@ func TestTaskExchange(t *testing.T) {
 	t.Logf("%d tasks in %d task exchanges", tasks, n["/task-exchange"])
 	checkExchanges(t, loadDoc(t, url), rec)
 
+	// A closed service ends its stream and posts its exchanges from then on.
+	rec, url = exchangeServer(t, ctx, "")
+	svc := remote.New(url, nil)
+	runTriples(t, ctx, svc, 5)
+	svc.Close()
+	runTriples(t, ctx, svc, 5)
+	if n := routesCalled(rec, taskRoutes...); n["/task-exchange"] == 0 || rec.streams != 1 {
+		t.Errorf("after Close: requests by route %v, %d task streams; want the one stream, then exchanges posted", n, rec.streams)
+	}
+
 	// A server without streams gets the exchanges POSTed.
 	rec, url = exchangeServer(t, ctx, "/task-stream")
 	runTriples(t, ctx, remote.New(url, nil), 5)

@@ -87,7 +87,7 @@ group, and a worker that dies has its tasks retried elsewhere by their retry pol
 			sctx, cancel := context.WithTimeout(context.Background(), stopWait)
 			defer cancel()
 			stop(sctx)
-			return nil
+			return svc.Close()
 		},
 	}
 	o.register(cmd)
