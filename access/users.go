@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -87,7 +88,7 @@ type storedToken struct {
 const TokenPrefix = "strand_"
 
 // Passwords are bcrypt's: at most 72 bytes, which bcrypt reads; and we ask
-// for at least 8.
+// for at least 8 characters (as the API document and the console count).
 const (
 	MinPassword = 8
 	MaxPassword = 72
@@ -201,9 +202,19 @@ func checkName(name string) error {
 	return nil
 }
 
+// checkPassword checks a new password of the field named field: at least
+// MinPassword characters, at most MaxPassword bytes.
+func checkPassword(field, password string) error {
+	if n := utf8.RuneCountInString(password); n < MinPassword || len(password) > MaxPassword {
+		return api.InvalidArgument(field, "want at least %d characters and at most %d bytes, got %d characters in %d bytes",
+			MinPassword, MaxPassword, n, len(password))
+	}
+	return nil
+}
+
 func (s *Service) hash(password string) (string, error) {
-	if len(password) < MinPassword || len(password) > MaxPassword {
-		return "", api.InvalidArgument("password", "want %d to %d bytes, got %d", MinPassword, MaxPassword, len(password))
+	if err := checkPassword("password", password); err != nil {
+		return "", err
 	}
 	b, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
 	if err != nil {
@@ -323,8 +334,8 @@ type PasswordChange struct {
 // a failed login (see LoginLimits) and changes nothing; a name that failed
 // too often is refused with a *LoginThrottledError.
 func (s *Service) ChangePassword(ctx context.Context, c PasswordChange) (int, error) {
-	if len(c.New) < MinPassword || len(c.New) > MaxPassword {
-		return 0, api.InvalidArgument("new_password", "want %d to %d bytes, got %d", MinPassword, MaxPassword, len(c.New))
+	if err := checkPassword("new_password", c.New); err != nil {
+		return 0, err
 	}
 	if c.New == c.Current {
 		return 0, api.InvalidArgument("new_password", "the same as the current one")

@@ -366,7 +366,8 @@ var enums = map[reflect.Type][]any{
 // bodyRules are rules between a request body's fields that JSON Schema
 // states (each an entry of the body's allOf), by the body's type.
 var bodyRules = map[reflect.Type][]any{
-	// A user (the default kind) logs in with a password of 8 to 72 bytes;
+	// A user (the default kind) logs in with a password of at least 8
+	// characters (and at most 72 bytes);
 	// a service account calls with tokens and has none.
 	reflect.TypeFor[access.NewUser](): {map[string]any{"anyOf": []any{
 		map[string]any{"required": []any{"password"}, "properties": map[string]any{
@@ -376,7 +377,7 @@ var bodyRules = map[reflect.Type][]any{
 			"kind":     map[string]any{"const": access.KindService},
 			"password": map[string]any{"enum": []any{"", nil}}}},
 	}}},
-	// A new password, like a user's, is at least 8 bytes.
+	// A new password, like a user's, is at least 8 characters.
 	reflect.TypeFor[ChangePasswordRequest](): {map[string]any{"properties": map[string]any{
 		"new_password": map[string]any{"type": "string", "minLength": access.MinPassword}}}},
 	// A signal batch names its signal; a reset before an event names the
