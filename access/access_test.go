@@ -149,7 +149,7 @@ func TestPasswords(t *testing.T) {
 		{Name: "-x", Password: "long enough"},
 		{Name: "a b", Password: "long enough"},
 		{Name: "short", Password: "seven77"},
-		{Name: "few", Password: "ééé€"}, // 9 bytes, but 4 characters: the API document counts characters
+		{Name: "few", Password: "ééé€"},                   // 9 bytes, but 4 characters: the API document counts characters
 		{Name: "wide", Password: strings.Repeat("é", 37)}, // 37 characters, but 74 bytes: bcrypt reads 72
 		{Name: "long", Password: strings.Repeat("x", 73)},
 		{Name: "svc", Kind: access.KindService, Password: "services have none"},
