@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -493,7 +494,7 @@ func (s *shard) deleteRun(ctx context.Context, k store.RunKey) error {
 type visibilityQueue struct {
 	mu      sync.Mutex
 	pending map[store.RunKey]*visibilityUpdate
-	order   []store.RunKey
+	order   []store.RunKey // by first update, oldest first
 	signal  chan struct{}
 }
 
@@ -504,6 +505,7 @@ type visibilityQueue struct {
 type visibilityUpdate struct {
 	keys   []store.TaskKey
 	record *store.VisibilityRecord // nil: read the run when writing
+	queued time.Time               // when the first of them was queued
 }
 
 func (q *visibilityQueue) init() {
@@ -517,7 +519,7 @@ func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey, record *store.V
 	q.mu.Lock()
 	u := q.pending[k]
 	if u == nil {
-		u = &visibilityUpdate{}
+		u = &visibilityUpdate{queued: time.Now()}
 		q.pending[k] = u
 		q.order = append(q.order, k)
 		u.record = record
@@ -534,50 +536,70 @@ func (q *visibilityQueue) add(k store.RunKey, key store.TaskKey, record *store.V
 	}
 }
 
-// take removes up to n runs with their updates.
-func (q *visibilityQueue) take(n int) map[store.RunKey]*visibilityUpdate {
+// take removes up to n runs with their updates, of those first queued
+// before queuedBefore (any, when it is zero). Past maxQueued runs, the
+// oldest are taken whatever their age. When none is old enough, it
+// returns nil and when the oldest will be.
+func (q *visibilityQueue) take(n int, queuedBefore time.Time) (map[store.RunKey]*visibilityUpdate, time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.order) == 0 {
-		return nil
+		return nil, time.Time{}
 	}
 	n = min(n, len(q.order))
+	if !queuedBefore.IsZero() && len(q.order) <= visibilityMaxQueued {
+		ready, _ := slices.BinarySearchFunc(q.order[:n], queuedBefore, func(k store.RunKey, t time.Time) int {
+			return q.pending[k].queued.Compare(t)
+		})
+		if ready == 0 {
+			return nil, q.pending[q.order[0]].queued
+		}
+		n = ready
+	}
 	out := make(map[store.RunKey]*visibilityUpdate, n)
 	for _, k := range q.order[:n] {
 		out[k] = q.pending[k]
 		delete(q.pending, k)
 	}
 	q.order = q.order[n:]
-	if len(q.order) > 0 {
-		select {
-		case q.signal <- struct{}{}:
-		default:
-		}
-	}
-	return out
+	return out, time.Time{}
 }
 
 // visibilityBatch bounds the records written in one call.
 const visibilityBatch = 500
 
-// visibilityDelay is how long updates gather before they are written: a run
-// that starts and closes within it is written once. Listing lags by as much.
+// visibilityDelay is how long a run's updates gather before they are
+// written: a run that starts and closes within it is written once. Listing
+// lags by as much.
 const visibilityDelay = time.Second
 
-// visibilityLoop writes visibility records in batches. It waits
-// visibilityDelay after the first update, and after each write that
-// drained the queue, so that updates close together (a short run's start
-// and close) share a write and a busy shard's updates go in full batches.
+// visibilityPause is how long the writer waits after a write of less than
+// a full batch, so that a trickle of updates goes in a few transactions a
+// second rather than one per update.
+const visibilityPause = visibilityDelay / 4
+
+// visibilityMaxQueued bounds the runs whose updates gather: past it, the
+// oldest are written at once, however recent.
+const visibilityMaxQueued = 20 * visibilityBatch
+
+// visibilityLoop writes visibility records in batches, each run's once its
+// first update is visibilityDelay old, so that updates close together (a
+// short run's start and close) share a write, and a busy shard's go in
+// full batches. Listing lags by visibilityDelay to visibilityDelay plus
+// visibilityPause.
 func (s *shard) visibilityLoop(ctx context.Context) {
 	for {
-		batch := s.vis.take(visibilityBatch)
+		batch, next := s.vis.take(visibilityBatch, time.Now().Add(-visibilityDelay))
 		if batch == nil {
-			select {
-			case <-s.vis.signal:
-			case <-ctx.Done():
-				return
+			if next.IsZero() {
+				select {
+				case <-s.vis.signal:
+				case <-ctx.Done():
+					return
+				}
+				continue
 			}
-			if !sleep(ctx, visibilityDelay) {
+			if !sleep(ctx, time.Until(next.Add(visibilityDelay))) {
 				return
 			}
 			continue
@@ -592,10 +614,7 @@ func (s *shard) visibilityLoop(ctx context.Context) {
 			}
 			continue
 		}
-		// Drained: let the next updates gather, so that a steady stream of
-		// them is written in full batches, not in a transaction per commit
-		// of the shard.
-		if len(batch) < visibilityBatch && !sleep(ctx, visibilityDelay) {
+		if len(batch) < visibilityBatch && !sleep(ctx, visibilityPause) {
 			return
 		}
 	}
@@ -630,7 +649,7 @@ func (s *shard) writeVisibilityBatch(ctx context.Context, batch map[store.RunKey
 func (e *Engine) SyncVisibility(ctx context.Context) error {
 	for _, s := range e.owned() {
 		for {
-			batch := s.vis.take(visibilityBatch)
+			batch, _ := s.vis.take(visibilityBatch, time.Time{})
 			if batch == nil {
 				break
 			}
