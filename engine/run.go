@@ -243,6 +243,9 @@ func (t *txn) lastEventID() int64 { return t.exec.NextEventID - 1 }
 func (t *txn) transfer(typ int16, run store.RunKey, d *taskData) *store.Task {
 	task := &store.Task{Category: store.CategoryTransfer, Type: typ, Run: run, Data: encodeTaskData(d)}
 	t.part.tasks = append(t.part.tasks, task)
+	if typ == transferStep {
+		t.part.stepData = append(t.part.stepData, stepTaskData{task, d})
+	}
 	return task
 }
 
@@ -339,16 +342,23 @@ func (r *run) commit(ctx context.Context, t *txn) error {
 	for _, f := range t.after {
 		f()
 	}
-	r.afterTasks(t.part.tasks)
+	r.afterTasks(&t.part)
 	return nil
 }
 
-// afterTasks starts processing the transfer tasks a commit wrote.
-func (r *run) afterTasks(tasks []*store.Task) {
-	for _, task := range tasks {
-		if task.Category == store.CategoryTransfer {
-			r.s.processNew(r, *task)
+// afterTasks starts processing the transfer tasks of a commit's part.
+func (r *run) afterTasks(p *part) {
+	for _, task := range p.tasks {
+		if task.Category != store.CategoryTransfer {
+			continue
 		}
+		var d *taskData
+		for _, sd := range p.stepData {
+			if sd.task == task {
+				d = sd.data
+			}
+		}
+		r.s.processNew(r, *task, d)
 	}
 }
 

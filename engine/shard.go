@@ -291,10 +291,19 @@ func (s *shard) askExtend() {
 type part struct {
 	runs       []store.RunWrite
 	tasks      []*store.Task // ids are assigned by the committer
+	// stepData is the data of the step tasks among tasks as it was before
+	// encoding, so that offering them after the commit decodes nothing.
+	stepData []stepTaskData
 	requests   []store.Request
 	docs       []store.Document
 	deleteRuns []store.RunKey
 	done       chan error
+}
+
+// stepTaskData is a step task's data, kept beside its encoding.
+type stepTaskData struct {
+	task *store.Task
+	data *taskData
 }
 
 // commit submits p and waits for its outcome.

@@ -15,8 +15,9 @@ import (
 
 // processNew starts processing a transfer task r's commit just wrote, with
 // r still locked: workflow and step tasks go to their queues at once; the
-// others run on the shard's pool.
-func (s *shard) processNew(r *run, task store.Task) {
+// others run on the shard's pool. d is the task's data when the caller has
+// it decoded (nil: decoded from task.Data).
+func (s *shard) processNew(r *run, task store.Task, d *taskData) {
 	if task.Run != r.key {
 		s.dispatchTransfer(task)
 		return
@@ -28,10 +29,12 @@ func (s *shard) processNew(r *run, task store.Task) {
 	case transferVisibility:
 		s.vis.add(task.Run, task.Key, visibilityRecord(r.key, r.exec))
 	case transferStep:
-		d, err := decodeTaskData(task.Data)
-		if err != nil {
-			s.ackTransfer(task.Key)
-			return
+		if d == nil {
+			var err error
+			if d, err = decodeTaskData(task.Data); err != nil {
+				s.ackTransfer(task.Key)
+				return
+			}
 		}
 		if _, ok := currentAttempt(r.exec, d.Seq, d.Attempt); !ok {
 			// The transition that wrote it also closed the run (or the
