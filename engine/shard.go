@@ -289,11 +289,11 @@ func (s *shard) askExtend() {
 
 // part is one transition's share of a batch.
 type part struct {
-	runs       []store.RunWrite
-	tasks      []*store.Task // ids are assigned by the committer
+	runs  []store.RunWrite
+	tasks []*store.Task // ids are assigned by the committer
 	// stepData is the data of the step tasks among tasks as it was before
 	// encoding, so that offering them after the commit decodes nothing.
-	stepData []stepTaskData
+	stepData   []stepTaskData
 	requests   []store.Request
 	docs       []store.Document
 	deleteRuns []store.RunKey
