@@ -396,8 +396,6 @@ func (w *Worker) runStep(t *api.StepTask) {
 	if d := t.Deadline.Add(reportPatience); d.After(until) {
 		until = d
 	}
-	rctx, rcancel := context.WithDeadline(context.WithoutCancel(w.stepsCtx), until)
-	defer rcancel()
 	var send func(context.Context) error
 	if err != nil {
 		switch {
@@ -412,7 +410,7 @@ func (w *Worker) runStep(t *api.StepTask) {
 		req := api.CompleteStepRequest{Token: t.Token, Result: out, Identity: w.opts.Identity, Details: rt.details.Take()}
 		send = func(ctx context.Context) error { return w.svc.CompleteStep(ctx, req) }
 	}
-	if err := w.deliver(rctx, w.stepsCtx, "report step", send); err != nil && !errors.Is(err, api.ErrTaskNotFound) {
+	if err := w.deliver(context.WithoutCancel(w.stepsCtx), w.stepsCtx, until, "report step", send); err != nil && !errors.Is(err, api.ErrTaskNotFound) {
 		w.log.Warn("report step", "step", t.Name, "run", t.Run.String(), "err", err)
 	}
 }
@@ -422,17 +420,22 @@ func (w *Worker) runStep(t *api.StepTask) {
 const reportPatience = time.Minute
 
 // deliver calls send until it lands, fails for a reason other than a
-// transient one (the service unavailable, a call timed out), or ctx ends;
-// once stop has ended it tries no more. Reports are idempotent (a task
-// token is answered once; a repeat gets ErrTaskNotFound), so a report
+// transient one (the service unavailable, a call timed out), ctx ends or
+// until passes (zero: no bound but ctx); once stop has ended it tries no
+// more. Each call has at most deliverAttempt. Reports are idempotent (a
+// task token is answered once; a repeat gets ErrTaskNotFound), so a report
 // whose answer was lost may safely be sent again.
-func (w *Worker) deliver(ctx, stop context.Context, what string, send func(context.Context) error) error {
+func (w *Worker) deliver(ctx, stop context.Context, until time.Time, what string, send func(context.Context) error) error {
 	b := newBackoff()
 	for tries := 1; ; tries++ {
-		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		deadline := time.Now().Add(deliverAttempt)
+		if !until.IsZero() && until.Before(deadline) {
+			deadline = until
+		}
+		actx, cancel := context.WithDeadline(ctx, deadline)
 		err := send(actx)
 		cancel()
-		if err == nil || !transient(err) || ctx.Err() != nil || stop.Err() != nil {
+		if err == nil || !transient(err) || ctx.Err() != nil || stop.Err() != nil || !until.IsZero() && !time.Now().Before(until) {
 			if err == nil && tries > 1 {
 				w.log.Info(what+": delivered after retries", "tries", tries)
 			}
@@ -442,8 +445,14 @@ func (w *Worker) deliver(ctx, stop context.Context, what string, send func(conte
 			w.log.Warn(what+": retrying until the service answers", "err", err)
 		}
 		b.wait(ctx)
+		if !until.IsZero() && !time.Now().Before(until) {
+			return err
+		}
 	}
 }
+
+// deliverAttempt bounds one call of deliver.
+const deliverAttempt = 30 * time.Second
 
 // transient reports whether err may go away by itself: the service was
 // unreachable or busy, or the call ran out of time.
@@ -516,7 +525,7 @@ func (r *stepRuntime) Heartbeat(ctx context.Context, details any) error {
 // beat sends a heartbeat with details p.
 func (r *stepRuntime) beat(ctx context.Context, p api.Value) error {
 	req := api.HeartbeatRequest{Token: r.t.Token, Details: p}
-	err := r.w.deliver(ctx, ctx, "heartbeat", func(ctx context.Context) error {
+	err := r.w.deliver(ctx, ctx, time.Time{}, "heartbeat", func(ctx context.Context) error {
 		_, err := r.w.svc.HeartbeatStep(ctx, req)
 		return err
 	})
@@ -557,12 +566,11 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 	}
 	// A workflow task's answers are retried like a step's reports, for
 	// about as long as the engine waits for them.
-	rctx, rcancel := context.WithTimeout(ctx, reportPatience)
-	defer rcancel()
+	until := time.Now().Add(reportPatience)
 	fail := func(err error) {
 		e.drop()
 		req := api.FailWorkflowTaskRequest{Token: t.Token, Failure: api.FailureOf(err), Identity: w.opts.Identity}
-		ferr := w.deliver(rctx, ctx, "fail workflow task", func(ctx context.Context) error { return w.svc.FailWorkflowTask(ctx, req) })
+		ferr := w.deliver(ctx, ctx, until, "fail workflow task", func(ctx context.Context) error { return w.svc.FailWorkflowTask(ctx, req) })
 		if ferr != nil && ctx.Err() == nil && !errors.Is(ferr, api.ErrTaskNotFound) {
 			w.log.Warn("fail workflow task", "run", t.Run.String(), "err", ferr)
 		}
@@ -600,7 +608,7 @@ func (w *Worker) handleWorkflowTask(ctx context.Context, t *api.WorkflowTask) {
 	}
 	req := api.CompleteWorkflowTaskRequest{Token: t.Token, Commands: cmds, Identity: w.opts.Identity, Details: e.inst.TakeDetails()}
 	var resp api.CompleteWorkflowTaskResponse
-	err = w.deliver(rctx, ctx, "complete workflow task", func(ctx context.Context) error {
+	err = w.deliver(ctx, ctx, until, "complete workflow task", func(ctx context.Context) error {
 		var err error
 		resp, err = w.svc.CompleteWorkflowTask(ctx, req)
 		return err
@@ -730,15 +738,14 @@ func (w *Worker) rebuild(ctx context.Context, run store.RunKey, typ string, upTo
 	var history []api.Event
 	var token []byte
 	// As long as the engine waits for the task's answer.
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
+	until := time.Now().Add(10 * time.Second)
 	for upTo > 0 {
 		req := api.HistoryRequest{
 			RunRef:    api.RunRef{Namespace: run.Namespace, WorkflowID: run.WorkflowID, RunID: run.RunID},
 			PageToken: token, Resolve: true,
 		}
 		var page api.HistoryPage
-		err := w.deliver(rctx, ctx, "read history", func(ctx context.Context) error {
+		err := w.deliver(ctx, ctx, until, "read history", func(ctx context.Context) error {
 			var err error
 			page, err = w.svc.GetHistory(ctx, req)
 			return err
