@@ -416,6 +416,13 @@ type PollRequest struct {
 	// NoWait makes the poll answer at once: with a task that is ready, or
 	// with none (204), instead of waiting for one.
 	NoWait bool `json:"no_wait,omitempty"`
+	// Sticky, on a workflow task poll, names the worker's cache of runs (an
+	// id of the worker process's own, such as a random one made when it
+	// starts): a run's workflow task goes first to a poll with the Sticky
+	// of the poll that took the run's last one, while such a poll waits,
+	// so that the worker holding the run advances it without replaying its
+	// history. Empty: no preference.
+	Sticky string `json:"sticky,omitempty" max:"256"`
 }
 
 // WorkflowTask asks a worker to advance a run (or to answer a query).

@@ -39,6 +39,13 @@ type matcher struct {
 // of the hold, once this node's workers stop taking tasks.
 const DefaultLegHold = 20 * time.Millisecond
 
+// StickyHold is how long a workflow task waits for the worker that holds
+// its run (api.PollRequest.Sticky) when that worker has no poll waiting:
+// a busy worker polls again within it most of the time, and a task that
+// goes to another worker costs that worker a replay of the run's history.
+// After it, any worker may take the task.
+const StickyHold = 50 * time.Millisecond
+
 type queueKind int8
 
 const (
@@ -82,6 +89,9 @@ type taskQueue struct {
 	legDue   time.Time
 	// seen are the workers that polled here lately, by identity.
 	seen map[string]*pollerSeen
+	// stickies are the backlog's workflow tasks for each sticky worker
+	// (api.PollRequest.Sticky), oldest first: its polls take them first.
+	stickies map[string]*list.List
 	// syncMatched and backlogged count the tasks handed to a waiting
 	// poller and those queued.
 	syncMatched, backlogged int64
@@ -89,10 +99,19 @@ type taskQueue struct {
 
 // queued is an item in a backlog. One that came while this node's
 // workers were taking the queue's tasks is held for them until due: no
-// other node's leg takes it before.
+// other node's leg takes it before. A workflow task for the worker that
+// holds its run is held for that worker until stickyDue: no other poll
+// takes it before.
 type queued struct {
-	item any
-	due  time.Time // zero: not held
+	item      any
+	due       time.Time // zero: not held
+	sticky    string
+	stickyDue time.Time
+	// lane and elem place it in its backlog list; stickyElem in the list
+	// of its sticky worker's items (taskQueue.stickies), when it has one.
+	lane       *list.List
+	elem       *list.Element
+	stickyElem *list.Element
 }
 
 // poller is one waiting poll; it takes exactly one item.
@@ -100,6 +119,9 @@ type poller struct {
 	ch     chan any
 	elem   *list.Element
 	worker bool // a worker here, not another node's forwarded poll
+	// sticky is the worker's api.PollRequest.Sticky: the workflow tasks of
+	// the runs it advanced last come to it first.
+	sticky string
 	// serves are the step names the poller runs (api.PollRequest.Steps);
 	// nil: every task of the queue.
 	serves map[string]bool
@@ -121,6 +143,15 @@ func servesItem(serves map[string]bool, item any) bool {
 		return serves[it.Name]
 	}
 	return true
+}
+
+// stickyOf is the sticky id of the worker that item should go to first
+// ("" for any).
+func stickyOf(item any) string {
+	if o, ok := item.(*wtOffer); ok {
+		return o.sticky
+	}
+	return ""
 }
 
 // servesOf is the set of a poll's step names, nil when it names none.
@@ -217,14 +248,13 @@ func (m *matcher) put(k queueKey, lane int, item any) {
 	q := m.queue(k)
 	now := time.Now()
 	held := m.holding(q, now)
-	if p := q.takePoller(item, !held); p != nil {
+	if p := q.takePoller(item, stickyOf(item), !held); p != nil {
 		q.syncMatched++
 		p.ch <- item
 		return
 	}
 	q.backlogged++
-	q.backlog[lane].PushBack(m.enqueue(k, q, item, held, now))
-	q.size++
+	q.link(lane, m.enqueue(k, q, item, held, now), false)
 }
 
 // holding reports whether an item that comes to q at now is held for this
@@ -238,17 +268,29 @@ func (m *matcher) holding(q *taskQueue, now time.Time) bool {
 // held, and makes sure a leg waiting now gets it once it is due. The
 // caller holds m.mu.
 func (m *matcher) enqueue(k queueKey, q *taskQueue, item any, held bool, now time.Time) *queued {
-	if !held {
-		return &queued{item: item}
+	it := &queued{item: item}
+	if sticky := stickyOf(item); sticky != "" {
+		// Its worker had no poll waiting (it would have taken it): the
+		// polls that wait now get it once the hold passes.
+		it.sticky, it.stickyDue = sticky, now.Add(StickyHold)
+		for e := q.pollers.Front(); e != nil; e = e.Next() {
+			if p := e.Value.(*poller); p.takes(item) {
+				m.wake(k, q, it.stickyDue)
+				break
+			}
+		}
 	}
-	due := now.Add(m.hold)
+	if !held {
+		return it
+	}
+	it.due = now.Add(m.hold)
 	for e := q.pollers.Front(); e != nil; e = e.Next() {
 		if p := e.Value.(*poller); !p.worker && p.takes(item) {
-			m.wake(k, q, due)
+			m.wake(k, q, later(it.due, it.stickyDue))
 			break
 		}
 	}
-	return &queued{item: item, due: due}
+	return it
 }
 
 // wake sets q's timer to hand the items held until due to the legs then
@@ -264,9 +306,9 @@ func (m *matcher) wake(k queueKey, q *taskQueue, due time.Time) {
 	q.legTimer = time.AfterFunc(time.Until(due), func() { m.due(k) })
 }
 
-// due hands the held items of queue k that are due now to the legs that
-// wait there (each leg the first item it takes, in the order a poll takes
-// them), and sets the timer again for the next item a remaining leg would
+// due hands the held items of queue k that are due now to the polls that
+// wait there (each the first item it takes, in the order a poll takes
+// them), and sets the timer again for the next item a remaining poll would
 // take.
 func (m *matcher) due(k queueKey) {
 	m.mu.Lock()
@@ -278,10 +320,7 @@ func (m *matcher) due(k queueKey) {
 	for e := q.pollers.Front(); e != nil; {
 		p := e.Value.(*poller)
 		e = e.Next()
-		if p.worker {
-			continue
-		}
-		item, held := q.take(p.serves, false, now)
+		item, held := q.take(p.serves, p.worker, p.sticky, now)
 		if item == nil {
 			if !held.IsZero() && (next.IsZero() || held.Before(next)) {
 				next = held
@@ -304,13 +343,26 @@ func (m *matcher) due(k queueKey) {
 // stream of queries cannot hold up the workflow tasks that move runs on,
 // nor those the queries. Items the poller does not run stay, in order, for
 // one that does. A poll that is not a worker's (another node's leg) passes
-// over the items held for this node's workers until they are due; when it
-// gets none, held is when the first of those it passed over comes due
-// (zero: none).
-func (q *taskQueue) take(serves map[string]bool, worker bool, now time.Time) (item any, held time.Time) {
+// over the items held for this node's workers until they are due, and any
+// poll but the worker's with their sticky id (sticky) passes over the items
+// held for that worker; when it gets none, held is when the first of those
+// it passed over comes due (zero: none).
+func (q *taskQueue) take(serves map[string]bool, worker bool, sticky string, now time.Time) (item any, held time.Time) {
 	lanes := q.backlog[:]
-	if queries := q.backlog[queryLane]; queries.Len() > 0 && q.queryServed && queries.Len() < q.size {
+	queries := q.backlog[queryLane]
+	if queries.Len() > 0 && q.queryServed && queries.Len() < q.size {
 		lanes = q.backlog[queryLane+1:]
+	}
+	// A worker's own workflow tasks (those of the runs it holds) first,
+	// unless it is the queries' turn.
+	if own := q.stickies[sticky]; worker && own != nil && (queries.Len() == 0 || q.queryServed) {
+		for e := own.Front(); e != nil; e = e.Next() {
+			if it := e.Value.(*queued); servesItem(serves, it.item) {
+				q.unlink(it)
+				q.queryServed = false
+				return it.item, time.Time{}
+			}
+		}
 	}
 	for _, l := range lanes {
 		for e := l.Front(); e != nil; e = e.Next() {
@@ -318,14 +370,13 @@ func (q *taskQueue) take(serves map[string]bool, worker bool, now time.Time) (it
 			if !servesItem(serves, it.item) {
 				continue
 			}
-			if !worker && it.due.After(now) {
-				if held.IsZero() || it.due.Before(held) {
-					held = it.due
+			if until := it.heldFrom(worker, sticky, now); !until.IsZero() {
+				if held.IsZero() || until.Before(held) {
+					held = until
 				}
 				continue
 			}
-			l.Remove(e)
-			q.size--
+			q.unlink(it)
 			q.queryServed = l == q.backlog[queryLane]
 			return it.item, time.Time{}
 		}
@@ -333,13 +384,78 @@ func (q *taskQueue) take(serves map[string]bool, worker bool, now time.Time) (it
 	return nil, held
 }
 
-// takeWaitingPoller removes and returns a poller that is waiting now, or
-// nil: the engine hands it a workflow task directly.
-func (m *matcher) takeWaitingPoller(k queueKey) *poller {
+// link puts it into the backlog list of lane, at the front or the back,
+// and into its sticky worker's list.
+func (q *taskQueue) link(lane int, it *queued, front bool) {
+	l := q.backlog[lane]
+	if front {
+		it.elem = l.PushFront(it)
+	} else {
+		it.elem = l.PushBack(it)
+	}
+	it.lane = l
+	q.size++
+	if it.sticky == "" {
+		return
+	}
+	if q.stickies == nil {
+		q.stickies = map[string]*list.List{}
+	}
+	own := q.stickies[it.sticky]
+	if own == nil {
+		own = list.New()
+		q.stickies[it.sticky] = own
+	}
+	if front {
+		it.stickyElem = own.PushFront(it)
+	} else {
+		it.stickyElem = own.PushBack(it)
+	}
+}
+
+// unlink takes it out of the backlog.
+func (q *taskQueue) unlink(it *queued) {
+	it.lane.Remove(it.elem)
+	q.size--
+	if it.stickyElem != nil {
+		own := q.stickies[it.sticky]
+		own.Remove(it.stickyElem)
+		if own.Len() == 0 {
+			delete(q.stickies, it.sticky)
+		}
+		it.stickyElem = nil
+	}
+}
+
+// heldFrom returns until when the item is held from a poll (a worker's or
+// a leg's, with sticky id sticky), zero when that poll may take it now.
+func (it *queued) heldFrom(worker bool, sticky string, now time.Time) time.Time {
+	var until time.Time
+	if !worker && it.due.After(now) {
+		until = it.due
+	}
+	if it.sticky != "" && (!worker || it.sticky != sticky) && it.stickyDue.After(now) {
+		until = later(until, it.stickyDue)
+	}
+	return until
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// takeWaitingPoller removes and returns a poller that is waiting now (with
+// sticky set, the worker's that polls with it), or nil: the engine hands it
+// a workflow task directly.
+func (m *matcher) takeWaitingPoller(k queueKey, sticky string) *poller {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q := m.queues[k]; q != nil {
-		if p := q.takePoller(nil, !m.holding(q, time.Now())); p != nil {
+		if p := q.takePoller(nil, sticky, !m.holding(q, time.Now())); p != nil {
 			q.syncMatched++
 			return p
 		}
@@ -348,14 +464,23 @@ func (m *matcher) takeWaitingPoller(k queueKey) *poller {
 }
 
 // takePoller removes and returns a waiting poller that runs item (any
-// poller for nil), or nil; another node's leg only with legs set.
-func (q *taskQueue) takePoller(item any, legs bool) *poller {
+// poller for nil), or nil; another node's leg only with legs set. With
+// sticky set, only a worker polling with that sticky id (it holds the
+// run) is taken.
+func (q *taskQueue) takePoller(item any, sticky string, legs bool) *poller {
 	// A worker of this node first: a task handed to another node's
 	// forwarded poll costs a hop there and another back for its completion.
 	var e *list.Element
 	for w := q.pollers.Front(); w != nil; w = w.Next() {
 		p := w.Value.(*poller)
 		if item != nil && !p.takes(item) || !p.worker && !legs {
+			continue
+		}
+		if sticky != "" {
+			if p.worker && p.sticky == sticky {
+				e = w
+				break
+			}
 			continue
 		}
 		if e == nil {
@@ -380,13 +505,14 @@ func (q *taskQueue) takePoller(item any, legs bool) *poller {
 // worker's poll (worker set, by the worker identity) calls waiting once
 // it waits.
 func (m *matcher) poll(ctx context.Context, k queueKey, worker bool, identity string, waiting func(), giveBack func(any)) any {
-	return m.pollFor(ctx, k, worker, identity, nil, true, waiting, giveBack)
+	return m.pollFor(ctx, k, worker, identity, "", nil, true, waiting, giveBack)
 }
 
 // pollFor is poll by a poller that runs only the step tasks named in
 // serves (nil: every task); the others wait for a poller that runs them.
-// Without wait it returns nil at once when no item is ready.
-func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, wait bool, waiting func(), giveBack func(any)) any {
+// sticky is a worker's api.PollRequest.Sticky. Without wait it returns nil
+// at once when no item is ready.
+func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity, sticky string, serves map[string]bool, wait bool, waiting func(), giveBack func(any)) any {
 	m.mu.Lock()
 	q := m.queue(k)
 	q.lastPoll = time.Now()
@@ -394,19 +520,19 @@ func (m *matcher) pollFor(ctx context.Context, k queueKey, worker bool, identity
 		q.workerPoll = q.lastPoll
 		q.see(identity, q.lastPoll, 0)
 	}
-	item, held := q.take(serves, worker, q.lastPoll)
+	item, held := q.take(serves, worker, sticky, q.lastPoll)
 	if item != nil || !wait {
 		m.mu.Unlock()
 		return item
 	}
-	p := &poller{ch: make(chan any, 1), worker: worker, serves: serves}
+	p := &poller{ch: make(chan any, 1), worker: worker, serves: serves, sticky: sticky}
 	p.elem = q.pollers.PushBack(p)
 	if worker {
 		q.workers++
 		q.see(identity, q.lastPoll, 1)
 	}
 	if !held.IsZero() {
-		m.wake(k, q, held) // a leg: the held items come due
+		m.wake(k, q, held) // the items held from it come due
 	}
 	defer func() {
 		m.mu.Lock()
@@ -453,11 +579,11 @@ func (e *Engine) pollQueue(ctx context.Context, req api.PollRequest, kind queueK
 // poller serving serves (nil: all) runs; an item handed over as ctx ended
 // goes back to the front of the queue. While a worker waits, legs bring it
 // other nodes' tasks.
-func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity string, serves map[string]bool, wait bool) any {
+func (e *Engine) next(ctx context.Context, k queueKey, worker bool, identity, sticky string, serves map[string]bool, wait bool) any {
 	ctx, cancel := context.WithCancel(ctx) // polls end when the engine closes
 	defer cancel()
 	defer context.AfterFunc(e.ctx, cancel)()
-	return e.match.pollFor(ctx, k, worker, identity, serves, wait, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
+	return e.match.pollFor(ctx, k, worker, identity, sticky, serves, wait, func() { e.wantLegs(k) }, func(item any) { e.match.requeue(k, api.PriorityHighest, item) })
 }
 
 // served returns the step names the workers waiting on queue k run, for
@@ -521,7 +647,7 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	q := m.queue(k)
 	now := time.Now()
 	held := m.holding(q, now)
-	if p := q.takePoller(item, !held); p != nil {
+	if p := q.takePoller(item, stickyOf(item), !held); p != nil {
 		p.ch <- item
 		return
 	}
@@ -529,8 +655,7 @@ func (m *matcher) requeue(k queueKey, priority int8, item any) {
 	if _, ok := item.(*pendingQuery); ok {
 		lane = queryLane
 	}
-	q.backlog[lane].PushFront(m.enqueue(k, q, item, held, now))
-	q.size++
+	q.link(lane, m.enqueue(k, q, item, held, now), true)
 }
 
 // remove takes item out of queue k's backlog; false when it is not there
@@ -544,9 +669,8 @@ func (m *matcher) remove(k queueKey, item any) bool {
 	}
 	for _, l := range q.backlog {
 		for el := l.Front(); el != nil; el = el.Next() {
-			if el.Value.(*queued).item == item {
-				l.Remove(el)
-				q.size--
+			if it := el.Value.(*queued); it.item == item {
+				q.unlink(it)
 				return true
 			}
 		}
@@ -564,11 +688,10 @@ func (m *matcher) takeStarted() []any {
 		for _, l := range q.backlog {
 			for el := l.Front(); el != nil; {
 				next := el.Next()
-				switch it := el.Value.(*queued).item; it.(type) {
+				switch it := el.Value.(*queued); it.item.(type) {
 				case *api.StepTask, *api.WorkflowTask:
-					out = append(out, it)
-					l.Remove(el)
-					q.size--
+					out = append(out, it.item)
+					q.unlink(it)
 				}
 				el = next
 			}

@@ -20,18 +20,18 @@ func TestMatcherStepsAWorkerRuns(t *testing.T) {
 	onlyA := servesOf([]string{"a"})
 	m.offer(k, 0, &stepItem{name: "b", seq: 1})
 	m.offer(k, 0, &stepItem{name: "a", seq: 2})
-	if it := m.pollFor(ctx, k, true, "wa", onlyA, true, nil, nil).(*stepItem); it.seq != 2 {
+	if it := m.pollFor(ctx, k, true, "wa", "", onlyA, true, nil, nil).(*stepItem); it.seq != 2 {
 		t.Fatalf("the worker of a took %+v", it)
 	}
 	// Waiting, it is not handed b; a worker of b that comes is.
 	got := make(chan any, 1)
 	short, stop := context.WithCancel(ctx)
-	go func() { got <- m.pollFor(short, k, true, "wa", onlyA, true, nil, func(any) {}) }()
+	go func() { got <- m.pollFor(short, k, true, "wa", "", onlyA, true, nil, func(any) {}) }()
 	for m.waitingPollers(k) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	m.offer(k, 0, &stepItem{name: "b", seq: 3})
-	if it := m.pollFor(ctx, k, true, "wb", servesOf([]string{"b"}), true, nil, nil).(*stepItem); it.seq != 1 {
+	if it := m.pollFor(ctx, k, true, "wb", "", servesOf([]string{"b"}), true, nil, nil).(*stepItem); it.seq != 1 {
 		t.Fatalf("the worker of b took %+v first; want the older b", it)
 	}
 	if it := m.poll(ctx, k, true, "any", nil, nil).(*stepItem); it.seq != 3 {
@@ -55,7 +55,7 @@ func TestMatcherLegsAskForTheStepsWorkersRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wait := func(n int, serves map[string]bool) {
-		go m.pollFor(ctx, k, true, "w", serves, true, nil, func(any) {})
+		go m.pollFor(ctx, k, true, "w", "", serves, true, nil, func(any) {})
 		for m.waitingPollers(k) != n {
 			time.Sleep(time.Millisecond)
 		}

@@ -137,7 +137,7 @@ func TestMatcherHoldsTasksForLocalWorkers(t *testing.T) {
 	// A worker's poll that found nothing (as a worker's task exchange
 	// takes what is ready, without waiting).
 	workerPolled := func(m *matcher) {
-		if v := m.pollFor(ctx, k, true, "w", nil, false, nil, nil); v != nil {
+		if v := m.pollFor(ctx, k, true, "w", "", nil, false, nil, nil); v != nil {
 			t.Fatalf("the worker took %v", v)
 		}
 	}
@@ -156,7 +156,7 @@ func TestMatcherHoldsTasksForLocalWorkers(t *testing.T) {
 	leg = legPoll(m)
 	waitPollers(m, 1)
 	workerPolled(m)
-	if p := m.takeWaitingPoller(k); p != nil {
+	if p := m.takeWaitingPoller(k, ""); p != nil {
 		t.Fatal("the eager path took the leg while the workers were taking the tasks")
 	}
 	m.offer(k, 0, "held")
@@ -232,5 +232,68 @@ func TestMatcherQueriesTakeTurns(t *testing.T) {
 	}
 	if m.depth(k) != 0 {
 		t.Fatalf("depth %d after all were taken", m.depth(k))
+	}
+}
+
+// TestMatcherStickyWorker: a workflow task offered with a worker's sticky
+// id goes to that worker's waiting poll, though another waited longer, and
+// so does an eager hand-off; one whose worker has no poll waiting is held
+// for it for StickyHold, then goes to another; without one, the oldest
+// poll takes it.
+func TestMatcherStickyWorker(t *testing.T) {
+	m := newMatcher()
+	k := queueKey{ns: "default", name: "q", kind: workflowQueue}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	polls := map[string]chan any{}
+	for _, id := range []string{"a", "b"} {
+		polls[id] = make(chan any, 3)
+		waiting := make(chan struct{})
+		go func() {
+			for range 3 {
+				polls[id] <- m.pollFor(ctx, k, true, "w-"+id, id, nil, true, func() {
+					select {
+					case waiting <- struct{}{}:
+					default:
+					}
+				}, func(any) {})
+			}
+		}()
+		<-waiting // a waits longest
+	}
+	waitFor := func(n int) {
+		for m.workersWaiting(k) < n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	offer := &wtOffer{sticky: "b"}
+	m.offer(k, 3, offer)
+	if got := <-polls["b"]; got != offer {
+		t.Fatalf("b's poll got %v, want the offer made for b", got)
+	}
+	waitFor(2) // b polls again
+	if p := m.takeWaitingPoller(k, "c"); p != nil {
+		t.Fatal("an eager hand-off for c, who does not poll, took another's poll")
+	}
+	if p := m.takeWaitingPoller(k, "b"); p == nil || p.sticky != "b" {
+		t.Fatalf("an eager hand-off for b took %+v", p)
+	} else {
+		p.ch <- "eager"
+	}
+	if got := <-polls["b"]; got != "eager" {
+		t.Fatalf("b's second poll got %v", got)
+	}
+	waitFor(2)
+	// For c, who does not poll: held, then the oldest poll (a's) takes it.
+	offered := time.Now()
+	forC := &wtOffer{sticky: "c"}
+	m.offer(k, 3, forC)
+	if got := <-polls["a"]; got != forC || time.Since(offered) < StickyHold {
+		t.Fatalf("a's poll got %v after %s; want the offer for c after %s", got, time.Since(offered), StickyHold)
+	}
+	waitFor(2)
+	m.offer(k, 3, &wtOffer{})
+	if got := <-polls["b"]; got == nil { // b's poll is older than a's third
+		t.Fatal("an offer for no one in particular did not go to the oldest poll")
 	}
 }

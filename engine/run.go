@@ -33,6 +33,9 @@ type run struct {
 	wtTask store.TaskKey
 	flight *flight
 	retry  *time.Timer
+	// sticky is the api.PollRequest.Sticky of the worker that took the
+	// run's last workflow task: the next goes to it first.
+	sticky string
 	// steps are the started attempts; stepTasks the transfer task of each
 	// pending step's current attempt.
 	steps     map[int64]*stepRun

@@ -267,7 +267,7 @@ func (e *Engine) pollStepTask(ctx context.Context, req api.PollRequest, worker b
 	serves := servesOf(req.Steps)
 	for {
 		var it *stepItem
-		switch item := e.next(ctx, k, worker, req.Identity, serves, !req.NoWait).(type) {
+		switch item := e.next(ctx, k, worker, req.Identity, "", serves, !req.NoWait).(type) {
 		case nil:
 			return nil, nil
 		case *api.StepTask:

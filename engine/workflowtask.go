@@ -38,8 +38,12 @@ type wtToken struct {
 func (t *wtToken) run() store.RunKey { return t.Run }
 
 // wtOffer is a pending workflow task waiting in a queue; the worker that
-// takes it claims it from the run.
-type wtOffer struct{ run store.RunKey }
+// takes it claims it from the run. It goes first to a worker polling with
+// sticky (api.PollRequest.Sticky), the one that took the run's last task.
+type wtOffer struct {
+	run    store.RunKey
+	sticky string
+}
 
 func (r *run) workflowQueue(x *store.Execution) queueKey {
 	return queueKey{ns: r.key.Namespace, name: queueOrDefault(x.Info.Queue), kind: workflowQueue}
@@ -65,7 +69,8 @@ func (r *run) requestTask(t *txn, eager bool) bool {
 		return false
 	}
 	if eager && x.Paused == nil {
-		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x)); p != nil {
+		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x), r.sticky); p != nil {
+			r.sticky = p.sticky
 			var inputs []api.Event
 			for _, e := range t.events {
 				if e.Type.IsInput() {
@@ -300,8 +305,9 @@ func (r *run) dispatchWT() {
 		return
 	}
 	if r.inputsLoaded && len(x.BufferedEvents) == 0 {
-		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x)); p != nil {
+		if p := r.s.e.match.takeWaitingPoller(r.workflowQueue(x), r.sticky); p != nil {
 			if !hasDocs(r.inputs) {
+				r.sticky = p.sticky
 				p.ch <- r.newFlight(x, r.inputs, nil)
 				return
 			}
@@ -309,7 +315,7 @@ func (r *run) dispatchWT() {
 			return
 		}
 	}
-	r.s.e.match.offer(r.workflowQueue(x), x.Info.Priority, &wtOffer{run: r.key})
+	r.s.e.match.offer(r.workflowQueue(x), x.Info.Priority, &wtOffer{run: r.key, sticky: r.sticky})
 }
 
 func hasDocs(events []api.Event) bool {
@@ -383,7 +389,7 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 		return nil, err
 	}
 	for {
-		switch it := e.next(ctx, k, worker, req.Identity, nil, !req.NoWait).(type) {
+		switch it := e.next(ctx, k, worker, req.Identity, req.Sticky, nil, !req.NoWait).(type) {
 		case nil:
 			return nil, nil
 		case *api.WorkflowTask:
@@ -403,6 +409,9 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 			err := s.withRun(ctx, it.run, func(r *run) error {
 				var err error
 				wt, err = r.claim(ctx)
+				if wt != nil && worker {
+					r.sticky = req.Sticky
+				}
 				return err
 			})
 			if err != nil {

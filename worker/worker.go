@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,10 @@ type Worker struct {
 	steps     map[string]stepFunc
 	cache     *cache
 	arrivals  arrivals
+	// sticky names this worker's cache in its workflow task polls
+	// (api.PollRequest.Sticky): random, so that two workers of one
+	// process, or of one host and pid after a restart, differ.
+	sticky string
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -136,6 +141,7 @@ func New(svc api.Service, opts Options) *Worker {
 		workflows: map[string]sdk.WorkflowFunc{}, steps: map[string]stepFunc{},
 		cache:    newCache(opts.CacheMemory, opts.CacheSize, opts.JournalMemory),
 		arrivals: arrivals{latest: map[store.RunKey]uint64{}},
+		sticky:   rand.Text(),
 	}
 }
 
@@ -330,7 +336,7 @@ func (hs *handlers[T]) run(ctx context.Context, t *T) {
 }
 
 func (w *Worker) pollWorkflows(ctx context.Context, hs *handlers[api.WorkflowTask]) {
-	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity}
+	req := api.PollRequest{Namespace: w.opts.Namespace, Queue: w.opts.Queue, Identity: w.opts.Identity, Sticky: w.sticky}
 	poll(ctx, w.log, "workflow task", hs, func(ctx context.Context) (*api.WorkflowTask, error) {
 		return w.svc.PollWorkflowTask(ctx, req)
 	})
