@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"hash/fnv"
 )
 
 // Peering is the part of a node's API that only other nodes of its cluster
@@ -47,4 +48,15 @@ type ShardInfo struct {
 	RangeID int64  `json:"range_id"`
 	// Serving: the node that answered owns the shard and serves it.
 	Serving bool `json:"serving"`
+}
+
+// ShardOf returns the shard of a workflow id (of namespace ns, which must
+// not be empty) in a cluster of shards shards: FNV-1a of the namespace, a
+// NUL and the id. Clients use it to call the shard's owner directly.
+func ShardOf(ns, workflowID string, shards int) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(ns))
+	h.Write([]byte{0})
+	h.Write([]byte(workflowID))
+	return int32(h.Sum32() % uint32(shards))
 }

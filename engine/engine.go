@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"os"
 	"strconv"
@@ -326,14 +325,8 @@ func (e *Engine) shardID(ns, workflowID string) int32 {
 }
 
 // ShardOf returns the shard of a workflow id (of namespace ns) in a store
-// of shards shards: FNV-1a of the namespace, a NUL and the id.
-func ShardOf(ns, workflowID string, shards int) int32 {
-	h := fnv.New32a()
-	h.Write([]byte(ns))
-	h.Write([]byte{0})
-	h.Write([]byte(workflowID))
-	return int32(h.Sum32() % uint32(shards))
-}
+// of shards shards (api.ShardOf).
+func ShardOf(ns, workflowID string, shards int) int32 { return api.ShardOf(ns, workflowID, shards) }
 
 // local returns shard id when this node owns and serves it, else nil.
 func (e *Engine) local(id int32) *shard {

@@ -21,7 +21,9 @@ import (
 // shard, task answers included), so the Service chooses a node per
 // attempt:
 //
-//   - a call goes to the node that answered last, while it is up;
+//   - a call about one workflow goes to the node that owns its shard, when
+//     known (placement.go); any other call to the node that answered one
+//     of them last, while it is up;
 //   - a poll (of workflow tasks or of steps) goes to the live nodes in
 //     turn, so that a worker's polls are spread over the cluster;
 //   - a node that cannot be reached (refused, reset, EOF before the
@@ -235,12 +237,15 @@ func (ns *nodes) untriedUp(tried map[*node]bool) bool {
 	return false
 }
 
-// answered marks n up: it answered a call.
-func (ns *nodes) answered(n *node) {
+// answered marks n up: it answered a call; prefer makes it the node
+// that calls go to while it is up.
+func (ns *nodes) answered(n *node, prefer bool) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	n.fails, n.downUntil, n.lastOK, n.lastHeard = 0, time.Time{}, time.Now(), time.Now()
-	ns.pref = n
+	if prefer {
+		ns.pref = n
+	}
 }
 
 // failed marks n down for a back-off that doubles with its failures in a

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strandhq/strand/api"
+	"github.com/strandhq/strand/server"
 )
 
 // refusedURL is the URL of an address nothing listens on: connections to
@@ -335,5 +336,52 @@ func TestClusterFrozenNode(t *testing.T) {
 	}
 	if n := len(good.requests()) - before; n != 0 {
 		t.Errorf("a start sent once reached the other node %d times after the frozen node took it", n)
+	}
+}
+
+// TestClusterCallsTheOwner: a call about a workflow goes to the node that
+// owns the workflow's shard, as the cluster's placement says, not to the
+// node that answered last; an owner that is not among the Service's nodes
+// leaves the choice as it was.
+func TestClusterCallsTheOwner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	const shards = 4
+	var nodes [2]*fakeServer
+	place := func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/api/v1/placement" {
+			return false
+		}
+		writeJSON(w, http.StatusOK, server.Placement{Owners: []string{nodes[0].URL, nodes[1].URL + "/", nodes[0].URL, "http://10.1.2.3:8233"}})
+		return true
+	}
+	for i := range nodes {
+		nodes[i] = newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { described(w) })
+		nodes[i].placement = place
+	}
+	s := cluster(t, slow, nodes[0].URL, nodes[1].URL)
+	// A workflow id of each shard.
+	ids := map[int32]string{}
+	for i := 0; len(ids) < shards; i++ {
+		id := "wf-" + strconv.Itoa(i)
+		if sh := api.ShardOf(api.DefaultNamespace, id, shards); ids[sh] == "" {
+			ids[sh] = id
+		}
+	}
+	for _, sh := range []int32{1, 0, 1, 2, 3} {
+		before := [2]int{len(nodes[0].requests()), len(nodes[1].requests())}
+		if _, err := s.DescribeWorkflow(ctx, api.RunRef{WorkflowID: ids[sh]}); err != nil {
+			t.Fatal(err)
+		}
+		got := -1
+		for i := range nodes {
+			if len(nodes[i].requests()) > before[i] {
+				got = i
+			}
+		}
+		want := map[int32]int{0: 0, 1: 1, 2: 0, 3: 0}[sh] // shard 3's owner is no node of s: the last that answered (0)
+		if got != want {
+			t.Errorf("a call about a workflow of shard %d went to node %d, want %d", sh, got, want)
+		}
 	}
 }

@@ -52,6 +52,8 @@ type Service struct {
 	// on task streams.
 	exch          *exchanger
 	postExchanges bool
+	// place is which node owns each shard, for a cluster (placement.go).
+	place placement
 }
 
 var (
@@ -191,6 +193,12 @@ func (s *Service) do(ctx context.Context, may resend, method, path string, in, o
 // send is do, for a poll when poll is set: polls go to a cluster's live
 // nodes in turn.
 func (s *Service) send(ctx context.Context, may resend, poll bool, method, path string, in, out any) (bool, error) {
+	return s.sendOn(ctx, nil, may, poll, method, path, in, out)
+}
+
+// sendOn is send whose first attempt goes to node first when it is set
+// and up.
+func (s *Service) sendOn(ctx context.Context, first *node, may resend, poll bool, method, path string, in, out any) (bool, error) {
 	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -202,7 +210,7 @@ func (s *Service) send(ctx context.Context, may resend, poll bool, method, path 
 	if api.Forwarded(ctx) {
 		may = forwarded
 	}
-	return s.retry(ctx, may, poll, method+" "+path, func(n *node) attempt { return s.once(ctx, n, method, path, body, out) })
+	return s.retryOn(ctx, may, poll, first, method+" "+path, func(n *node) attempt { return s.once(ctx, n, method, path, body, out) })
 }
 
 // once makes one attempt of a call on node n; body, when not nil, is sent
@@ -294,46 +302,46 @@ func refused(what string, status int, after string, e server.Error) attempt {
 // cancel and terminate, it is retried only when it carries a request id.
 func (s *Service) StartWorkflow(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
 	var out api.StartResponse
-	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", "/namespaces/"+ns(req.Namespace)+"/workflows", req, &out)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, withRequestID(req.RequestID), "POST", "/namespaces/"+ns(req.Namespace)+"/workflows", req, &out)
 	return out, err
 }
 
 // SignalWorkflow implements api.Service.
 func (s *Service) SignalWorkflow(ctx context.Context, req api.SignalRequest) error {
-	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/signals", req, nil)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/signals", req, nil)
 	return err
 }
 
 // SignalWithStart implements api.Service.
 func (s *Service) SignalWithStart(ctx context.Context, req api.SignalWithStartRequest) (api.StartResponse, error) {
 	var out api.StartResponse
-	_, err := s.do(ctx, withRequestID(req.Start.RequestID), "POST", wfPath(api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID})+"/signal-with-start", req, &out)
+	_, err := s.doAbout(ctx, req.Start.Namespace, req.Start.WorkflowID, withRequestID(req.Start.RequestID), "POST", wfPath(api.RunRef{Namespace: req.Start.Namespace, WorkflowID: req.Start.WorkflowID})+"/signal-with-start", req, &out)
 	return out, err
 }
 
 // CancelWorkflow implements api.Service.
 func (s *Service) CancelWorkflow(ctx context.Context, req api.CancelRequest) error {
-	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/cancel", req, nil)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/cancel", req, nil)
 	return err
 }
 
 // TerminateWorkflow implements api.Service.
 func (s *Service) TerminateWorkflow(ctx context.Context, req api.TerminateRequest) error {
-	_, err := s.do(ctx, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/terminate", req, nil)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, withRequestID(req.RequestID), "POST", wfPath(req.RunRef)+"/terminate", req, nil)
 	return err
 }
 
 // QueryWorkflow implements api.Service.
 func (s *Service) QueryWorkflow(ctx context.Context, req api.QueryRequest) ([]byte, error) {
 	var out server.QueryResult
-	_, err := s.do(ctx, exceptTimeouts, "POST", wfPath(req.RunRef)+"/queries", req, &out)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, exceptTimeouts, "POST", wfPath(req.RunRef)+"/queries", req, &out)
 	return out.Result, err
 }
 
 // DescribeWorkflow implements api.Service.
 func (s *Service) DescribeWorkflow(ctx context.Context, ref api.RunRef) (api.Description, error) {
 	var out api.Description
-	_, err := s.do(ctx, idempotent, "GET", wfPath(ref)+"?run_id="+url.QueryEscape(ref.RunID), nil, &out)
+	_, err := s.doAbout(ctx, ref.Namespace, ref.WorkflowID, idempotent, "GET", wfPath(ref)+"?run_id="+url.QueryEscape(ref.RunID), nil, &out)
 	return out, err
 }
 
@@ -343,7 +351,7 @@ func (s *Service) WaitResult(ctx context.Context, req api.ResultRequest) (api.Re
 	q := url.Values{"run_id": {req.RunID}, "follow_runs": {strconv.FormatBool(req.FollowRuns)}}
 	for {
 		var out api.Result
-		ok, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/result?"+q.Encode(), nil, &out)
+		ok, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, idempotent, "GET", wfPath(req.RunRef)+"/result?"+q.Encode(), nil, &out)
 		if err != nil || ok {
 			return out, err
 		}
@@ -369,7 +377,7 @@ func (s *Service) GetHistory(ctx context.Context, req api.HistoryRequest) (api.H
 	q := url.Values{"run_id": {req.RunID}, "page_token": {base64.StdEncoding.EncodeToString(req.PageToken)}, "resolve": {strconv.FormatBool(req.Resolve)},
 		"resolve_details": {strconv.FormatBool(req.ResolveDetails)}, "from_event_id": {strconv.FormatInt(req.FromEventID, 10)}, "page_size": {strconv.Itoa(req.PageSize)}}
 	var out api.HistoryPage
-	_, err := s.do(ctx, idempotent, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
+	_, err := s.doAbout(ctx, req.Namespace, req.WorkflowID, idempotent, "GET", wfPath(req.RunRef)+"/history?"+q.Encode(), nil, &out)
 	return out, err
 }
 

@@ -169,7 +169,7 @@ func (s *Service) retry(ctx context.Context, may resend, poll bool, what string,
 }
 
 // retryOn is retry whose first attempt goes to node first when it is
-// set and up.
+// set and up; its answer does not make first the node later calls go to.
 func (s *Service) retryOn(ctx context.Context, may resend, poll bool, first *node, what string, try func(*node) attempt) (bool, error) {
 	s.refresh(ctx)
 	p := s.policy
@@ -178,6 +178,7 @@ func (s *Service) retryOn(ctx context.Context, may resend, poll bool, first *nod
 	tried := map[*node]bool{} // failed on since the last wait
 	used := map[*node]bool{}  // every node the call went to
 	waits := 0
+	routed := first // a call sent to the run's owner (placement.go)
 	for n := 1; ; n++ {
 		nd := s.nodes.pick(poll, tried, first)
 		first = nil
@@ -194,7 +195,7 @@ func (s *Service) retryOn(ctx context.Context, may resend, poll bool, first *nod
 		case a.nodeDown:
 			s.nodes.failed(nd, a.err)
 		default:
-			s.nodes.answered(nd)
+			s.nodes.answered(nd, nd != routed)
 		}
 		if a.err == nil || !a.transient {
 			return a.ok, a.err

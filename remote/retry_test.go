@@ -33,6 +33,9 @@ type fakeServer struct {
 	mu     sync.Mutex
 	reqs   []recorded
 	answer func(n int, w http.ResponseWriter, r *http.Request)
+	// placement, when set, answers the placement route first: true when it
+	// answered.
+	placement func(w http.ResponseWriter, r *http.Request) bool
 }
 
 func newFakeServer(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *fakeServer {
@@ -43,6 +46,15 @@ func newFakeServer(t *testing.T, answer func(n int, w http.ResponseWriter, r *ht
 }
 
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	if f.placement == nil && r.URL.Path == "/api/v1/placement" {
+		// A cluster's placement, which these fakes do not have: not found,
+		// and not counted among the calls a test checks.
+		http.NotFound(w, r)
+		return
+	}
+	if f.placement != nil && f.placement(w, r) {
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	f.reqs = append(f.reqs, recorded{r.Method, r.URL.Path, body, time.Now()})

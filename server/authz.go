@@ -209,6 +209,7 @@ var routeNeeds = map[string]Need{
 	"POST /namespaces": {Scope: ClusterAdmin},
 	"GET /nodes":       {Scope: ClusterAdmin},
 	"GET /shards":      {Scope: ClusterAdmin},
+	"GET /placement":   {Scope: Authenticated}, // the nodes' addresses, which clients are given anyway
 	"POST /peer/{op}":  {Scope: Node},
 
 	// Access.

@@ -522,6 +522,9 @@ func (h *handler) routes() []Route {
 				shards, err := cl.ListShards(ctx)
 				return ShardList{Shards: shards}, err
 			})},
+			Route{"GET", prefix + "/placement", "The address of the live node that owns each shard, so that a client calls a workflow's owner directly (api.ShardOf gives a workflow's shard)", get(h, func(ctx context.Context, _ *http.Request) (Placement, error) {
+				return placementOf(ctx, cl)
+			})},
 			Route{"POST", prefix + "/definitions", "Store a workflow definition (version 0: a new version unless unchanged)", call(h, func(ctx context.Context, _ *http.Request, req api.Definition) (api.Definition, error) {
 				// A DAG stored this way names only what its user may use,
 				// and a tenant is a cluster admin's to change.
@@ -820,6 +823,35 @@ type MessageRuleList struct {
 // ShardList is the shards.
 type ShardList struct {
 	Shards []api.ShardInfo `json:"shards"`
+}
+
+// Placement is where a cluster's workflows live: by shard id, the address
+// of the live node that owns the shard ("" when none does now).
+type Placement struct {
+	Owners []string `json:"owners"`
+}
+
+// placementOf reads the placement of cl's shards.
+func placementOf(ctx context.Context, cl api.Cluster) (Placement, error) {
+	shards, err := cl.ListShards(ctx)
+	if err != nil {
+		return Placement{}, err
+	}
+	nodes, err := cl.ListNodes(ctx, false)
+	if err != nil {
+		return Placement{}, err
+	}
+	addr := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		addr[n.ID] = n.Address
+	}
+	p := Placement{Owners: make([]string, len(shards))}
+	for _, sh := range shards {
+		if sh.ID >= 0 && int(sh.ID) < len(p.Owners) {
+			p.Owners[sh.ID] = addr[sh.Owner]
+		}
+	}
+	return p, nil
 }
 
 // NodeList is the nodes.

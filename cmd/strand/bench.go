@@ -11,6 +11,7 @@ import (
 	_ "net/http/pprof" // --pprof
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,19 +181,22 @@ func newBenchVisibilityCommand() *cobra.Command {
 }
 
 // benchServices are the services of the servers a benchmark measures, one
-// per URL (a cluster's nodes: a worker and a client of each), and how its
+// per URL (a cluster's nodes: a worker and a client of each, each given
+// every node, its own first, as a cluster's users give them), and how its
 // report names them.
 func benchServices(servers []string, calls taskCallFlags) (svcs []api.Service, backend string, err error) {
 	var urls []string
 	for _, entry := range servers {
-		for _, u := range strings.Split(entry, ",") {
-			o := &cliOptions{servers: []string{u}, output: "table", plainTaskCalls: calls.plain, postedExchanges: calls.posted}
-			svc, err := o.service()
-			if err != nil {
-				return nil, "", err
-			}
-			svcs, urls = append(svcs, svc), append(urls, o.server)
+		urls = append(urls, strings.Split(entry, ",")...)
+	}
+	for i := range urls {
+		own := append(slices.Clone(urls[i:]), urls[:i]...)
+		o := &cliOptions{servers: own, output: "table", plainTaskCalls: calls.plain, postedExchanges: calls.posted}
+		svc, err := o.service()
+		if err != nil {
+			return nil, "", err
 		}
+		svcs = append(svcs, svc)
 	}
 	return svcs, strings.Join(urls, ","), nil
 }
