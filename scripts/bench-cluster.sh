@@ -6,7 +6,7 @@
 #
 # Each node count gets a new database with 12 shards; the nodes run on
 # loopback ports 18301-18303, and the bench runs a worker and a client per
-# node in its own process. The raw commit rate of the same database is
+# node in its own process, each given every node (its own first). The raw commit rate of the same database is
 # printed beside each run: compare the ratios, not the absolute numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."

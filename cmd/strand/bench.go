@@ -96,7 +96,7 @@ func newBenchCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "store URL (default: a temporary SQLite file)")
-	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP; --store then only gives the raw commit rate)")
+	cmd.Flags().StringSliceVar(&servers, "server", nil, "measure running servers instead: one URL, or a cluster's nodes comma-separated (a worker and a client per node in this process, over HTTP, each given every node, its own first; --store then only gives the raw commit rate)")
 	calls.flags(cmd)
 	cmd.Flags().IntVar(&n, "n", 500, "workflows per shape (root workflows for tree)")
 	cmd.Flags().StringSliceVar(&shapes, "shapes", bench.Shapes, "shapes to run")
