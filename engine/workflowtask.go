@@ -409,8 +409,8 @@ func (e *Engine) pollWorkflowTask(ctx context.Context, req api.PollRequest, work
 			err := s.withRun(ctx, it.run, func(r *run) error {
 				var err error
 				wt, err = r.claim(ctx)
-				if wt != nil && worker {
-					r.sticky = req.Sticky
+				if wt != nil {
+					r.sticky = req.Sticky // "" for another node's leg: its worker is not known
 				}
 				return err
 			})
