@@ -522,8 +522,9 @@ test('a namespace’s admin reads that namespace’s audit log only', { timeout 
       await page.waitForURL((u) => u.pathname === '/audit')
       const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' })
       assert.equal(await link.getAttribute('aria-current'), 'page', 'the navigation offers and marks the page')
-      // The namespace they administer, chosen for them; not every one.
-      assert.equal(await text(page.locator('main .page-header')), `Audit log namespace ${ns}`)
+      // The namespace they administer, chosen for them; not every one
+      // (the header names it once the page knows their grants).
+      await eventually(async () => assert.equal(await text(page.locator('main .page-header')), `Audit log namespace ${ns}`))
       const filters = page.getByRole('form', { name: 'Filter the audit log' })
       assert.deepEqual(
         (await filters.getByLabel('Namespace').locator('option').allInnerTexts()).map((o) => o.trim()),
