@@ -264,30 +264,26 @@ func (m *matcher) holding(q *taskQueue, now time.Time) bool {
 	return !q.workerPoll.IsZero() && now.Sub(q.workerPoll) < m.hold
 }
 
-// enqueue wraps item for q's backlog, held until now plus the hold when
-// held, and makes sure a leg waiting now gets it once it is due. The
-// caller holds m.mu.
+// enqueue wraps item for q's backlog, held from other nodes' legs until
+// now plus the hold when held, and from other workers for StickyHold when
+// it is a sticky worker's, and makes sure a poll waiting now gets it once
+// it may. The caller holds m.mu.
 func (m *matcher) enqueue(k queueKey, q *taskQueue, item any, held bool, now time.Time) *queued {
 	it := &queued{item: item}
 	if sticky := stickyOf(item); sticky != "" {
-		// Its worker had no poll waiting (it would have taken it): the
-		// polls that wait now get it once the hold passes.
+		// Its worker had no poll waiting (it would have taken it).
 		it.sticky, it.stickyDue = sticky, now.Add(StickyHold)
-		for e := q.pollers.Front(); e != nil; e = e.Next() {
-			if p := e.Value.(*poller); p.takes(item) {
-				m.wake(k, q, it.stickyDue)
-				break
-			}
-		}
 	}
-	if !held {
-		return it
+	if held {
+		it.due = now.Add(m.hold)
 	}
-	it.due = now.Add(m.hold)
+	// The polls waiting now that it is held from get it once they may
+	// (the timer keeps the earliest; due sets it again for the others).
 	for e := q.pollers.Front(); e != nil; e = e.Next() {
-		if p := e.Value.(*poller); !p.worker && p.takes(item) {
-			m.wake(k, q, later(it.due, it.stickyDue))
-			break
+		if p := e.Value.(*poller); p.takes(item) {
+			if until := it.heldFrom(p.worker, p.sticky, now); !until.IsZero() {
+				m.wake(k, q, until)
+			}
 		}
 	}
 	return it

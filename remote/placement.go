@@ -45,22 +45,17 @@ func (s *Service) owner(ctx context.Context, ns, workflowID string) *node {
 	}
 	p := &s.place
 	p.mu.Lock()
-	stale := !p.reading && time.Since(p.read) > placementTTL
-	if stale {
+	defer p.mu.Unlock()
+	if !p.reading && time.Since(p.read) > placementTTL {
 		p.reading = true
-	}
-	p.mu.Unlock()
-	if stale {
+		p.mu.Unlock()
 		owners := s.readPlacement(ctx)
 		p.mu.Lock()
 		if owners != nil {
 			p.owners = owners
 		}
 		p.read, p.reading = time.Now(), false
-		p.mu.Unlock()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.owners) == 0 {
 		return nil
 	}

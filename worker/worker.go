@@ -433,6 +433,7 @@ const reportPatience = time.Minute
 // whose answer was lost may safely be sent again.
 func (w *Worker) deliver(ctx, stop context.Context, until time.Time, what string, send func(context.Context) error) error {
 	b := newBackoff()
+	past := func() bool { return !until.IsZero() && !time.Now().Before(until) }
 	for tries := 1; ; tries++ {
 		deadline := time.Now().Add(deliverAttempt)
 		if !until.IsZero() && until.Before(deadline) {
@@ -441,7 +442,7 @@ func (w *Worker) deliver(ctx, stop context.Context, until time.Time, what string
 		actx, cancel := context.WithDeadline(ctx, deadline)
 		err := send(actx)
 		cancel()
-		if err == nil || !transient(err) || ctx.Err() != nil || stop.Err() != nil || !until.IsZero() && !time.Now().Before(until) {
+		if err == nil || !transient(err) || ctx.Err() != nil || stop.Err() != nil || past() {
 			if err == nil && tries > 1 {
 				w.log.Info(what+": delivered after retries", "tries", tries)
 			}
@@ -451,7 +452,7 @@ func (w *Worker) deliver(ctx, stop context.Context, until time.Time, what string
 			w.log.Warn(what+": retrying until the service answers", "err", err)
 		}
 		b.wait(ctx)
-		if !until.IsZero() && !time.Now().Before(until) {
+		if past() {
 			return err
 		}
 	}
