@@ -60,7 +60,7 @@ type SagaChange struct {
 
 // SagaBatch acts on every saga a filter selects.
 type SagaBatch struct {
-	Name          string          `json:"name,omitempty" max:"500"`
+	Name          string          `json:"name,omitempty" max:"500" text:"true"` // a run attribute: no NUL
 	State         SagaFilterState `json:"state,omitempty" enum:",started,in_progress,completed,failed,compensating,compensated,compensation_failed,terminated"`
 	StartedAfter  time.Time       `json:"started_after,omitzero"`
 	StartedBefore time.Time       `json:"started_before,omitzero"`
